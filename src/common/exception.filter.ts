@@ -1,0 +1,79 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { AppError, ErrorCode, ERROR_STATUS } from './errors';
+import { ensureRequestId } from './request-id';
+
+interface ErrorBody {
+  error: { code: ErrorCode; message: string; request_id: string };
+}
+
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/** Maps any thrown value to the spec 2.4 envelope. Only AppError messages reach the client verbatim. */
+export function toErrorResponse(exception: unknown, method?: string, url?: string): AppError {
+  if (exception instanceof AppError) return exception;
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    if (status === 404) return new AppError('NOT_FOUND', `no route ${method ?? ''} ${stripQuery(url)}`.replace(/\s+/g, ' ').trim());
+    const code = STATUS_CODES[status];
+    if (code) return new AppError(code, safeHttpMessage(exception));
+    if (status >= 400 && status < 500) return new AppError('BAD_REQUEST', safeHttpMessage(exception));
+    return new AppError('INTERNAL_ERROR', 'internal error');
+  }
+  // body-parser style errors (from a host app's parser, or express itself).
+  const type = (exception as { type?: unknown } | null)?.type;
+  if (type === 'entity.parse.failed') return new AppError('INVALID_JSON', 'request body is not valid JSON');
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'request body is larger than 64 KiB');
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', 'request body must be UTF-8 JSON');
+  }
+  return new AppError('INTERNAL_ERROR', 'internal error');
+}
+
+function stripQuery(url?: string): string {
+  const path = (url ?? '').split('?')[0];
+  return path.length > 200 ? path.slice(0, 200) + '…' : path;
+}
+
+function safeHttpMessage(e: HttpException): string {
+  const r = e.getResponse();
+  const msg = typeof r === 'string' ? r : (r as { message?: unknown }).message;
+  const text = Array.isArray(msg) ? msg.join('; ') : typeof msg === 'string' ? msg : e.message;
+  return text.slice(0, 500);
+}
+
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('trendhooks');
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const req = http.getRequest();
+    const res = http.getResponse();
+    const requestId = ensureRequestId(req, res);
+    const err = toErrorResponse(exception, req.method, req.originalUrl ?? req.url);
+    if (err.code === 'INTERNAL_ERROR') {
+      this.logger.error(
+        { request_id: requestId, err: exception instanceof Error ? { name: exception.name, message: exception.message, stack: exception.stack } : String(exception) },
+        'unhandled error',
+      );
+    }
+    const adapter = this.adapterHost.httpAdapter;
+    if (res.headersSent) return;
+    for (const [name, value] of Object.entries(err.headers)) adapter.setHeader(res, name, value);
+    const body: ErrorBody = { error: { code: err.code, message: err.message, request_id: requestId } };
+    adapter.reply(res, body, ERROR_STATUS[err.code]);
+  }
+}

@@ -1,0 +1,147 @@
+import * as path from 'node:path';
+
+/**
+ * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
+ * typed options. Nothing else in the code base reads process.env.
+ */
+export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
+export const PLANS: readonly Plan[] = ['free', 'pro', 'business', 'enterprise'];
+
+export interface PlanLimits {
+  maxPageSize: number;
+  requestsPerMinute: number;
+  maxWebhooks: number;
+  /** Business+ (spec 5.2): allowed on webhook routes. */
+  businessPlus: boolean;
+}
+
+/** DECISIONS "Plans, keys, quotas, rate limits". */
+export const DEFAULT_PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
+  free: { maxPageSize: 25, requestsPerMinute: 60, maxWebhooks: 0, businessPlus: false },
+  pro: { maxPageSize: 50, requestsPerMinute: 300, maxWebhooks: 0, businessPlus: false },
+  business: { maxPageSize: 100, requestsPerMinute: 1200, maxWebhooks: 100, businessPlus: true },
+  enterprise: { maxPageSize: 100, requestsPerMinute: 6000, maxWebhooks: 1000, businessPlus: true },
+};
+
+export type DatabaseConfig =
+  | { type: 'sqlite'; path: string }
+  | { type: 'postgres'; url: string };
+
+export interface AppConfig {
+  database: DatabaseConfig;
+  http: { port: number; host: string };
+  plans: Record<Plan, PlanLimits>;
+  redisUrl: string | null;
+  cursor: { secrets: string[]; ttlSeconds: number };
+  ssrf: { allowCidrs: string; denyCidrs: string; dnsTimeoutMs: number };
+  delivery: {
+    caFile: string | null;
+    timeoutMs: number;
+    leaseMs: number;
+    concurrency: number;
+    batchSize: number;
+    pollIntervalMs: number;
+    retrySchedule: string | null;
+  };
+  trends: {
+    trackedSubreddits: string[];
+    redditBaseUrl: string;
+    redditClientId: string | null;
+    redditClientSecret: string | null;
+    pollIntervalMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string): string | null {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? null : v.trim();
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = str(env, name);
+  if (raw === null) return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+export function parseDatabaseUrl(raw: string | null, cwd: string): DatabaseConfig {
+  if (raw === null) return { type: 'sqlite', path: path.resolve(cwd, 'data/trendhooks.db') };
+  if (/^postgres(ql)?:\/\//i.test(raw)) return { type: 'postgres', url: raw };
+  const m = /^sqlite:(.+)$/i.exec(raw);
+  if (m) {
+    const file = m[1].replace(/^\/\/(?=\/)/, ''); // accept sqlite:///abs/path as well as sqlite:/abs/path
+    return { type: 'sqlite', path: file === ':memory:' ? file : path.resolve(cwd, file) };
+  }
+  throw new ConfigError('DATABASE_URL must start with postgres:// or sqlite:');
+}
+
+/** `free=60,pro=300` → overrides of the per-minute figures. */
+export function parsePlanRateLimits(raw: string | null): Partial<Record<Plan, number>> {
+  const out: Partial<Record<Plan, number>> = {};
+  if (raw === null) return out;
+  for (const part of raw.split(',')) {
+    const m = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(part);
+    if (!m || !(PLANS as readonly string[]).includes(m[1]) || Number(m[2]) < 1) {
+      throw new ConfigError(`PLAN_RATE_LIMITS: bad entry "${part.trim()}" (expected plan=requests_per_minute)`);
+    }
+    out[m[1] as Plan] = Number(m[2]);
+  }
+  return out;
+}
+
+export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
+  const overrides = parsePlanRateLimits(str(env, 'PLAN_RATE_LIMITS'));
+  const plans = {} as Record<Plan, PlanLimits>;
+  for (const p of PLANS) {
+    plans[p] = { ...DEFAULT_PLAN_LIMITS[p], requestsPerMinute: overrides[p] ?? DEFAULT_PLAN_LIMITS[p].requestsPerMinute };
+  }
+  const cursorSecret = str(env, 'CURSOR_SECRET');
+  const tracked = (str(env, 'TRACKED_SUBREDDITS') ?? '')
+    .split(',')
+    .map((s) => s.trim().replace(/^\/?r\//i, '').toLowerCase())
+    .filter(Boolean);
+  const redisUrl = str(env, 'REDIS_URL');
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  return {
+    database: parseDatabaseUrl(str(env, 'DATABASE_URL'), cwd),
+    http: { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1' },
+    plans,
+    redisUrl,
+    cursor: {
+      secrets: cursorSecret === null ? [] : cursorSecret.split(',').map((s) => s.trim()).filter(Boolean),
+      ttlSeconds: int(env, 'CURSOR_TTL_SECONDS', 86_400, 1, 31 * 86_400),
+    },
+    ssrf: {
+      allowCidrs: str(env, 'SSRF_ALLOW_CIDRS') ?? '',
+      denyCidrs: str(env, 'SSRF_DENY_CIDRS') ?? '',
+      dnsTimeoutMs: int(env, 'SSRF_DNS_TIMEOUT_MS', 5000, 100, 60_000),
+    },
+    delivery: {
+      caFile: str(env, 'DELIVERY_CA_FILE'),
+      timeoutMs: int(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
+      leaseMs: int(env, 'DELIVERY_LEASE_MS', 60_000, 1000, 3_600_000),
+      concurrency: int(env, 'DELIVERY_CONCURRENCY', 32, 1, 1024),
+      batchSize: int(env, 'DELIVERY_BATCH_SIZE', 64, 1, 1000),
+      pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, 60_000),
+      retrySchedule: str(env, 'DELIVERY_RETRY_SCHEDULE'),
+    },
+    trends: {
+      trackedSubreddits: tracked,
+      redditBaseUrl: str(env, 'REDDIT_BASE_URL') ?? 'https://www.reddit.com',
+      redditClientId: str(env, 'REDDIT_CLIENT_ID'),
+      redditClientSecret: str(env, 'REDDIT_CLIENT_SECRET'),
+      pollIntervalMs: int(env, 'REDDIT_POLL_INTERVAL_MS', 60_000, 1000, 3_600_000),
+    },
+  };
+}
