@@ -1,0 +1,17 @@
+export { SsrfModule } from './ssrf.module';
+export { SSRF_MODULE_OPTIONS } from './ssrf.module-definition';
+export type { SsrfModuleOptions } from './ssrf.module-definition';
+export { SsrfPolicy } from './ssrf-policy';
+export type { CheckedDestination, SsrfPolicyOptions } from './ssrf-policy';
+export { DNS_RESOLVER, DEFAULT_DNS_TIMEOUT_MS, DnsResolutionError, StaticDnsResolver, SystemDnsResolver } from './resolver';
+export type { DnsResolver, StaticDnsResolverOptions, SystemDnsResolverOptions } from './resolver';
+export { classifyAddress, classifyHostname } from './classify';
+export type { AddressPolicy, Classification } from './classify';
+export { parseCidr, parseCidrList } from './cidr';
+export type { Cidr } from './cidr';
+export type { AddressClass } from './ranges';
+export { CLASS_DESCRIPTIONS } from './ranges';
+export { MAX_URL_LENGTH, normaliseHost, parseDestinationUrl } from './url';
+export type { ParsedDestinationUrl, UrlCheckOptions } from './url';
+export { PinnedDestinationError, createPinnedDispatcher, pinnedLookup } from './pinned-dispatcher';
+export type { PinnedDispatcher, PinnedDispatcherOptions } from './pinned-dispatcher';

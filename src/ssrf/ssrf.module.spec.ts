@@ -1,0 +1,101 @@
+import 'reflect-metadata';
+import { Injectable, Logger, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { DNS_RESOLVER, StaticDnsResolver, SystemDnsResolver } from './resolver';
+import { SsrfPolicy } from './ssrf-policy';
+import { SsrfModule } from './ssrf.module';
+import { SSRF_MODULE_OPTIONS } from './ssrf.module-definition';
+
+describe('SsrfModule', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('forRoot provides SsrfPolicy with the given resolver and overrides', async () => {
+    const resolver = new StaticDnsResolver({ 'hooks.test': ['127.0.0.1'] });
+    const moduleRef = await Test.createTestingModule({
+      imports: [SsrfModule.forRoot({ allowCidrs: '127.0.0.1/32', resolver })],
+    }).compile();
+    const policy = moduleRef.get(SsrfPolicy);
+    expect(moduleRef.get(DNS_RESOLVER)).toBe(resolver);
+    await expect(policy.checkUrl('https://hooks.test:8443/', { allowNonstandardPort: true })).resolves.toMatchObject({
+      host: 'hooks.test',
+      addresses: ['127.0.0.1'],
+    });
+    await moduleRef.close();
+  });
+
+  it('defaults to the system resolver', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [SsrfModule.forRoot({ dnsTimeoutMs: 1000 })] }).compile();
+    expect(moduleRef.get(DNS_RESOLVER)).toBeInstanceOf(SystemDnsResolver);
+    await moduleRef.close();
+  });
+
+  it('forRootAsync builds options from injected config', async () => {
+    @Injectable()
+    class FakeConfig {
+      readonly denyCidrs = '8.8.8.0/24';
+    }
+    @Module({ providers: [FakeConfig], exports: [FakeConfig] })
+    class FakeConfigModule {}
+
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        SsrfModule.forRootAsync({
+          imports: [FakeConfigModule],
+          inject: [FakeConfig],
+          useFactory: (cfg: FakeConfig) => ({ denyCidrs: cfg.denyCidrs, resolver: new StaticDnsResolver() }),
+        }),
+      ],
+    }).compile();
+    const policy = moduleRef.get(SsrfPolicy);
+    expect(policy.denyList.map((c) => c.text)).toEqual(['8.8.8.0/24']);
+    await expect(policy.checkUrl('https://8.8.8.8/', { allowNonstandardPort: false })).rejects.toMatchObject({
+      code: 'WEBHOOK_DESTINATION_BLOCKED',
+    });
+    await moduleRef.close();
+  });
+
+  it('fails at boot on a bad CIDR', async () => {
+    await expect(
+      Test.createTestingModule({ imports: [SsrfModule.forRoot({ allowCidrs: '10.0.0.1/8' })] }).compile(),
+    ).rejects.toThrow(/invalid CIDR "10.0.0.1\/8"/);
+  });
+
+  it('logs the allow and deny lists at start when set', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    const moduleRef = await Test.createTestingModule({
+      imports: [SsrfModule.forRoot({ allowCidrs: '127.0.0.1/32', denyCidrs: '8.8.8.0/24', resolver: new StaticDnsResolver() })],
+    }).compile();
+    await moduleRef.init();
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('allow list (bypasses the built-in block list): 127.0.0.1/32'));
+    expect(log).toHaveBeenCalledWith(expect.stringContaining('deny list: 8.8.8.0/24'));
+    await moduleRef.close();
+  });
+
+  it('logs nothing about overrides when none are set', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const moduleRef = await Test.createTestingModule({ imports: [SsrfModule.forRoot({})] }).compile();
+    await moduleRef.init();
+    expect(warn).not.toHaveBeenCalled();
+    await moduleRef.close();
+  });
+
+  it('registers no global providers (the module itself is global by default, opt out with isGlobal: false)', () => {
+    const dyn = SsrfModule.forRoot({});
+    const providers = [...(dyn.providers ?? []), ...((Reflect.getMetadata('providers', SsrfModule) as unknown[]) ?? [])];
+    const tokens = providers.map((p) => (typeof p === 'object' && p !== null && 'provide' in p ? p.provide : p));
+    for (const global of [APP_GUARD, APP_PIPE, APP_INTERCEPTOR, APP_FILTER]) expect(tokens).not.toContain(global);
+    expect(dyn.global).toBe(true);
+    expect(SsrfModule.forRoot({ isGlobal: false }).global).toBe(false);
+    expect(SsrfModule.forRootAsync({ isGlobal: false, useFactory: () => ({}) }).global).toBe(false);
+  });
+
+  it('does not pass isGlobal through to the options', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [SsrfModule.forRoot({ isGlobal: false, resolver: new StaticDnsResolver() })],
+    }).compile();
+    expect(moduleRef.get(SSRF_MODULE_OPTIONS)).not.toHaveProperty('isGlobal');
+    await moduleRef.close();
+  });
+});

@@ -1,0 +1,51 @@
+import { Inject, Logger, Module, OnModuleInit } from '@nestjs/common';
+import { DNS_RESOLVER, SystemDnsResolver } from './resolver';
+import type { DnsResolver } from './resolver';
+import { SsrfPolicy } from './ssrf-policy';
+import { SSRF_MODULE_OPTIONS, SsrfConfigurableModule } from './ssrf.module-definition';
+import type { SsrfModuleOptions } from './ssrf.module-definition';
+
+/**
+ * Destination validation for webhook URLs.
+ *
+ *   SsrfModule.forRoot({ allowCidrs, denyCidrs, resolver, dnsTimeoutMs, isGlobal? })
+ *   SsrfModule.forRootAsync({ imports, inject, useFactory, isGlobal? })
+ *
+ * Exports SsrfPolicy and DNS_RESOLVER. The module is global by default (isGlobal: true) so
+ * feature modules share one policy; it registers no APP_* providers (guards, pipes, ...).
+ */
+@Module({
+  providers: [
+    {
+      provide: DNS_RESOLVER,
+      inject: [SSRF_MODULE_OPTIONS],
+      useFactory: (options: SsrfModuleOptions): DnsResolver =>
+        options.resolver ?? new SystemDnsResolver({ timeoutMs: options.dnsTimeoutMs }),
+    },
+    SsrfPolicy,
+  ],
+  exports: [SsrfPolicy, DNS_RESOLVER],
+})
+export class SsrfModule extends SsrfConfigurableModule implements OnModuleInit {
+  private readonly logger = new Logger(SsrfModule.name);
+
+  constructor(
+    @Inject(SSRF_MODULE_OPTIONS) private readonly options: SsrfModuleOptions,
+    private readonly policy: SsrfPolicy,
+  ) {
+    super();
+  }
+
+  onModuleInit(): void {
+    // Overrides weaken or tighten the SSRF defence; make them visible in the boot log.
+    if (this.policy.allowList.length > 0) {
+      this.logger.warn(`SSRF allow list (bypasses the built-in block list): ${this.policy.allowList.map((c) => c.text).join(', ')}`);
+    }
+    if (this.policy.denyList.length > 0) {
+      this.logger.log(`SSRF deny list: ${this.policy.denyList.map((c) => c.text).join(', ')}`);
+    }
+    if (this.options.resolver) {
+      this.logger.log(`SSRF DNS resolver: ${this.options.resolver.constructor?.name ?? 'custom'}`);
+    }
+  }
+}
