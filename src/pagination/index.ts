@@ -1,0 +1,3 @@
+export * from './cursor-codec';
+export * from './limit';
+export * from './page';
