@@ -1,0 +1,51 @@
+import { buildDeliveryBody } from './payload';
+
+const event = {
+  id: 'evt_1',
+  type: 'trend.spike',
+  subreddit: 'rust',
+  createdAt: new Date('2025-01-02T03:04:05.678Z'),
+  data: { score: 42, ratio: 1.5, title: 'héllo' },
+};
+
+describe('buildDeliveryBody', () => {
+  it('serialises type, timestamp, data{event_id, webhook_id, subreddit, ...figures} in that order', () => {
+    expect(buildDeliveryBody(event, 'wh_1')).toBe(
+      '{"type":"trend.spike","timestamp":"2025-01-02T03:04:05.678Z",' +
+        '"data":{"event_id":"evt_1","webhook_id":"wh_1","subreddit":"rust","score":42,"ratio":1.5,"title":"héllo"}}',
+    );
+  });
+
+  it('never lets figures overwrite the identifying keys', () => {
+    const body = buildDeliveryBody(
+      { ...event, data: { event_id: 'x', webhook_id: 'y', subreddit: 'z', score: 1 } },
+      'wh_1',
+    );
+    expect(JSON.parse(body).data).toEqual({ event_id: 'evt_1', webhook_id: 'wh_1', subreddit: 'rust', score: 1 });
+    expect(Object.keys(JSON.parse(body).data)).toEqual(['event_id', 'webhook_id', 'subreddit', 'score']);
+  });
+
+  it('keeps a "__proto__" figure as a plain key', () => {
+    const data = JSON.parse('{"__proto__":{"polluted":true},"n":1}') as Record<string, unknown>;
+    const parsed = JSON.parse(buildDeliveryBody({ ...event, data }, 'wh_1'));
+    expect(Object.keys(parsed.data)).toEqual(['event_id', 'webhook_id', 'subreddit', '__proto__', 'n']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('is byte-identical for the same input (it is what gets signed)', () => {
+    expect(buildDeliveryBody(event, 'wh_1')).toBe(buildDeliveryBody({ ...event, data: { ...event.data } }, 'wh_1'));
+  });
+
+  it('handles an event without figures', () => {
+    const parsed = JSON.parse(buildDeliveryBody({ ...event, data: {} }, 'wh_2'));
+    expect(parsed).toEqual({
+      type: 'trend.spike',
+      timestamp: '2025-01-02T03:04:05.678Z',
+      data: { event_id: 'evt_1', webhook_id: 'wh_2', subreddit: 'rust' },
+    });
+  });
+
+  it('rejects an invalid createdAt', () => {
+    expect(() => buildDeliveryBody({ ...event, createdAt: new Date('nope') }, 'wh_1')).toThrow(Error);
+  });
+});
