@@ -1,0 +1,48 @@
+import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from './auth/auth.module';
+import { ApiExceptionFilter } from './common/exception.filter';
+import { RequestIdMiddleware } from './common/request-id.middleware';
+import type { AppConfig } from './config/config';
+import { APP_CONFIG } from './config/config.module';
+import { dataSourceOptions } from './database/data-source';
+import { HealthController } from './health/health.controller';
+import { PaginationModule } from './pagination/pagination.module';
+import { SsrfModule } from './ssrf/ssrf.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
+import type { DnsResolver } from './ssrf/resolver';
+
+export interface AppModuleOverrides {
+  /** Tests replace DNS with a fixed table. */
+  resolver?: DnsResolver;
+}
+
+/** The standalone service: the only place that wires things globally (error filter, request ids). */
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig, overrides: AppModuleOverrides = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        TypeOrmModule.forRoot(dataSourceOptions(config.database)),
+        AuthModule.forRoot({ plans: config.plans }),
+        PaginationModule.forRoot({ secrets: config.cursor.secrets, ttlSeconds: config.cursor.ttlSeconds }),
+        SsrfModule.forRoot({
+          allowCidrs: config.ssrf.allowCidrs,
+          denyCidrs: config.ssrf.denyCidrs,
+          dnsTimeoutMs: config.ssrf.dnsTimeoutMs,
+          resolver: overrides.resolver,
+        }),
+        WebhooksModule,
+      ],
+      controllers: [HealthController],
+      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: ApiExceptionFilter }],
+      exports: [APP_CONFIG],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(RequestIdMiddleware).forRoutes('*path');
+  }
+}

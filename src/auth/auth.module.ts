@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CLOCK, SystemClock } from '../common/clock';
+import { ApiKeyEntity } from './api-key.entity';
+import { ApiKeyGuard } from './api-key.guard';
+import { ApiKeyService } from './api-key.service';
+import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
+import { CustomerEntity } from './customer.entity';
+import { PlanService } from './plan.service';
+import { RateLimitService } from './rate-limit.service';
+import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
+
+/**
+ * API keys, customers, plans and rate limits. Registers no global guard: controllers opt in with
+ * `@UseGuards(ApiKeyGuard)` (and `@BusinessPlus()`), so a host app keeps its own global setup.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([CustomerEntity, ApiKeyEntity])],
+  providers: [
+    { provide: CLOCK, useClass: SystemClock },
+    {
+      provide: RATE_LIMIT_STORE,
+      inject: [AUTH_OPTIONS],
+      useFactory: (o: AuthModuleOptions) => o.rateLimitStore ?? new MemoryRateLimitStore(),
+    },
+    ApiKeyService,
+    RateLimitService,
+    PlanService,
+    ApiKeyGuard,
+  ],
+  exports: [ApiKeyService, RateLimitService, PlanService, ApiKeyGuard, AUTH_OPTIONS, RATE_LIMIT_STORE],
+})
+export class AuthModule extends AuthConfigurableModule {}

@@ -1,0 +1,17 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from '../config/config';
+import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
+
+/** Per-plan figures other modules need (page sizes, quotas), from the one configured table. */
+@Injectable()
+export class PlanService {
+  private readonly plans: Record<Plan, PlanLimits>;
+
+  constructor(@Inject(AUTH_OPTIONS) options: AuthModuleOptions) {
+    this.plans = options.plans ?? DEFAULT_PLAN_LIMITS;
+  }
+
+  limits(plan: Plan): PlanLimits {
+    return this.plans[plan];
+  }
+}

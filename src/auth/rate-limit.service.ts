@@ -1,0 +1,46 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, Clock } from '../common/clock';
+import { AppError } from '../common/errors';
+import { RATE_LIMIT_STORE, RateLimitStore } from './rate-limit.store';
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  allowed: boolean;
+}
+
+const WINDOW_MS = 60_000;
+
+@Injectable()
+export class RateLimitService {
+  constructor(
+    @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async consume(key: string, limit: number): Promise<RateLimitState> {
+    const now = this.clock.now().getTime();
+    const hit = await this.store.hit(key, WINDOW_MS, now);
+    return {
+      limit,
+      remaining: Math.max(0, limit - hit.count),
+      resetSeconds: Math.max(1, Math.ceil((hit.resetAt - now) / 1000)),
+      allowed: hit.count <= limit,
+    };
+  }
+
+  static headers(s: RateLimitState): Record<string, string> {
+    return {
+      'X-RateLimit-Limit': String(s.limit),
+      'X-RateLimit-Remaining': String(s.remaining),
+      'X-RateLimit-Reset': String(s.resetSeconds),
+    };
+  }
+
+  static rejection(s: RateLimitState): AppError {
+    return new AppError('RATE_LIMITED', `rate limit of ${s.limit} requests per minute exceeded; retry in ${s.resetSeconds} s`, {
+      'Retry-After': String(s.resetSeconds),
+    });
+  }
+}

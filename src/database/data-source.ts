@@ -1,0 +1,75 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import type { DatabaseConfig } from '../config/config';
+import { TRENDHOOKS_ENTITIES } from './entities';
+import { POSTGRES_MIGRATIONS } from './migrations/postgres';
+import { SQLITE_MIGRATIONS } from './migrations/sqlite';
+
+export type Dialect = DatabaseConfig['type'];
+
+export function dialectOf(ds: DataSource): Dialect {
+  return ds.options.type === 'postgres' ? 'postgres' : 'sqlite';
+}
+
+/** TypeORM options for one DATABASE_URL. Migrations are never run implicitly from here. */
+export function dataSourceOptions(db: DatabaseConfig): DataSourceOptions {
+  if (db.type === 'postgres') {
+    return {
+      type: 'postgres',
+      url: db.url,
+      entities: TRENDHOOKS_ENTITIES,
+      migrations: POSTGRES_MIGRATIONS,
+      migrationsTableName: 'trendhooks_migrations',
+      synchronize: false,
+      logging: false,
+      // Pool size: API handlers + delivery worker share one pool per process.
+      extra: { max: 20, connectionTimeoutMillis: 5000 },
+    };
+  }
+  if (db.path !== ':memory:') fs.mkdirSync(path.dirname(db.path), { recursive: true });
+  return {
+    type: 'better-sqlite3',
+    database: db.path,
+    entities: TRENDHOOKS_ENTITIES,
+    migrations: SQLITE_MIGRATIONS,
+    migrationsTableName: 'trendhooks_migrations',
+    synchronize: false,
+    logging: false,
+    // WAL lets the API read while the worker writes; a busy timeout instead of SQLITE_BUSY errors.
+    enableWAL: true,
+    timeout: 10_000,
+    prepareDatabase: (db: { pragma(s: string): unknown }) => {
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+    },
+  };
+}
+
+/**
+ * Runs pending migrations. On PostgreSQL several processes may start at once, so the run is
+ * serialised by an advisory lock; the losers then find nothing pending.
+ */
+export async function runMigrations(ds: DataSource): Promise<string[]> {
+  if (dialectOf(ds) !== 'postgres') {
+    return (await ds.runMigrations({ transaction: 'all' })).map((m) => m.name);
+  }
+  const runner = ds.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock(7254031)');
+    try {
+      return (await ds.runMigrations({ transaction: 'all' })).map((m) => m.name);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock(7254031)');
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/** SQL the entities would need beyond what the migrations built (and its reverse): no `up` means no drift. */
+export async function schemaDrift(ds: DataSource): Promise<{ up: string[]; down: string[] }> {
+  const sql = await ds.driver.createSchemaBuilder().log();
+  return { up: sql.upQueries.map((q) => q.query), down: sql.downQueries.map((q) => q.query).reverse() };
+}

@@ -1,0 +1,37 @@
+/**
+ * What a host Nest app may import. Modules register no global guards, pipes or filters; controllers
+ * carry their own guard, envelope and error filter, so the routes answer the same inside a host.
+ *
+ *   @Module({ imports: [
+ *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: ... }),
+ *     AuthModule.forRoot({}), PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
+ *     WebhooksModule,
+ *   ] })
+ */
+export { AuthModule } from './auth/auth.module';
+export type { AuthModuleOptions } from './auth/auth.options';
+export { ApiKeyGuard } from './auth/api-key.guard';
+export { ApiKeyService, Principal } from './auth/api-key.service';
+export { BusinessPlus, CurrentPrincipal } from './auth/plan.decorator';
+export { PlanService } from './auth/plan.service';
+export { RATE_LIMIT_STORE, RateLimitStore, MemoryRateLimitStore } from './auth/rate-limit.store';
+export { CLOCK, Clock, SystemClock } from './common/clock';
+export { AppError, ErrorCode, ERROR_STATUS } from './common/errors';
+export { ApiExceptionFilter } from './common/exception.filter';
+export { EnvelopeInterceptor } from './common/envelope.interceptor';
+export { Paged } from './common/envelope';
+export { AppConfig, loadConfig, DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from './config/config';
+export { TRENDHOOKS_ENTITIES } from './database/entities';
+export { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
+export { POSTGRES_MIGRATIONS } from './database/migrations/postgres';
+export { SQLITE_MIGRATIONS } from './database/migrations/sqlite';
+export { PaginationModule } from './pagination/pagination.module';
+export type { PaginationModuleOptions } from './pagination/pagination.options';
+export { PaginationService, PageContext } from './pagination/pagination.service';
+export { SsrfModule } from './ssrf/ssrf.module';
+export { SsrfPolicy, CheckedDestination } from './ssrf/ssrf-policy';
+export { DNS_RESOLVER, DnsResolver, StaticDnsResolver, SystemDnsResolver } from './ssrf/resolver';
+export { WebhooksModule } from './webhooks/webhooks.module';
+export { WebhooksService } from './webhooks/webhooks.service';
+export { AppModule } from './app.module';
+export { createApp } from './app';

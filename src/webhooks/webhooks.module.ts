@@ -1,0 +1,24 @@
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CLOCK, SystemClock } from '../common/clock';
+import { JsonBodyMiddleware } from '../common/json-body.middleware';
+import { WebhooksController } from './webhooks.controller';
+import { WebhookEntity } from './webhook.entity';
+import { WebhookRepository } from './webhook.repository';
+import { WebhooksService } from './webhooks.service';
+
+/**
+ * The webhook-management API (spec 4.1–4.4). Needs AuthModule, PaginationModule and SsrfModule
+ * registered (they are global by default) on the same TypeORM connection.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([WebhookEntity])],
+  controllers: [WebhooksController],
+  providers: [{ provide: CLOCK, useClass: SystemClock }, WebhookRepository, WebhooksService],
+  exports: [WebhookRepository, WebhooksService],
+})
+export class WebhooksModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(JsonBodyMiddleware).forRoutes(WebhooksController);
+  }
+}
