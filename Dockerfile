@@ -1,0 +1,19 @@
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY src ./src
+RUN npm ci && npm prune --omit=dev --ignore-scripts
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/bin ./bin
+COPY package.json ./
+USER node
+EXPOSE 8080
+ENTRYPOINT ["node", "bin/trendhooks.js"]
+CMD ["serve"]

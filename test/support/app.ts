@@ -1,0 +1,71 @@
+import { INestApplication, LoggerService } from '@nestjs/common';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { ApiKeyService } from '../../src/auth/api-key.service';
+import { AppConfig, loadConfig, Plan } from '../../src/config/config';
+import { StaticDnsResolver } from '../../src/ssrf/resolver';
+import type { TestDatabase } from './databases';
+
+/** Names the fake DNS knows; anything else does not resolve. */
+export const TEST_DNS: Record<string, string[]> = {
+  'hooks.example.com': ['93.184.216.34'],
+  'v6.example.com': ['2606:4700:4700::1111'],
+  'internal.example.com': ['10.0.0.5'],
+  'mixed.example.com': ['93.184.216.34', '192.168.1.20'],
+  'rebind.example.com': ['93.184.216.34'],
+};
+
+/** Collects every log line, so tests can prove secrets and keys never reach the logs. */
+export class CapturingLogger implements LoggerService {
+  readonly lines: string[] = [];
+  private push(level: string, args: unknown[]) {
+    this.lines.push(`${level} ${args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ')}`);
+  }
+  log(...a: unknown[]) { this.push('log', a); }
+  error(...a: unknown[]) { this.push('error', a); }
+  warn(...a: unknown[]) { this.push('warn', a); }
+  debug(...a: unknown[]) { this.push('debug', a); }
+  verbose(...a: unknown[]) { this.push('verbose', a); }
+  fatal(...a: unknown[]) { this.push('fatal', a); }
+}
+
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  http: () => ReturnType<typeof request>;
+  dns: StaticDnsResolver;
+  logs: CapturingLogger;
+  /** A fresh customer with one key on `plan`. */
+  customer(plan?: Plan): Promise<{ key: string; customerId: string; prefix: string; auth: { Authorization: string } }>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(
+  db: TestDatabase,
+  opts: { env?: Record<string, string>; patch?: (c: AppConfig) => void } = {},
+): Promise<TestApp> {
+  const config = loadConfig({ CURSOR_SECRET: 'e2e-cursor-secret-0123456789abcdefghijklmnop', ...opts.env });
+  config.database = await db.create();
+  opts.patch?.(config);
+  const dns = new StaticDnsResolver(TEST_DNS);
+  const logs = new CapturingLogger();
+  const app = await createApp(config, { resolver: dns, logger: logs });
+  await app.init();
+  const server = app.getHttpServer();
+  let n = 0;
+  return {
+    app,
+    config,
+    dns,
+    logs,
+    http: () => request(server),
+    async customer(plan: Plan = 'business') {
+      const issued = await app.get(ApiKeyService).issue(`customer-${process.pid}-${Date.now()}-${n++}`, plan);
+      return { key: issued.key, customerId: issued.customer_id, prefix: issued.prefix, auth: { Authorization: `Bearer ${issued.key}` } };
+    },
+    async close() {
+      await app.close();
+      await db.drop();
+    },
+  };
+}
