@@ -1,12 +1,9 @@
 import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { SUBREDDIT_INPUT } from '../../common/reddit-names';
 import { WEBHOOK_EVENTS, WebhookEvent } from '../webhook.entity';
 
-/** Reddit's subreddit name rule, with an optional `r/` prefix (DECISIONS "Webhook fields"). */
-export const SUBREDDIT_INPUT = /^(?:\/?r\/)?[A-Za-z0-9][A-Za-z0-9_]{2,20}$/;
-
-export function normaliseSubreddit(value: string): string {
-  return value.replace(/^\/?r\//, '').toLowerCase();
-}
+// Kept importable from here for code that predates src/common/reddit-names.ts.
+export { SUBREDDIT_INPUT, normaliseSubreddit } from '../../common/reddit-names';
 
 export class CreateWebhookDto {
   @IsDefined({ message: 'url is required' })

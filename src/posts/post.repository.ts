@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, SelectQueryBuilder } from 'typeorm';
+import { dialectOf } from '../database/data-source';
+import type { CursorPosition } from '../pagination/cursor-codec';
+import type { PageRequest } from '../pagination/page';
+import { PostEntity } from './post.entity';
+
+/** The column a posts page is scoped by; each has its own (column, created_at, id) index. */
+export type PostScope = 'subreddit' | 'author_key';
+
+/** Rows per INSERT: 13 parameters each stays far below both drivers' parameter limits. */
+export const UPSERT_CHUNK = 500;
+
+const COLUMNS = ['id', 'subreddit', 'author', 'author_key', 'title', 'selftext', 'url', 'permalink', 'score', 'num_comments', 'created_at', 'first_seen_at', 'updated_at'];
+// What a later sighting of the same post may change; subreddit, author and created_at never do.
+const UPDATED_ON_CONFLICT = ['score', 'num_comments', 'title', 'selftext', 'updated_at'];
+
+/** The posts store. Posts are public Reddit data, so nothing here is tenant-scoped. */
+@Injectable()
+export class PostRepository {
+  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+
+  pageBySubreddit(subreddit: string, req: PageRequest): Promise<PostEntity[]> {
+    return this.pageQuery('subreddit', subreddit, req).getMany();
+  }
+
+  pageByAuthor(authorKey: string, req: PageRequest): Promise<PostEntity[]> {
+    return this.pageQuery('author_key', authorKey, req).getMany();
+  }
+
+  /**
+   * Keyset page over (created_at, id) DESC within one subreddit or author; `limit + 1` rows.
+   * Public so tests and the benchmark can EXPLAIN exactly the query that runs.
+   */
+  pageQuery(scope: PostScope, value: string, req: PageRequest): SelectQueryBuilder<PostEntity> {
+    const qb = this.ds.getRepository(PostEntity).createQueryBuilder('p').where(`p.${scope} = :value`, { value });
+    const anchor = req.before ?? req.after;
+    const dir = req.before ? 'ASC' : 'DESC';
+    if (anchor) {
+      const [a, b] = keysetOf(anchor);
+      const [strict, inclusive] = req.before ? ['>', '>='] : ['<', '<='];
+      // The leading `created_at <= :a` is implied by the OR, but without it neither planner can
+      // range-scan the index: SQLite turns the OR into two index searches plus a sort, PostgreSQL
+      // into a filter over the whole subreddit. With it, a deep page is one short index range.
+      qb.andWhere(`p.created_at ${inclusive} :a AND (p.created_at ${strict} :a OR (p.created_at = :a AND p.id ${strict} :b))`, { a, b });
+    }
+    return qb.orderBy('p.createdAt', dir).addOrderBy('p.id', dir).limit(req.limit + 1);
+  }
+
+  /**
+   * Inserts new posts and refreshes the mutable fields of known ones (ON CONFLICT (id), on both
+   * drivers), in chunks of one transaction each. Returns the ids that were new.
+   */
+  async upsertMany(posts: readonly PostEntity[]): Promise<{ insertedIds: Set<string> }> {
+    const insertedIds = new Set<string>();
+    for (const chunk of chunksWithoutRepeats(posts, UPSERT_CHUNK)) {
+      const ids = chunk.map((p) => p.id);
+      await this.ds.transaction(async (em) => {
+        // Counting only: a concurrent ingest of the same post can at worst shift a count.
+        const existing: { id: string }[] = await em.query(`SELECT id FROM posts WHERE id IN (${this.placeholders(0, ids.length)})`, ids);
+        const known = new Set(existing.map((r) => r.id));
+        for (const id of ids) if (!known.has(id)) insertedIds.add(id);
+        const values: unknown[] = [];
+        const rows = chunk.map((p, i) => {
+          values.push(p.id, p.subreddit, p.author, p.authorKey, p.title, p.selftext, p.url, p.permalink, p.score, p.numComments, p.createdAt.getTime(), p.firstSeenAt.getTime(), p.updatedAt.getTime());
+          return `(${this.placeholders(i * COLUMNS.length, COLUMNS.length)})`;
+        });
+        const set = UPDATED_ON_CONFLICT.map((c) => `${c} = excluded.${c}`).join(', ');
+        await em.query(`INSERT INTO posts (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')} ON CONFLICT (id) DO UPDATE SET ${set}`, values);
+      });
+    }
+    return { insertedIds };
+  }
+
+  private placeholders(offset: number, n: number): string {
+    const pg = dialectOf(this.ds) === 'postgres';
+    return Array.from({ length: n }, (_, i) => (pg ? `$${offset + i + 1}` : '?')).join(', ');
+  }
+}
+
+/** Whether a cursor position is the (created_at ms, id) pair posts pages are keyed by. */
+export function isPostKeyset(position: CursorPosition): position is [number, string] {
+  return position.length === 2 && Number.isSafeInteger(position[0]) && typeof position[1] === 'string';
+}
+
+function keysetOf(position: CursorPosition): [number, string] {
+  // The service refuses other shapes as INVALID_CURSOR first; reaching this is a programming error.
+  if (!isPostKeyset(position)) throw new Error('posts keyset position must be [created_at_ms, id]');
+  return position;
+}
+
+/**
+ * Splits into chunks of at most `size`, starting a new chunk when an id repeats: one statement
+ * may not update the same row twice (PostgreSQL refuses it), and the later sighting must win.
+ */
+function* chunksWithoutRepeats(posts: readonly PostEntity[], size: number): Generator<PostEntity[]> {
+  let chunk: PostEntity[] = [];
+  let ids = new Set<string>();
+  for (const p of posts) {
+    if (chunk.length === size || ids.has(p.id)) {
+      yield chunk;
+      chunk = [];
+      ids = new Set();
+    }
+    chunk.push(p);
+    ids.add(p.id);
+  }
+  if (chunk.length > 0) yield chunk;
+}

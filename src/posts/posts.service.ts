@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { Principal } from '../auth/api-key.service';
+import { PlanService } from '../auth/plan.service';
+import { Paged } from '../common/envelope';
+import { AppError } from '../common/errors';
+import { normaliseSubreddit, normaliseUsername, SUBREDDIT_INPUT, USERNAME_INPUT } from '../common/reddit-names';
+import { CURSOR_ERROR_MESSAGES } from '../pagination/cursor-codec';
+import { ListQuery, PageContext, PaginationService } from '../pagination/pagination.service';
+import { PostResource, toPostResource } from './dto/post.resource';
+import { PostEntity } from './post.entity';
+import { isPostKeyset, PostRepository } from './post.repository';
+
+/** Cursor route ids: a cursor of one posts route is INVALID_CURSOR on the other (spec 8.1.3). */
+export const POSTS_SUBREDDIT_ROUTE = 'posts.subreddit';
+export const POSTS_USER_ROUTE = 'posts.user';
+
+/** The two posts routes: any plan, that plan's page size, newest first, next_cursor only. */
+@Injectable()
+export class PostsService {
+  constructor(
+    private readonly posts: PostRepository,
+    private readonly plans: PlanService,
+    private readonly pagination: PaginationService,
+  ) {}
+
+  async listBySubreddit(caller: Principal, rawSubreddit: string, query: ListQuery): Promise<Paged<PostResource>> {
+    const subreddit = parseSubredditParam(rawSubreddit);
+    const ctx = await this.begin(caller, POSTS_SUBREDDIT_ROUTE, { subreddit }, query);
+    return toPaged(ctx, await this.posts.pageBySubreddit(subreddit, ctx.request));
+  }
+
+  async listByUser(caller: Principal, rawUsername: string, query: ListQuery): Promise<Paged<PostResource>> {
+    const username = parseUsernameParam(rawUsername);
+    const ctx = await this.begin(caller, POSTS_USER_ROUTE, { username }, query);
+    return toPaged(ctx, await this.posts.pageByAuthor(username, ctx.request));
+  }
+
+  private async begin(caller: Principal, route: string, params: Record<string, string>, query: ListQuery): Promise<PageContext> {
+    const ctx = await this.pagination.begin(query, {
+      route,
+      customerId: caller.customerId,
+      params,
+      planMaxPageSize: this.plans.limits(caller.plan).maxPageSize,
+    });
+    const anchor = ctx.request.after ?? ctx.request.before;
+    // Only a cursor signed by an older build of this route could carry another shape.
+    if (anchor && !isPostKeyset(anchor)) throw new AppError('INVALID_CURSOR', CURSOR_ERROR_MESSAGES.badPayload);
+    return ctx;
+  }
+}
+
+function toPaged(ctx: PageContext, rows: PostEntity[]): Paged<PostResource> {
+  const page = ctx.nextOnly(rows, (p) => [p.createdAt.getTime(), p.id]);
+  return new Paged(page.items.map(toPostResource), page.page);
+}
+
+export function parseSubredditParam(raw: string): string {
+  if (!SUBREDDIT_INPUT.test(raw)) {
+    throw new AppError('VALIDATION_ERROR', 'subreddit must be 3 to 21 letters, digits or underscores, not starting with an underscore (an r/ prefix is allowed)');
+  }
+  return normaliseSubreddit(raw);
+}
+
+export function parseUsernameParam(raw: string): string {
+  if (!USERNAME_INPUT.test(raw)) {
+    throw new AppError('VALIDATION_ERROR', 'username must be 3 to 20 letters, digits, underscores or hyphens (a u/ prefix is allowed)');
+  }
+  return normaliseUsername(raw);
+}
