@@ -1,17 +1,18 @@
 import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Module } from '@nestjs/common';
+import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { DataSource } from 'typeorm';
-import { serve } from './app';
+import { migrateDatabase, serve } from './app';
+import { AppModule, Role, ROLES } from './app.module';
 import { ApiKeyService } from './auth/api-key.service';
-import { AuthModule } from './auth/auth.module';
 import { AppError } from './common/errors';
+import { EventsService } from './delivery/events.service';
 import { AppConfig, ConfigError, loadConfig, PLANS } from './config/config';
 import { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
+import { IngestFileError, IngestService } from './posts/ingest.service';
 
 /** Opens the configured database, migrated, for one CLI command, and always closes it. */
 async function withDataSource<T>(config: AppConfig, fn: (ds: DataSource) => Promise<T>): Promise<T> {
@@ -25,13 +26,12 @@ async function withDataSource<T>(config: AppConfig, fn: (ds: DataSource) => Prom
   }
 }
 
-async function withKeys<T>(config: AppConfig, fn: (keys: ApiKeyService) => Promise<T>): Promise<T> {
-  @Module({ imports: [TypeOrmModule.forRoot(dataSourceOptions(config.database)), AuthModule.forRoot({ plans: config.plans })] })
-  class KeysCliModule {}
-  const ctx = await NestFactory.createApplicationContext(KeysCliModule, { logger: false, abortOnError: false });
+/** The whole app's modules without an HTTP listener (role `api`: no worker runs inside the CLI). */
+async function withAppContext<T>(config: AppConfig, role: Role, fn: (ctx: INestApplicationContext) => Promise<T>): Promise<T> {
+  await migrateDatabase(config);
+  const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { logger: false, abortOnError: false });
   try {
-    await runMigrations(ctx.get(DataSource));
-    return await fn(ctx.get(ApiKeyService));
+    return await fn(ctx);
   } finally {
     await ctx.close();
   }
@@ -46,9 +46,10 @@ export function buildCli(env: Record<string, string | undefined>): Command {
 
   program
     .command('serve')
-    .description('run the HTTP API (and, with later roles, the worker and the trend pipeline)')
-    .action(async () => {
-      await serve(config());
+    .description('run trendhooks: the HTTP API, the delivery worker and the trend pipeline (all by default)')
+    .addOption(new Option('--role <role>', 'which part runs in this process').choices([...ROLES]).default('all'))
+    .action(async (opts: { role: Role }) => {
+      await serve(config(), opts.role);
     });
 
   program
@@ -83,7 +84,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .requiredOption('--plan <plan>', `plan: ${PLANS.join(', ')}`)
     .option('--json', 'print one JSON object')
     .action(async (opts: { customer: string; plan: string; json?: boolean }) => {
-      const issued = await withKeys(config(), (k) => k.issue(opts.customer, opts.plan));
+      const issued = await withAppContext(config(), 'api', (ctx) => ctx.get(ApiKeyService).issue(opts.customer, opts.plan));
       if (opts.json) return console.log(JSON.stringify(issued));
       console.log(`API key for ${issued.customer} (${issued.customer_id}, plan ${issued.plan}):\n\n  ${issued.key}\n\nIt is shown only now; trendhooks keeps only its SHA-256 hash. Revoke it with: trendhooks keys revoke ${issued.prefix}`);
     });
@@ -92,13 +93,56 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .description('revoke an API key by its prefix (the first 16 characters) or the whole key')
     .argument('<prefix>', 'key prefix, e.g. th_live_AbCd1234')
     .action(async (prefix: string) => {
-      const n = await withKeys(config(), (k) => k.revoke(prefix));
+      const n = await withAppContext(config(), 'api', (ctx) => ctx.get(ApiKeyService).revoke(prefix));
       if (n === 0) {
         console.error(`no active key matches ${prefix}`);
         process.exitCode = 1;
         return;
       }
       console.log(`revoked ${prefix}`);
+    });
+
+  program
+    .command('ingest')
+    .description('store Reddit posts from a file: a listing, a JSON array of listings, or NDJSON (streamed); prints a JSON summary')
+    .requiredOption('--file <path>', 'the file to read')
+    .option('--json', 'print the summary on one line (it is JSON either way)')
+    .action(async (opts: { file: string; json?: boolean }) => {
+      let summary;
+      try {
+        summary = await withAppContext(config(), 'api', (ctx) => ctx.get(IngestService).ingestFile(opts.file));
+      } catch (err) {
+        if (!(err instanceof IngestFileError)) throw err;
+        console.error(`error: ${err.message}`);
+        process.exitCode = 1;
+        return;
+      }
+      console.log(opts.json ? JSON.stringify(summary) : JSON.stringify(summary, null, 2));
+      // A run that stored nothing is almost always the wrong file; scripts should notice.
+      if (summary.read - summary.skipped === 0) process.exitCode = 1;
+    });
+
+  const events = program.command('events').description('emit events as the trend pipeline would');
+  events
+    .command('emit')
+    .description('create an event and fan it out to the subscribed webhooks (delivered by a running worker)')
+    .requiredOption('--event <type>', 'trends.surge, trends.velocity or trends.rising')
+    .requiredOption('--subreddit <name>', 'subreddit the event is about')
+    .option('--data <json>', 'the event figures, a JSON object', '{}')
+    .option('--id <evt_id>', 'a deterministic event id (emitting it again is a no-op)')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { event: string; subreddit: string; data: string; id?: string; json?: boolean }) => {
+      let data: unknown;
+      try {
+        data = JSON.parse(opts.data);
+      } catch {
+        throw new AppError('VALIDATION_ERROR', '--data must be a JSON object');
+      }
+      const res = await withAppContext(config(), 'api', (ctx) =>
+        ctx.get(EventsService).emit({ id: opts.id, type: opts.event, subreddit: opts.subreddit, data: data as Record<string, unknown> }),
+      );
+      if (opts.json) return console.log(JSON.stringify(res));
+      console.log(res.created ? `event ${res.event_id}: ${res.deliveries} deliveries queued` : `event ${res.event_id} already exists; nothing queued`);
     });
 
   return program;

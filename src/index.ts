@@ -5,7 +5,7 @@
  *   @Module({ imports: [
  *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: ... }),
  *     AuthModule.forRoot({}), PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
- *     WebhooksModule,
+ *     WebhooksModule, PostsModule,
  *   ] })
  */
 export { AuthModule } from './auth/auth.module';
@@ -28,6 +28,12 @@ export { SQLITE_MIGRATIONS } from './database/migrations/sqlite';
 export { PaginationModule } from './pagination/pagination.module';
 export type { PaginationModuleOptions } from './pagination/pagination.options';
 export { PaginationService, PageContext } from './pagination/pagination.service';
+export { PostsModule } from './posts/posts.module';
+export { PostsService } from './posts/posts.service';
+export { PostRepository } from './posts/post.repository';
+export { IngestService, type IngestListener, type IngestSummary, INGEST_LISTENER, InjectIngestListener } from './posts/ingest.service';
+export type { PostResource } from './posts/dto/post.resource';
+export { parsePost, parseJsonDocument, parseRedditText, type RedditPost } from './posts/reddit-parse';
 export { SsrfModule } from './ssrf/ssrf.module';
 export { SsrfPolicy, CheckedDestination } from './ssrf/ssrf-policy';
 export { DNS_RESOLVER, DnsResolver, StaticDnsResolver, SystemDnsResolver } from './ssrf/resolver';

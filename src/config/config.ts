@@ -1,4 +1,8 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseRetrySchedule } from '../delivery/retry-policy';
+import { parseCursorSecrets } from '../pagination/cursor-codec';
+import { parseCidrList } from '../ssrf/cidr';
 
 /**
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
@@ -36,12 +40,15 @@ export interface AppConfig {
   ssrf: { allowCidrs: string; denyCidrs: string; dnsTimeoutMs: number };
   delivery: {
     caFile: string | null;
+    /** The PEM of caFile, read at boot so a wrong path stops the process at once. */
+    caPem: string | null;
     timeoutMs: number;
     leaseMs: number;
     concurrency: number;
     batchSize: number;
     pollIntervalMs: number;
-    retrySchedule: string | null;
+    /** Seconds between attempts; null = the default schedule. */
+    retrySchedule: number[] | null;
   };
   trends: {
     trackedSubreddits: string[];
@@ -106,20 +113,37 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   for (const p of PLANS) {
     plans[p] = { ...DEFAULT_PLAN_LIMITS[p], requestsPerMinute: overrides[p] ?? DEFAULT_PLAN_LIMITS[p].requestsPerMinute };
   }
-  const cursorSecret = str(env, 'CURSOR_SECRET');
   const tracked = (str(env, 'TRACKED_SUBREDDITS') ?? '')
     .split(',')
     .map((s) => s.trim().replace(/^\/?r\//i, '').toLowerCase())
     .filter(Boolean);
   const redisUrl = str(env, 'REDIS_URL');
+  // Parsers of other modules validate their own formats; their errors are reported as config errors.
+  const parsed = <T>(name: string, parse: (raw: string) => T): T | null => {
+    const raw = str(env, name);
+    if (raw === null) return null;
+    try {
+      return parse(raw);
+    } catch (err) {
+      throw new ConfigError(`${name}: ${(err as Error).message}`);
+    }
+  };
+  parsed('SSRF_ALLOW_CIDRS', parseCidrList);
+  parsed('SSRF_DENY_CIDRS', parseCidrList);
+  const cursorSecrets = parsed('CURSOR_SECRET', parseCursorSecrets) ?? [];
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  const timeoutMs = int(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000);
+  const leaseMs = int(env, 'DELIVERY_LEASE_MS', 60_000, 1000, 3_600_000);
+  if (leaseMs <= timeoutMs + 5000) {
+    throw new ConfigError(`DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 5000 ms of DNS time`);
+  }
   return {
     database: parseDatabaseUrl(str(env, 'DATABASE_URL'), cwd),
     http: { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1' },
     plans,
     redisUrl,
     cursor: {
-      secrets: cursorSecret === null ? [] : cursorSecret.split(',').map((s) => s.trim()).filter(Boolean),
+      secrets: cursorSecrets,
       ttlSeconds: int(env, 'CURSOR_TTL_SECONDS', 86_400, 1, 31 * 86_400),
     },
     ssrf: {
@@ -129,12 +153,17 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     },
     delivery: {
       caFile: str(env, 'DELIVERY_CA_FILE'),
-      timeoutMs: int(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
-      leaseMs: int(env, 'DELIVERY_LEASE_MS', 60_000, 1000, 3_600_000),
+      caPem: parsed('DELIVERY_CA_FILE', (file) => {
+        const pem = fs.readFileSync(path.resolve(cwd, file), 'utf8');
+        if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${file} holds no PEM certificate`);
+        return pem;
+      }),
+      timeoutMs,
+      leaseMs,
       concurrency: int(env, 'DELIVERY_CONCURRENCY', 32, 1, 1024),
       batchSize: int(env, 'DELIVERY_BATCH_SIZE', 64, 1, 1000),
       pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, 60_000),
-      retrySchedule: str(env, 'DELIVERY_RETRY_SCHEDULE'),
+      retrySchedule: parsed('DELIVERY_RETRY_SCHEDULE', parseRetrySchedule),
     },
     trends: {
       trackedSubreddits: tracked,

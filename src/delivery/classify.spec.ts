@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { DestinationBlockedError } from '../ssrf/ssrf-policy';
 import type { AddressInfo } from 'node:net';
 import { Agent, errors as undiciErrors, fetch, request } from 'undici';
 import { AppError } from '../common/errors';
@@ -101,6 +102,8 @@ describe('classifyError', () => {
     ['AppError WEBHOOK_DESTINATION_BLOCKED', new AppError('WEBHOOK_DESTINATION_BLOCKED', 'private address'), permanent('destination_blocked')],
     ['wrapped destination block', wrapped(new AppError('WEBHOOK_DESTINATION_BLOCKED', 'private address')), permanent('destination_blocked')],
     ['destination block beats a timeout', Object.assign(named('AbortError'), { cause: withCode('WEBHOOK_DESTINATION_BLOCKED') }), permanent('destination_blocked')],
+    ['host that no longer resolves (SSRF check, unresolved)', new DestinationBlockedError('does not resolve', true), transient('dns_failure')],
+    ['host resolving to a blocked address (SSRF check)', new DestinationBlockedError('10.0.0.5 is private'), permanent('destination_blocked')],
     ['other AppError', new AppError('INTERNAL_ERROR', 'boom'), transient('network_error')],
     ['unknown code', withCode('EWHATEVER'), transient('network_error')],
     ['numeric code', Object.assign(new Error('x'), { code: 111 }), transient('network_error')],

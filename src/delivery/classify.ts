@@ -97,7 +97,8 @@ export function classifyError(err: unknown): AttemptOutcome {
   const found = new Set<string>();
   for (const e of errorChain(err)) {
     const code = e.code;
-    if (code === 'WEBHOOK_DESTINATION_BLOCKED') found.add('destination_blocked');
+    // A host that no longer resolves is a DNS failure (transient); one resolving to a blocked address is not.
+    if (code === 'WEBHOOK_DESTINATION_BLOCKED') found.add(e.unresolved === true ? 'dns_failure' : 'destination_blocked');
     else if (typeof code === 'string') {
       const cls = classOfCode(code);
       if (cls !== undefined) found.add(cls);

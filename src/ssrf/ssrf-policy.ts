@@ -90,17 +90,30 @@ export class SsrfPolicy {
       addresses = await this.resolver.resolve(host);
     } catch (err) {
       const reason = err instanceof DnsResolutionError ? err.message : 'DNS lookup failed';
-      throw blockedError(`destination host ${host} could not be resolved: ${reason}`);
+      throw blockedError(`destination host ${host} could not be resolved: ${reason}`, true);
     }
     if (!Array.isArray(addresses) || addresses.length === 0) {
-      throw blockedError(`destination host ${host} does not resolve`);
+      throw blockedError(`destination host ${host} does not resolve`, true);
     }
     return addresses;
   }
 }
 
-function blockedError(message: string): AppError {
-  return new AppError('WEBHOOK_DESTINATION_BLOCKED', message);
+/**
+ * 422 for the API. `unresolved` tells a delivery worker that the host did not resolve (or the
+ * lookup failed) — a transient DNS failure there — rather than resolving to a blocked address.
+ */
+export class DestinationBlockedError extends AppError {
+  constructor(
+    message: string,
+    readonly unresolved = false,
+  ) {
+    super('WEBHOOK_DESTINATION_BLOCKED', message);
+  }
+}
+
+function blockedError(message: string, unresolved = false): AppError {
+  return new DestinationBlockedError(message, unresolved);
 }
 
 /** One spelling per address (e.g. compressed IPv6), no duplicates; input already validated. */

@@ -22,6 +22,10 @@ export class WebhookRepository {
     return this.repo.findOneBy({ customerId, id });
   }
 
+  async updateSecrets(customerId: string, w: Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>): Promise<void> {
+    await this.repo.update({ customerId, id: w.id }, { secret: w.secret, previousSecret: w.previousSecret, previousSecretExpiresAt: w.previousSecretExpiresAt });
+  }
+
   /** Deletes the customer's webhook if it exists; another customer's row is never touched. */
   async deleteForCustomer(customerId: string, id: string): Promise<boolean> {
     const res = await this.repo.delete({ customerId, id });

@@ -35,6 +35,12 @@ export class WebhooksController {
     return this.webhooks.get(caller, id);
   }
 
+  @Post(':webhook_id/rotate-secret')
+  @HttpCode(200)
+  rotateSecret(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string) {
+    return this.webhooks.rotateSecret(caller, id);
+  }
+
   @Delete(':webhook_id')
   @HttpCode(204)
   async remove(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string): Promise<void> {

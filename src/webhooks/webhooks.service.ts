@@ -5,15 +5,17 @@ import { CLOCK, Clock } from '../common/clock';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { newUlid, normaliseUlid } from '../common/ids';
+import { normaliseSubreddit } from '../common/reddit-names';
 import { generateWebhookSecret } from '../delivery/secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
-import { CreateWebhookDto, normaliseSubreddit } from './dto/create-webhook.dto';
+import { CreateWebhookDto } from './dto/create-webhook.dto';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { WebhookEntity } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
+const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
 @Injectable()
 export class WebhooksService {
@@ -66,6 +68,25 @@ export class WebhooksService {
     const row = await this.webhooks.findForCustomer(caller.customerId, parseWebhookId(rawId));
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     return toWebhookResource(row);
+  }
+
+  /**
+   * A new signing secret, shown once. The old one keeps signing beside it for 24 h, so receivers
+   * can switch without dropping a delivery.
+   */
+  async rotateSecret(caller: Principal, rawId: string): Promise<WebhookResource> {
+    const id = parseWebhookId(rawId);
+    const row = await this.webhooks.findForCustomer(caller.customerId, id);
+    if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
+    const now = this.clock.now();
+    const rotated: WebhookEntity = {
+      ...row,
+      secret: generateWebhookSecret(),
+      previousSecret: row.secret,
+      previousSecretExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
+    };
+    await this.webhooks.updateSecrets(caller.customerId, rotated);
+    return toWebhookResource(rotated, { withSecret: true });
   }
 
   /** Idempotent: absent or another customer's webhook is a no-op (DECISIONS). */

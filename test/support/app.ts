@@ -1,6 +1,7 @@
 import { INestApplication, LoggerService } from '@nestjs/common';
 import request from 'supertest';
 import { createApp } from '../../src/app';
+import type { Role } from '../../src/app.module';
 import { ApiKeyService } from '../../src/auth/api-key.service';
 import { AppConfig, loadConfig, Plan } from '../../src/config/config';
 import { StaticDnsResolver } from '../../src/ssrf/resolver';
@@ -13,6 +14,8 @@ export const TEST_DNS: Record<string, string[]> = {
   'internal.example.com': ['10.0.0.5'],
   'mixed.example.com': ['93.184.216.34', '192.168.1.20'],
   'rebind.example.com': ['93.184.216.34'],
+  // The local HTTPS receiver of the delivery suites (allowed by SSRF_ALLOW_CIDRS=127.0.0.1/32 there).
+  'receiver.test': ['127.0.0.1'],
 };
 
 /** Collects every log line, so tests can prove secrets and keys never reach the logs. */
@@ -42,14 +45,14 @@ export interface TestApp {
 
 export async function startTestApp(
   db: TestDatabase,
-  opts: { env?: Record<string, string>; patch?: (c: AppConfig) => void } = {},
+  opts: { env?: Record<string, string>; patch?: (c: AppConfig) => void; role?: Role; random?: () => number } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ CURSOR_SECRET: 'e2e-cursor-secret-0123456789abcdefghijklmnop', ...opts.env });
   config.database = await db.create();
   opts.patch?.(config);
   const dns = new StaticDnsResolver(TEST_DNS);
   const logs = new CapturingLogger();
-  const app = await createApp(config, { resolver: dns, logger: logs });
+  const app = await createApp(config, { resolver: dns, logger: logs, role: opts.role, random: opts.random });
   await app.init();
   const server = app.getHttpServer();
   let n = 0;

@@ -1,10 +1,31 @@
 import { execSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { isPgAvailable } from './databases';
 
-/** Makes sure PostgreSQL is up (starting the local cluster if it is down) before the e2e suites run. */
+const ROOT = path.resolve(__dirname, '../..');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Suites that spawn `node dist/cli.js` (workers, CLI) need dist/ to match src/: rebuild when stale. */
+function ensureFreshBuild(): void {
+  const cli = path.join(ROOT, 'dist/cli.js');
+  if (fs.existsSync(cli) && fs.statSync(cli).mtimeMs >= newestMtime(path.join(ROOT, 'src'))) return;
+  execSync('npx tsc -p tsconfig.build.json', { cwd: ROOT, stdio: 'inherit' });
+  fs.utimesSync(cli, new Date(), new Date());
+}
+
+/** Makes sure PostgreSQL is up (starting the local cluster if it is down) and dist/ is built. */
 export default async function globalSetup(): Promise<void> {
+  ensureFreshBuild();
   if (process.env.TRENDHOOKS_TEST_PG) return;
-  let ok = false;
   try {
     execSync('pg_isready -h 127.0.0.1 -p 5432 -t 2', { stdio: 'ignore' });
   } catch {
@@ -15,6 +36,5 @@ export default async function globalSetup(): Promise<void> {
       /* isPgAvailable reports it */
     }
   }
-  ok = await isPgAvailable();
-  process.env.TRENDHOOKS_TEST_PG = ok ? '1' : '0';
+  process.env.TRENDHOOKS_TEST_PG = (await isPgAvailable()) ? '1' : '0';
 }

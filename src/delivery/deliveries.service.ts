@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Principal } from '../auth/api-key.service';
+import { PlanService } from '../auth/plan.service';
+import { CLOCK, Clock } from '../common/clock';
+import { Paged } from '../common/envelope';
+import { AppError } from '../common/errors';
+import { ListQuery, PaginationService } from '../pagination/pagination.service';
+import { WebhookEntity } from '../webhooks/webhook.entity';
+import { WebhookRepository } from '../webhooks/webhook.repository';
+import { parseWebhookId } from '../webhooks/webhooks.service';
+import { deliveryId } from './delivery-id';
+import { DeliveryRepository } from './delivery.repository';
+import { DeliveryResource, toDeliveryResource } from './delivery.resource';
+import { DeliveryWorker } from './delivery.worker';
+import { EventsService } from './events.service';
+
+export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
+const DELIVERY_ID_RE = /^msg_[0-9a-z]{26}$/;
+
+/** The customer-facing delivery log, manual retry and test events; every call is scoped to the caller's webhook. */
+@Injectable()
+export class DeliveriesService {
+  constructor(
+    private readonly deliveries: DeliveryRepository,
+    private readonly webhooks: WebhookRepository,
+    private readonly events: EventsService,
+    private readonly worker: DeliveryWorker,
+    private readonly plans: PlanService,
+    private readonly pagination: PaginationService,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  private async ownedWebhook(caller: Principal, rawId: string): Promise<WebhookEntity> {
+    const w = await this.webhooks.findForCustomer(caller.customerId, parseWebhookId(rawId));
+    if (!w) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
+    return w;
+  }
+
+  async list(caller: Principal, rawWebhookId: string, query: ListQuery): Promise<Paged<DeliveryResource>> {
+    const w = await this.ownedWebhook(caller, rawWebhookId);
+    const ctx = await this.pagination.begin(query, {
+      route: DELIVERIES_LIST_ROUTE,
+      customerId: caller.customerId,
+      params: { webhook_id: w.id },
+      planMaxPageSize: this.plans.limits(caller.plan).maxPageSize,
+    });
+    const rows = await this.deliveries.pageForWebhook(w.id, ctx.request);
+    const page = ctx.withPrev(rows, (d) => [d.createdAt.getTime(), d.id]);
+    const attempts = await this.deliveries.attemptsFor(page.items.map((d) => d.id));
+    return new Paged(
+      page.items.map((d) => toDeliveryResource(d, attempts.filter((a) => a.deliveryId === d.id))),
+      page.page,
+    );
+  }
+
+  /** Re-queues a delivery now, under the same id (receivers deduplicate on it). */
+  async retry(caller: Principal, rawWebhookId: string, rawDeliveryId: string): Promise<DeliveryResource> {
+    const w = await this.ownedWebhook(caller, rawWebhookId);
+    const id = rawDeliveryId.toLowerCase();
+    if (!DELIVERY_ID_RE.test(id)) throw new AppError('VALIDATION_ERROR', 'delivery_id must look like msg_ followed by 26 characters');
+    const d = await this.deliveries.findForWebhook(w.id, id);
+    if (!d) throw new AppError('NOT_FOUND', `delivery ${rawDeliveryId} not found`);
+    if (d.state === 'delivering') throw new AppError('CONFLICT', `delivery ${id} is being attempted right now`);
+    if (!(await this.deliveries.requeue(id, this.clock.now()))) throw new AppError('CONFLICT', `delivery ${id} is being attempted right now`);
+    this.worker.wake();
+    const fresh = (await this.deliveries.findForWebhook(w.id, id))!;
+    return toDeliveryResource(fresh, await this.deliveries.attemptsFor([id]));
+  }
+
+  /** Sends a `webhook.test` event to this webhook only. */
+  async sendTest(caller: Principal, rawWebhookId: string): Promise<{ event_id: string; delivery_id: string }> {
+    const w = await this.ownedWebhook(caller, rawWebhookId);
+    const res = await this.events.emitTest({ id: w.id, customerId: w.customerId, subreddit: w.subreddit });
+    return { event_id: res.event_id, delivery_id: deliveryId(res.event_id, w.id) };
+  }
+}

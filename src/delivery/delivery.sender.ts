@@ -1,0 +1,80 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { request } from 'undici';
+import { createPinnedDispatcher, PinnedDispatcher } from '../ssrf/pinned-dispatcher';
+import { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
+import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
+
+export const RESPONSE_EXCERPT_BYTES = 1024;
+// Beyond the excerpt, a receiver's body is drained up to this much to keep the connection reusable.
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+export interface PostResult {
+  statusCode: number;
+  excerpt: string;
+  retryAfter: string | string[] | undefined;
+}
+
+/**
+ * Outbound HTTP for deliveries: undici with pooled keep-alive connections, each pinned to the
+ * addresses the SSRF policy checked in the same attempt. Redirects are never followed.
+ */
+@Injectable()
+export class DeliverySender implements OnModuleDestroy {
+  private readonly pinned: PinnedDispatcher;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly ssrf: SsrfPolicy,
+    @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
+  ) {
+    this.timeoutMs = resolveDeliveryOptions(options).timeoutMs;
+    this.pinned = createPinnedDispatcher({ ca: options.ca, connectTimeoutMs: this.timeoutMs });
+  }
+
+  /** Re-resolves and re-checks the destination; throws DestinationBlockedError. */
+  check(url: string, allowNonstandardPort: boolean): Promise<CheckedDestination> {
+    return this.ssrf.checkDestination(url, { allowNonstandardPort });
+  }
+
+  async post(dest: CheckedDestination, headers: Record<string, string>, body: string): Promise<PostResult> {
+    const res = await request(dest.url, {
+      method: 'POST',
+      headers,
+      body,
+      dispatcher: this.pinned.dispatcherFor(dest),
+      signal: AbortSignal.timeout(this.timeoutMs),
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    // Keep the first KiB; read on (so the connection can be reused) up to the drain limit, then
+    // leaving the loop destroys the body and its socket.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk as Buffer);
+        size += (chunk as Buffer).length;
+        if (size > DRAIN_LIMIT_BYTES) break;
+      }
+    } catch {
+      // A body cut short still leaves a status: the attempt is judged on it.
+    }
+    return {
+      statusCode: res.statusCode,
+      excerpt: truncateUtf8(Buffer.concat(chunks), RESPONSE_EXCERPT_BYTES),
+      retryAfter: res.headers['retry-after'],
+    };
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pinned.close();
+  }
+}
+
+/** At most `max` bytes, cut on a character boundary. */
+export function truncateUtf8(buf: Buffer, max: number): string {
+  if (buf.length <= max) return buf.toString('utf8');
+  let end = max;
+  while (end > 0 && (buf[end] & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString('utf8');
+}

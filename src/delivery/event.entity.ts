@@ -1,0 +1,24 @@
+import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
+import { TimestampColumn } from '../database/columns';
+
+/** A trend event (or a `webhook.test`), written once; its deliveries are fanned out in the same transaction. */
+@Entity('events')
+@Index('idx_events_subreddit_created', ['subreddit', 'createdAt'])
+export class EventEntity {
+  /** `evt_…`: a ULID for ad-hoc events, or derived from (subreddit, kind, window, key) by the trend pipeline. */
+  @PrimaryColumn({ type: 'varchar', length: 64 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 32 })
+  type: string;
+
+  @Column({ type: 'varchar', length: 21 })
+  subreddit: string;
+
+  /** The event's figures (JSON text): they become `data` of the delivery body. */
+  @Column({ type: 'text' })
+  payload: string;
+
+  @TimestampColumn({ name: 'created_at' })
+  createdAt: Date;
+}

@@ -1,0 +1,68 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, Clock } from '../common/clock';
+import { AppError } from '../common/errors';
+import { newId } from '../common/ids';
+import { SUBREDDIT_INPUT, normaliseSubreddit } from '../webhooks/dto/create-webhook.dto';
+import { WEBHOOK_EVENTS } from '../webhooks/webhook.entity';
+import { deliveryId } from './delivery-id';
+import { DeliveryRepository, Subscriber } from './delivery.repository';
+import { DeliveryWorker } from './delivery.worker';
+
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+export interface EmitInput {
+  /** Deterministic id from the trend pipeline (replays are no-ops); a fresh `evt_` ULID when absent. */
+  id?: string;
+  type: string;
+  subreddit: string;
+  data?: Record<string, unknown>;
+  createdAt?: Date;
+}
+
+export interface EmitResult {
+  event_id: string;
+  created: boolean;
+  deliveries: number;
+}
+
+/** Writes events and fans them out to their subscribers in the same transaction (the outbox). */
+@Injectable()
+export class EventsService {
+  constructor(
+    private readonly repo: DeliveryRepository,
+    private readonly worker: DeliveryWorker,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** A trend event: every webhook subscribed to its kind and subreddit gets one delivery. */
+  emit(input: EmitInput): Promise<EmitResult> {
+    if (!(WEBHOOK_EVENTS as readonly string[]).includes(input.type)) {
+      throw new AppError('VALIDATION_ERROR', `event must be one of ${WEBHOOK_EVENTS.join(', ')}`);
+    }
+    return this.write(input, 'subscribers');
+  }
+
+  /** `webhook.test` to one webhook only (POST /v1/webhooks/{id}/test). */
+  emitTest(webhook: Subscriber & { subreddit: string }): Promise<EmitResult> {
+    return this.write({ type: TEST_EVENT_TYPE, subreddit: webhook.subreddit, data: { test: true } }, [webhook]);
+  }
+
+  private async write(input: EmitInput, target: 'subscribers' | Subscriber[]): Promise<EmitResult> {
+    if (typeof input.subreddit !== 'string' || !SUBREDDIT_INPUT.test(input.subreddit)) {
+      throw new AppError('VALIDATION_ERROR', 'subreddit must be 3 to 21 letters, digits or underscores');
+    }
+    if (input.id !== undefined && !/^evt_[A-Za-z0-9_-]{1,60}$/.test(input.id)) throw new AppError('VALIDATION_ERROR', 'event id must look like evt_…');
+    const data = input.data ?? {};
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new AppError('VALIDATION_ERROR', 'data must be a JSON object');
+    const now = this.clock.now();
+    const id = input.id ?? newId('evt', now.getTime());
+    const res = await this.repo.insertEventWithDeliveries(
+      { id, type: input.type, subreddit: normaliseSubreddit(input.subreddit), payload: JSON.stringify(data), createdAt: input.createdAt ?? now },
+      target,
+      (webhookId) => deliveryId(id, webhookId),
+      now,
+    );
+    if (res.deliveries > 0) this.worker.wake();
+    return { event_id: id, ...res };
+  }
+}
