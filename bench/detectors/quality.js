@@ -1,0 +1,279 @@
+'use strict';
+/**
+ * Quality of the DEFAULT detector parameters on seeded synthetic series with labelled bursts.
+ *
+ *   npx tsc -p tsconfig.build.json            # or compile only the detectors, see README
+ *   node bench/detectors/quality.js [--dist=/tmp/det-dist] [--seed=42] [--quick] [--only=surge|velocity|rising]
+ *
+ * Prints tables and writes bench/results/detectors-quality.json.
+ * A burst counts as detected when an event fires from its first bucket to `GRACE` buckets after its
+ * last; an event outside every burst window is a false alarm.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const L = require('./lib');
+
+const SURGE_GRACE = 2;
+const VELOCITY_GRACE = 1;
+
+function surgeConfig(quick) {
+  return { days: quick ? 21 : 35, perClass: quick ? 10 : 30, classes: Object.keys(L.SURGE_CLASSES) };
+}
+
+function velocityConfig(quick) {
+  return { days: quick ? 14 : 28, perClass: quick ? { busy: 3, mid: 3, quiet: 2 } : { busy: 8, mid: 8, quiet: 4 } };
+}
+
+/** Run surge with `params` over the generated series; returns tallies keyed by group name. */
+function evaluateSurge(det, params, cfg, seed, seriesList) {
+  const tallies = new Map();
+  const tally = (k) => {
+    if (!tallies.has(k)) tallies.set(k, new L.Tally());
+    return tallies.get(k);
+  };
+  const resolved = det.resolveSurgeParams(params);
+  const list = seriesList ?? generateSurge(cfg, seed);
+  for (const s of list) {
+    const state = det.createSurgeState(params);
+    const events = [];
+    for (let i = 0; i < s.counts.length; i++) {
+      const d = det.observeSurgeBucket(state, s.start + i * s.bucketMs, s.counts[i]);
+      if (d) events.push(Math.round((d.bucketEnd - s.start) / s.bucketMs) - 1);
+    }
+    const windowOf = (b) => [b.start, b.start + b.duration - 1 + SURGE_GRACE];
+    const overdisp = s.overdispersed ? 'overdispersed' : 'poisson';
+    const groups = ['all', `class:${s.cls}`, `noise:${overdisp}`];
+    for (const b of s.bursts) {
+      const [lo, hi] = windowOf(b);
+      const first = events.find((e) => e >= lo && e <= hi);
+      const delay = first === undefined ? null : first - b.start;
+      for (const g of [...groups, `mag:${b.magnitude}x`, `${s.cls}:${b.magnitude}x`, `dur:${b.duration}`, `${s.cls}:dur:${b.duration}`]) tally(g).burst(delay);
+    }
+    const periodSplit = Math.round((14 * L.DAY) / s.bucketMs);
+    for (const e of events) {
+      const match = s.bursts.some((b) => {
+        const [lo, hi] = windowOf(b);
+        return e >= lo && e <= hi;
+      });
+      const period = e < periodSplit ? 'period:days0-14' : 'period:days14+';
+      for (const g of [...groups, period]) {
+        const t = tally(g);
+        t.events++;
+        if (match) t.trueEvents++;
+        else t.falseAlarms++;
+      }
+    }
+    const monitored = ((s.counts.length - resolved.warmupBuckets) * s.bucketMs) / L.DAY;
+    for (const g of groups) tally(g).days += monitored;
+    tally('period:days0-14').days += 14 - (resolved.warmupBuckets * s.bucketMs) / L.DAY;
+    tally('period:days14+').days += (s.counts.length * s.bucketMs) / L.DAY - 14;
+  }
+  return summarize(tallies);
+}
+
+function generateSurge(cfg, seed) {
+  const list = [];
+  let k = 0;
+  for (const cls of cfg.classes) for (let i = 0; i < cfg.perClass; i++) list.push(L.genSurgeSeries(seed * 1000 + k++, cls, cfg.days));
+  return list;
+}
+
+function summarize(tallies) {
+  const out = {};
+  for (const k of [...tallies.keys()].sort(groupOrder)) out[k] = tallies.get(k).summary();
+  return out;
+}
+
+/** Print order: overall, then per class / magnitude / duration / other, then class × magnitude etc. */
+function groupOrder(a, b) {
+  const rank = (g) => {
+    if (g === 'all') return 0;
+    const prefix = g.split(':')[0];
+    const order = ['class', 'mag', 'new', 'dur', 'expectedPosts', 'noise', 'period', 'busy', 'mid', 'quiet'];
+    const i = order.indexOf(prefix);
+    return i < 0 ? order.length + 1 : i + 1;
+  };
+  const num = (s) =>
+    s.replace(/\d+(\.\d+)?/g, (m) => {
+      const [int, frac] = m.split('.');
+      return int.padStart(8, '0') + (frac ? `.${frac}` : '');
+    });
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  return num(a) < num(b) ? -1 : num(a) > num(b) ? 1 : 0;
+}
+
+/** Feed each generated stream through observeVelocityPosts (tokenizer included). */
+function evaluateVelocity(det, params, cfg, seed, vocab) {
+  const tallies = new Map();
+  const tally = (k) => {
+    if (!tallies.has(k)) tallies.set(k, new L.Tally());
+    return tallies.get(k);
+  };
+  const resolved = det.resolveVelocityParams(params);
+  let surgeBuckets = 0;
+  let surgeEvents = 0;
+  let surgeCount = 0;
+  let k = 0;
+  for (const cls of Object.keys(cfg.perClass)) {
+    for (let i = 0; i < cfg.perClass[cls]; i++) {
+      const stream = L.genVelocityStream(seed * 1000 + 500 + k++, cls, cfg.days, vocab);
+      const state = det.createVelocityState(params);
+      const events = [];
+      const sizes = new Float64Array(stream.buckets);
+      stream.forEachBucket((idx, t, posts) => {
+        sizes[idx] = posts.length;
+        for (const d of det.observeVelocityPosts(state, t, posts)) events.push({ idx, keyword: d.keyword, evidence: d.postIds.length });
+      });
+      const inWindow = (b, e) => e.keyword === b.keyword && e.idx >= b.start && e.idx <= b.start + b.duration - 1 + VELOCITY_GRACE;
+      for (const b of stream.bursts) {
+        const first = events.find((e) => inWindow(b, e));
+        const delay = first === undefined ? null : first.idx - b.start;
+        let n = 0;
+        for (let j = b.start; j < b.start + b.duration; j++) n += sizes[j];
+        const expected = (n / b.duration) * (b.baseShare + (1 - b.baseShare) * b.inject);
+        const expClass = expected < 5 ? 'expectedPosts:<5' : expected < 15 ? 'expectedPosts:5-15' : 'expectedPosts:15+';
+        const mag = b.kind === 'new' ? `new:${b.magnitude * 100}%` : `mag:${b.magnitude}x`;
+        for (const g of ['all', `class:${cls}`, mag, `${cls}:${mag}`, expClass, `${cls}:${expClass}`, `dur:${b.duration}`]) tally(g).burst(delay);
+      }
+      for (const s of stream.surges) {
+        surgeCount++;
+        surgeBuckets += s.duration;
+      }
+      for (const e of events) {
+        const match = stream.bursts.some((b) => inWindow(b, e));
+        const duringSurge = stream.surges.some((s) => e.idx >= s.start && e.idx < s.start + s.duration + VELOCITY_GRACE);
+        if (duringSurge && !match) surgeEvents++;
+        for (const g of ['all', `class:${cls}`]) {
+          const t = tally(g);
+          t.events++;
+          if (match) t.trueEvents++;
+          else t.falseAlarms++;
+        }
+      }
+      const monitored = ((stream.buckets - resolved.warmupBuckets) * stream.bucketMs) / L.DAY;
+      for (const g of ['all', `class:${cls}`]) tally(g).days += monitored;
+    }
+  }
+  const out = summarize(tallies);
+  out.subredditWideSurges = {
+    surges: surgeCount,
+    surgeBuckets,
+    falseEventsDuringSurges: surgeEvents,
+    falseEventsPerSurge: surgeCount ? L.round(surgeEvents / surgeCount, 3) : null,
+  };
+  return out;
+}
+
+/**
+ * trends.rising sanity simulation (no ground truth exists for "rising", so this only checks the
+ * event volume and that what fires is the best posts, early). Posts arrive as a Poisson process;
+ * each has a lognormal final score Q (median 7) reached with time constant 1–4 h, comments ≈ 0.3·Q;
+ * the poller re-reads every post every 15 minutes for 12 hours. "Top" = the 1% highest-Q posts.
+ */
+function evaluateRising(det, params, seed, days) {
+  const out = {};
+  for (const [cls, perHour] of Object.entries({ quiet: 2, mid: 20, busy: 100 })) {
+    const rng = L.rngFrom(seed * 1000 + 900 + perHour);
+    const state = det.createRisingState(params);
+    const posts = [];
+    for (let t = 0; t < days * L.DAY; ) {
+      t += (-Math.log(1 - rng()) / perHour) * L.HOUR;
+      posts.push({ id: `r${posts.length}`, created: L.DAY + t, q: Math.exp(2 + 1.5 * L.normal(rng)), tau: (1 + 3 * rng()) * L.HOUR });
+    }
+    const observations = [];
+    for (const p of posts) for (let a = 5 * L.MINUTE + rng() * 10 * L.MINUTE; a < 12 * L.HOUR; a += 15 * L.MINUTE) observations.push([p.created + a, p]);
+    observations.sort((x, y) => x[0] - y[0]);
+    const fired = new Map();
+    for (const [t, p] of observations) {
+      const grown = 1 - Math.exp(-(t - p.created) / p.tau);
+      const d = det.observeRising(state, {
+        postId: p.id,
+        createdUtcMs: p.created,
+        observedAtMs: t,
+        score: Math.round(1 + p.q * grown),
+        numComments: Math.round(0.3 * p.q * grown),
+        permalink: '',
+        title: '',
+      });
+      if (d) fired.set(p.id, d);
+    }
+    const sortedQ = posts.map((p) => p.q).sort((a, b) => b - a);
+    const topQ = sortedQ[Math.floor(sortedQ.length * 0.01)];
+    const top = posts.filter((p) => p.q >= topQ);
+    const topFired = top.filter((p) => fired.has(p.id));
+    const firedTop = [...fired.keys()].filter((id) => posts[Number(id.slice(1))].q >= topQ).length;
+    const firedTop5 = [...fired.keys()].filter((id) => posts[Number(id.slice(1))].q >= sortedQ[Math.floor(sortedQ.length * 0.05)]).length;
+    const ages = topFired.map((p) => fired.get(p.id).ageMinutes).sort((a, b) => a - b);
+    out[`class:${cls}`] = {
+      postsPerHour: perHour,
+      posts: posts.length,
+      events: fired.size,
+      eventsPerDay: L.round(fired.size / days, 2),
+      eventsPerPost: L.round(fired.size / posts.length, 4),
+      top1pctPosts: top.length,
+      top1pctDetected: top.length ? L.round(topFired.length / top.length, 3) : null,
+      eventsOnTop1pct: fired.size ? L.round(firedTop / fired.size, 3) : null,
+      eventsOnTop5pct: fired.size ? L.round(firedTop5 / fired.size, 3) : null,
+      medianAgeMinutesAtDetectionTop1pct: L.quantile(ages, 0.5),
+    };
+  }
+  return out;
+}
+
+function pad(s, n) {
+  s = String(s ?? '-');
+  return s.length >= n ? s : s + ' '.repeat(n - s.length);
+}
+
+function printTable(title, rows) {
+  console.log(`\n${title}`);
+  const cols = ['group', 'bursts', 'recall', 'precision', 'medDelay', 'p90Delay', 'events', 'FA', 'FA/day', 'FA/week'];
+  const widths = [26, 7, 7, 10, 9, 9, 7, 6, 8, 8];
+  console.log(cols.map((c, i) => pad(c, widths[i])).join(''));
+  for (const [g, r] of Object.entries(rows)) {
+    if (r.bursts === undefined) continue;
+    const vals = [g, r.bursts, r.recall, r.precision, r.medianDelayBuckets, r.p90DelayBuckets, r.events, r.falseAlarms, r.falseAlarmsPerDay, r.falseAlarmsPerWeek];
+    console.log(vals.map((v, i) => pad(v, widths[i])).join(''));
+  }
+}
+
+function main() {
+  const argv = process.argv.slice(2);
+  const det = L.loadDetectors(argv);
+  const seed = Number(L.flag(argv, 'seed', '42'));
+  const quick = argv.includes('--quick');
+  const only = L.flag(argv, 'only', 'all');
+  const result = { generatedBy: 'bench/detectors/quality.js', seed, quick, grace: { surge: SURGE_GRACE, velocity: VELOCITY_GRACE } };
+  const t0 = Date.now();
+  if (only === 'all' || only === 'surge') {
+    const cfg = surgeConfig(quick);
+    result.surge = { params: det.DEFAULT_SURGE_PARAMS, config: cfg, results: evaluateSurge(det, {}, cfg, seed) };
+    printTable(`trends.surge — ${cfg.perClass} series × ${cfg.classes.join('/')} × ${cfg.days} days, 5-min buckets (delays in buckets)`, result.surge.results);
+  }
+  if (only === 'all' || only === 'velocity') {
+    const cfg = velocityConfig(quick);
+    const vocab = L.makeVocabulary(20000, det.ENGLISH_STOPWORDS, seed);
+    result.velocity = { params: det.DEFAULT_VELOCITY_PARAMS, config: cfg, results: evaluateVelocity(det, {}, cfg, seed, vocab) };
+    printTable(`trends.velocity — ${JSON.stringify(cfg.perClass)} streams × ${cfg.days} days, 30-min buckets`, result.velocity.results);
+    console.log('subreddit-wide surges (no keyword burst):', JSON.stringify(result.velocity.results.subredditWideSurges));
+  }
+  if (only === 'all' || only === 'rising') {
+    const days = quick ? 3 : 7;
+    result.rising = { params: det.DEFAULT_RISING_PARAMS, config: { days, pollEveryMinutes: 15 }, results: evaluateRising(det, {}, seed, days) };
+    console.log(`\ntrends.rising — sanity simulation, ${days} days per class (no labelled ground truth; see README)`);
+    console.table(result.rising.results);
+  }
+  result.elapsedSeconds = Math.round((Date.now() - t0) / 100) / 10;
+  if (!quick && only === 'all') {
+    const out = path.join(__dirname, '../results/detectors-quality.json');
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
+    console.log(`\nwrote ${path.relative(process.cwd(), out)} (${result.elapsedSeconds}s)`);
+  } else console.log(`\n(${result.elapsedSeconds}s; JSON is written only by a full run)`);
+}
+
+module.exports = { evaluateSurge, evaluateVelocity, evaluateRising, generateSurge, surgeConfig, velocityConfig, printTable };
+
+if (require.main === module) main();

@@ -1,0 +1,227 @@
+/**
+ * Backtests: run the production detectors over a `timestamp,value` series of counts per bucket.
+ *
+ * surge: value = posts in the bucket.
+ * velocity: value = posts containing ONE keyword in the bucket; the optional third CSV column
+ * `total` = all posts in the bucket. Without it every bucket is assumed to hold `assumedTotal`
+ * posts (default 1000, raised to the value if smaller): a fixed total turns the series into a share
+ * series, which is what velocity scores. The keyword counts go through the same scoring and state
+ * code as live posts (`observeVelocityCounts`); only tokenization is skipped.
+ */
+import { SurgeParams, VelocityParams } from './params';
+import { createSurgeState, observeSurgeBucket } from './surge';
+import { createVelocityState, observeVelocityCounts } from './velocity';
+
+export interface SeriesPoint {
+  /** ms since epoch */
+  readonly timestamp: number;
+  readonly value: number;
+  /** Velocity only: all posts in the bucket. */
+  readonly total?: number;
+}
+
+export interface BacktestPoint {
+  /** Bucket start (ms since epoch). */
+  readonly timestamp: number;
+  readonly value: number;
+  /** Detector score of the bucket (0 during warm-up). */
+  readonly score: number;
+  /** Whether the production detector fired on this bucket (after warm-up, cooldown and minimums). */
+  readonly detected: boolean;
+}
+
+export type VelocityBacktestParams = Partial<VelocityParams> & {
+  /** Posts per bucket assumed when a point has no `total` (default 1000). */
+  readonly assumedTotal?: number;
+};
+
+const BACKTEST_KEYWORD = 'keyword';
+const DEFAULT_ASSUMED_TOTAL = 1000;
+
+/**
+ * Rows are sorted by time and floored to the bucket grid; rows in the same bucket are summed. The
+ * bucket width is `params.bucketMs` if given, else the smallest spacing between rows (so an hourly
+ * CSV is scored hourly: the "…Buckets" parameters then count hours).
+ */
+export function runBacktest(kind: 'surge', series: readonly SeriesPoint[], params?: Partial<SurgeParams>): BacktestPoint[];
+export function runBacktest(kind: 'velocity', series: readonly SeriesPoint[], params?: VelocityBacktestParams): BacktestPoint[];
+export function runBacktest(
+  kind: 'surge' | 'velocity',
+  series: readonly SeriesPoint[],
+  params?: Partial<SurgeParams> | VelocityBacktestParams,
+): BacktestPoint[];
+export function runBacktest(
+  kind: 'surge' | 'velocity',
+  series: readonly SeriesPoint[],
+  params: Partial<SurgeParams> | VelocityBacktestParams = {},
+): BacktestPoint[] {
+  if (kind !== 'surge' && kind !== 'velocity') throw new RangeError(`unknown backtest kind: ${String(kind)}`);
+  for (const [i, pt] of series.entries()) {
+    if (!Number.isFinite(pt.timestamp)) throw new RangeError(`series[${i}].timestamp must be a finite number`);
+    if (!Number.isFinite(pt.value) || pt.value < 0) throw new RangeError(`series[${i}].value must be a finite number ≥ 0`);
+  }
+  if (series.length === 0) return [];
+  const bucketMs = params.bucketMs ?? inferBucketMs(series);
+  const buckets = toBuckets(series, bucketMs);
+  return kind === 'surge'
+    ? backtestSurge(buckets, { ...(params as Partial<SurgeParams>), bucketMs })
+    : backtestVelocity(buckets, { ...(params as VelocityBacktestParams), bucketMs });
+}
+
+interface Bucket {
+  start: number;
+  value: number;
+  total: number | undefined;
+}
+
+function inferBucketMs(series: readonly SeriesPoint[]): number | undefined {
+  const ts = [...new Set(series.map((p) => p.timestamp))].sort((a, b) => a - b);
+  let min = Infinity;
+  for (let i = 1; i < ts.length; i++) min = Math.min(min, ts[i] - ts[i - 1]);
+  return Number.isFinite(min) ? Math.round(min) : undefined;
+}
+
+function toBuckets(series: readonly SeriesPoint[], bucketMs: number | undefined): Bucket[] {
+  const width = bucketMs ?? 1;
+  const byStart = new Map<number, Bucket>();
+  for (const pt of series) {
+    const start = Math.floor(pt.timestamp / width) * width;
+    const b = byStart.get(start);
+    if (b) {
+      b.value += pt.value;
+      b.total = b.total === undefined || pt.total === undefined ? undefined : b.total + pt.total;
+    } else byStart.set(start, { start, value: pt.value, total: pt.total });
+  }
+  return [...byStart.values()].sort((a, b) => a.start - b.start);
+}
+
+function backtestSurge(buckets: Bucket[], params: Partial<SurgeParams>): BacktestPoint[] {
+  const state = createSurgeState(withoutUndefined(params));
+  return buckets.map((b) => {
+    const detection = observeSurgeBucket(state, b.start, b.value);
+    return { timestamp: b.start, value: b.value, score: round4(state.lastScore), detected: detection !== null };
+  });
+}
+
+function backtestVelocity(buckets: Bucket[], params: VelocityBacktestParams): BacktestPoint[] {
+  const { assumedTotal = DEFAULT_ASSUMED_TOTAL, ...velocityParams } = params;
+  if (!(Number.isInteger(assumedTotal) && assumedTotal > 0)) throw new RangeError('assumedTotal must be a positive integer');
+  const state = createVelocityState(withoutUndefined(velocityParams));
+  return buckets.map((b) => {
+    if (!Number.isInteger(b.value)) throw new RangeError(`velocity values are post counts: ${b.value} at ${b.start} is not an integer`);
+    const total = b.total ?? Math.max(assumedTotal, b.value);
+    if (!Number.isInteger(total) || total < b.value) {
+      throw new RangeError(`total at ${b.start} must be an integer ≥ value (${b.value}), got ${total}`);
+    }
+    let score = 0;
+    const fired = observeVelocityCounts(state, b.start, total, new Map([[BACKTEST_KEYWORD, b.value]]), (_k, s) => {
+      score = s;
+    });
+    return { timestamp: b.start, value: b.value, score: round4(score), detected: fired.length > 0 };
+  });
+}
+
+function withoutUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function round4(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}
+
+/** A CSV row that could not be parsed; `line` is 1-based. */
+export class SeriesParseError extends Error {
+  constructor(
+    readonly line: number,
+    detail: string,
+  ) {
+    super(`line ${line}: ${detail}`);
+    this.name = 'SeriesParseError';
+  }
+}
+
+/** Unix timestamps below this are seconds (1e11 s is the year 5138; 1e11 ms is 1973). */
+const SECONDS_LIMIT = 1e11;
+const NUMBER_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+/**
+ * Parse `timestamp,value[,total]` lines. A first line whose first field has no digit is a header.
+ * Timestamps: ISO 8601 (UTC unless an offset is given) or unix seconds / milliseconds (by magnitude).
+ * Blank lines and lines starting with `#` are skipped; fields may be double-quoted.
+ * Throws SeriesParseError naming the line of the first bad row.
+ */
+export function parseSeriesCsv(text: string): SeriesPoint[] {
+  const out: SeriesPoint[] = [];
+  const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\n|\r/);
+  let sawRow = false;
+  for (let i = 0; i < lines.length; i++) {
+    const lineNo = i + 1;
+    const line = lines[i].trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const fields = line.split(',').map(unquote);
+    const first = !sawRow;
+    sawRow = true;
+    // A header names its columns; any timestamp has digits, so a bad one is reported, not skipped.
+    if (first && !/\d/.test(fields[0])) {
+      if (fields.length < 2 || fields.length > 3) {
+        throw new SeriesParseError(lineNo, `header must have 2 or 3 columns (timestamp,value[,total]), got ${fields.length}`);
+      }
+      continue;
+    }
+    if (fields.length < 2 || fields.length > 3) {
+      throw new SeriesParseError(lineNo, `expected 2 or 3 comma-separated fields (timestamp,value[,total]), got ${fields.length}`);
+    }
+    const timestamp = parseTimestamp(fields[0]);
+    if (timestamp === null) {
+      throw new SeriesParseError(lineNo, `timestamp "${fields[0]}" is neither ISO 8601 nor unix seconds/milliseconds`);
+    }
+    const value = parseCount(fields[1]);
+    if (value === null) throw new SeriesParseError(lineNo, `value "${fields[1]}" is not a finite number ≥ 0`);
+    if (fields.length === 3 && fields[2] !== '') {
+      const total = parseCount(fields[2]);
+      if (total === null) throw new SeriesParseError(lineNo, `total "${fields[2]}" is not a finite number ≥ 0`);
+      if (total < value) throw new SeriesParseError(lineNo, `total ${total} is smaller than value ${value}`);
+      out.push({ timestamp, value, total });
+    } else out.push({ timestamp, value });
+  }
+  return out;
+}
+
+function unquote(f: string): string {
+  const t = f.trim();
+  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1).trim() : t;
+}
+
+function parseCount(f: string): number | null {
+  if (!NUMBER_RE.test(f)) return null;
+  const v = Number(f);
+  return Number.isFinite(v) && v >= 0 ? v : null;
+}
+
+function parseTimestamp(f: string): number | null {
+  if (NUMBER_RE.test(f)) {
+    const n = Number(f);
+    if (!Number.isFinite(n)) return null;
+    // Seconds may be fractional; milliseconds are kept whole so bucket arithmetic stays exact.
+    return Math.abs(n) < SECONDS_LIMIT ? Math.round(n * 1000) : Math.round(n);
+  }
+  const m = ISO_RE.exec(f);
+  if (!m) return null;
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = m;
+  const ms = Number((frac + '000').slice(0, 3));
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  let t = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Number(s), ms);
+  // Date.UTC rolls Feb 30 into March; a real date maps back to the same day.
+  if (new Date(t).getUTCDate() !== day) return null;
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const sign = zone[0] === '-' ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    const offsetMin = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0');
+    if (offsetMin > 14 * 60) return null;
+    t -= sign * offsetMin * 60_000;
+  }
+  return t;
+}

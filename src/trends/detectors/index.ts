@@ -1,0 +1,34 @@
+/** Public surface of the trend detectors: pure, event-time, no I/O, no clock, no environment. */
+export {
+  DEFAULT_RISING_PARAMS,
+  DEFAULT_SURGE_PARAMS,
+  DEFAULT_VELOCITY_PARAMS,
+  resolveRisingParams,
+  resolveSurgeParams,
+  resolveVelocityParams,
+} from './params';
+export type { RisingParams, SurgeParams, VelocityParams } from './params';
+export { bucketStartOf, createSurgeState, fillSurgeGaps, hourOfWeek, observeSurgeBucket } from './surge';
+export type { SurgeDetection, SurgeState } from './surge';
+export { binomialDeviance, createVelocityState, KeywordTable, observeVelocityCounts, observeVelocityPosts } from './velocity';
+export type { VelocityDetection, VelocityPost, VelocityState } from './velocity';
+export {
+  keywordOf,
+  MAX_TOKEN_LENGTH,
+  MIN_TOKEN_LENGTH,
+  postKeywords,
+  scanRawTokens,
+  scanSpans,
+  scanTokens,
+  spanHash,
+  stem,
+  tokenize,
+} from './tokenizer';
+export type { SpanSink, TokenSink } from './tokenizer';
+export { ENGLISH_STOPWORDS } from './stopwords';
+export { createRisingState, observeRising } from './rising';
+export type { RisingDetection, RisingObservation, RisingState } from './rising';
+export { eventKey, TREND_KINDS } from './event-key';
+export type { TrendKind } from './event-key';
+export { parseSeriesCsv, runBacktest, SeriesParseError } from './backtest';
+export type { BacktestPoint, SeriesPoint, VelocityBacktestParams } from './backtest';

@@ -1,0 +1,238 @@
+/**
+ * Default parameters of the three trend detectors.
+ *
+ * One global set for every subreddit: no per-series tuning. The values were chosen once with
+ * `bench/detectors/quality.js` (synthetic series with labelled bursts, see README.md) to balance
+ * missed trends against false alarms; the README gives the reasoning behind each number.
+ */
+
+/** Parameters of `trends.surge` (posts per bucket far above the subreddit's norm). */
+export interface SurgeParams {
+  /** Bucket width. Five minutes: fast enough to call a surge within minutes, wide enough that busy subreddits have tens of posts per bucket. */
+  readonly bucketMs: number;
+  /** Half-life of the level (EWMA of the deseasonalised count). One hour: follows the daily cycle before seasonality is learnt, yet a 1-bucket burst moves it little. */
+  readonly levelHalfLifeBuckets: number;
+  /** Half-life of the variance model's EWMAs (excess of squared residuals over Poisson, relative to expected²). One day: stable, still adapts to a subreddit becoming burstier. */
+  readonly varianceHalfLifeBuckets: number;
+  /** Half-life of the slow reference level the hour-of-week ratios are measured against. One week, so the daily and weekly shapes are not absorbed by it. */
+  readonly referenceHalfLifeBuckets: number;
+  /** Weeks of hourly ratios kept per hour-of-week slot; the factor is their median, so a one-off surge in one week is ignored while a pattern that recurs every week is learnt. */
+  readonly seasonalWeeks: number;
+  /** A slot's factor is used only after this many full weeks of observations of that slot (with 2, the ratio nearer 1 is used). */
+  readonly seasonalMinWeeks: number;
+  /** Pseudo-count (posts per bucket) added to both sides of the ratio mean/reference: shrinks noisy ratios of quiet subreddits towards 1. */
+  readonly seasonalPseudoCount: number;
+  /** Absolute variance floor (posts²): with the Poisson floor (variance ≥ expected) it stops 0,0,0,1 from looking infinitely significant. */
+  readonly minVariance: number;
+  /** Minimum posts in the bucket (or window) to fire at all. */
+  readonly minCount: number;
+  /** z-score the bucket (or window) must reach: (count − expected) / stddev. */
+  readonly threshold: number;
+  /** Also score the sum of the last N buckets (1 disables): catches sustained moderate surges a single bucket cannot prove. */
+  readonly windowBuckets: number;
+  /** Buckets after a detection during which the subreddit cannot fire again. */
+  readonly cooldownBuckets: number;
+  /** Buckets observed before any detection (level and variance need history). */
+  readonly warmupBuckets: number;
+  /** Counts above expected + clipZ·stddev update the baseline as if they were at that bound, so a surge does not inflate its own baseline. */
+  readonly clipZ: number;
+  /** A gap longer than this many buckets resets level and variance (not seasonality) and re-enters warm-up, instead of replaying millions of zeros. */
+  readonly maxGapBuckets: number;
+}
+
+/** Parameters of `trends.velocity` (a keyword's share of posts spikes). */
+export interface VelocityParams {
+  /** Bucket width. Thirty minutes: a busy subreddit has hundreds of posts per bucket so a keyword can reach the minimum count, and a trend is still reported within the half-hour. */
+  readonly bucketMs: number;
+  /** Half-life of each keyword's baseline share, in non-empty buckets. One day: smooths the daily mix of topics. */
+  readonly baselineHalfLifeBuckets: number;
+  /** Floor of the baseline share: an unseen or rare keyword is treated as if it were in this share of posts. */
+  readonly priorShare: number;
+  /** Variance inflation over the binomial (real keyword counts are overdispersed); divides the deviance. */
+  readonly dispersion: number;
+  /** Minimum posts containing the keyword in the bucket. */
+  readonly minCount: number;
+  /** Minimum share / baseline share: a common word moving 20% on a huge bucket is not a spike. */
+  readonly minRatio: number;
+  /** Signed square root of the binomial deviance (≈ z-score, well calibrated at small counts) to reach. */
+  readonly threshold: number;
+  /** Buckets after a keyword fires during which that keyword cannot fire again. */
+  readonly cooldownBuckets: number;
+  /** Non-empty buckets observed before any detection. */
+  readonly warmupBuckets: number;
+  /** Posts observed before any detection (a quiet subreddit needs enough text to know its vocabulary). */
+  readonly warmupPosts: number;
+  /** Most keywords remembered per subreddit; the lowest-weight ones are evicted beyond this. */
+  readonly maxKeywords: number;
+  /** Post ids and permalinks carried as evidence per detection. */
+  readonly maxEvidence: number;
+}
+
+/** Parameters of `trends.rising` (a young post gaining score and comments unusually fast). */
+export interface RisingParams {
+  /** Posts older than this are neither scored nor remembered. */
+  readonly maxAgeMs: number;
+  /** Minimum time between the two observations a rate is computed from; closer re-reads are ignored (the older anchor is kept). */
+  readonly minGapMs: number;
+  /** Weight of one comment relative to one point of score in the growth rate. */
+  readonly commentWeight: number;
+  /** Offset (per hour) added before taking logs, so zero growth has a finite log. */
+  readonly logOffsetPerHour: number;
+  /** Step (natural-log units) of the streaming quantile estimates that form the norm; larger adapts faster, jitters more. */
+  readonly normStep: number;
+  /** Only rates of posts younger than this feed the norm: young posts are where growth happens, and old ones would fill it with zeros. */
+  readonly normMaxAgeMs: number;
+  /** Upper quantile of log growth defining the norm's spread (spread = q_upper − median). */
+  readonly normUpperQuantile: number;
+  /** Floor of the spread, in natural-log units (a subreddit where every post grows alike still needs a real jump). */
+  readonly minLogSpread: number;
+  /** Fire when (log growth − median) / spread reaches this. */
+  readonly threshold: number;
+  /** Growth / typical (median) growth to fire, a second guard in plain terms. */
+  readonly minRatio: number;
+  /** Minimum absolute growth (score + commentWeight · comments) per hour. */
+  readonly minGrowthPerHour: number;
+  /** Rate samples needed before the norm is trusted (the first ones seed the quantiles exactly). */
+  readonly warmupSamples: number;
+  /** Most posts tracked (and most fired ids remembered) per subreddit. */
+  readonly maxTrackedPosts: number;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+export const DEFAULT_SURGE_PARAMS: Readonly<SurgeParams> = Object.freeze({
+  bucketMs: 5 * MINUTE,
+  levelHalfLifeBuckets: 12,
+  varianceHalfLifeBuckets: 288,
+  referenceHalfLifeBuckets: 2016,
+  seasonalWeeks: 3,
+  seasonalMinWeeks: 2,
+  seasonalPseudoCount: 1,
+  minVariance: 1,
+  minCount: 5,
+  threshold: 5,
+  windowBuckets: 3,
+  cooldownBuckets: 12,
+  warmupBuckets: 72,
+  clipZ: 3,
+  maxGapBuckets: 2016,
+});
+
+export const DEFAULT_VELOCITY_PARAMS: Readonly<VelocityParams> = Object.freeze({
+  bucketMs: 30 * MINUTE,
+  baselineHalfLifeBuckets: 48,
+  priorShare: 0.002,
+  dispersion: 1.5,
+  minCount: 5,
+  minRatio: 3,
+  threshold: 4,
+  cooldownBuckets: 12,
+  warmupBuckets: 12,
+  warmupPosts: 200,
+  maxKeywords: 5000,
+  maxEvidence: 10,
+});
+
+export const DEFAULT_RISING_PARAMS: Readonly<RisingParams> = Object.freeze({
+  maxAgeMs: 12 * HOUR,
+  minGapMs: 10 * MINUTE,
+  commentWeight: 2,
+  logOffsetPerHour: 1,
+  normStep: 0.02,
+  normMaxAgeMs: 3 * HOUR,
+  normUpperQuantile: 0.9,
+  minLogSpread: 0.5,
+  threshold: 2.5,
+  minRatio: 5,
+  minGrowthPerHour: 20,
+  warmupSamples: 100,
+  maxTrackedPosts: 20_000,
+});
+
+function check(ok: boolean, name: string, rule: string): void {
+  if (!ok) throw new RangeError(`detector parameter ${name} must be ${rule}`);
+}
+
+function positive(p: object, names: string[]): void {
+  for (const n of names) {
+    const v = (p as Record<string, unknown>)[n];
+    check(typeof v === 'number' && Number.isFinite(v) && v > 0, n, 'a finite number > 0');
+  }
+}
+
+function nonNegative(p: object, names: string[]): void {
+  for (const n of names) {
+    const v = (p as Record<string, unknown>)[n];
+    check(typeof v === 'number' && Number.isFinite(v) && v >= 0, n, 'a finite number ≥ 0');
+  }
+}
+
+function integers(p: object, names: string[]): void {
+  for (const n of names) check(Number.isInteger((p as Record<string, unknown>)[n]), n, 'an integer');
+}
+
+/** Defaults overlaid with `overrides`, validated (throws RangeError naming the bad parameter). */
+export function resolveSurgeParams(overrides: Partial<SurgeParams> = {}): Readonly<SurgeParams> {
+  const p = { ...DEFAULT_SURGE_PARAMS, ...stripUndefined(overrides) };
+  positive(p, [
+    'bucketMs',
+    'levelHalfLifeBuckets',
+    'varianceHalfLifeBuckets',
+    'referenceHalfLifeBuckets',
+    'seasonalWeeks',
+    'seasonalMinWeeks',
+    'minVariance',
+    'threshold',
+    'windowBuckets',
+    'clipZ',
+    'maxGapBuckets',
+  ]);
+  nonNegative(p, ['seasonalPseudoCount', 'minCount', 'cooldownBuckets', 'warmupBuckets']);
+  integers(p, ['bucketMs', 'windowBuckets', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalWeeks', 'seasonalMinWeeks']);
+  check(p.seasonalMinWeeks <= p.seasonalWeeks, 'seasonalMinWeeks', '≤ seasonalWeeks');
+  check(p.seasonalWeeks <= 8, 'seasonalWeeks', '≤ 8');
+  // Hour-of-week slots need buckets that tile an hour.
+  check(p.bucketMs <= HOUR && HOUR % p.bucketMs === 0, 'bucketMs', 'a divisor of one hour');
+  return Object.freeze(p);
+}
+
+export function resolveVelocityParams(overrides: Partial<VelocityParams> = {}): Readonly<VelocityParams> {
+  const p = { ...DEFAULT_VELOCITY_PARAMS, ...stripUndefined(overrides) };
+  positive(p, ['bucketMs', 'baselineHalfLifeBuckets', 'priorShare', 'dispersion', 'threshold', 'maxKeywords']);
+  nonNegative(p, ['minCount', 'minRatio', 'cooldownBuckets', 'warmupBuckets', 'warmupPosts', 'maxEvidence']);
+  integers(p, ['bucketMs', 'cooldownBuckets', 'warmupBuckets', 'maxKeywords', 'maxEvidence']);
+  check(p.priorShare < 1, 'priorShare', '< 1');
+  return Object.freeze(p);
+}
+
+export function resolveRisingParams(overrides: Partial<RisingParams> = {}): Readonly<RisingParams> {
+  const p = { ...DEFAULT_RISING_PARAMS, ...stripUndefined(overrides) };
+  positive(p, [
+    'maxAgeMs',
+    'minGapMs',
+    'logOffsetPerHour',
+    'normStep',
+    'normMaxAgeMs',
+    'normUpperQuantile',
+    'minLogSpread',
+    'threshold',
+    'maxTrackedPosts',
+  ]);
+  nonNegative(p, ['commentWeight', 'minRatio', 'minGrowthPerHour', 'warmupSamples']);
+  integers(p, ['maxTrackedPosts', 'warmupSamples']);
+  check(p.normUpperQuantile > 0.5 && p.normUpperQuantile < 1, 'normUpperQuantile', 'in (0.5, 1)');
+  return Object.freeze(p);
+}
+
+/** `{ threshold: undefined }` must not erase a default. */
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+/** Per-step EWMA weight that halves an observation's influence after `halfLife` steps. */
+export function alphaFromHalfLife(halfLife: number): number {
+  return 1 - Math.pow(0.5, 1 / halfLife);
+}

@@ -1,0 +1,202 @@
+import { DEFAULT_VELOCITY_PARAMS } from './params';
+import { postKeywords } from './tokenizer';
+import {
+  createVelocityState,
+  observeVelocityCounts,
+  observeVelocityPosts,
+  VelocityDetection,
+  VelocityPost,
+  VelocityState,
+} from './velocity';
+
+const B = DEFAULT_VELOCITY_PARAMS.bucketMs;
+const T0 = Date.UTC(2024, 0, 1);
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** 800 pseudo-words with Zipf frequencies; titles of 8 words plus English filler. */
+const VOCAB = Array.from({ length: 800 }, (_, i) => `vw${i.toString(36)}x`);
+const CDF = (() => {
+  const w = VOCAB.map((_, r) => 1 / (r + 1));
+  const total = w.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  return w.map((x) => (acc += x / total));
+})();
+
+function zipfWord(r: () => number): string {
+  const u = r();
+  let lo = 0;
+  let hi = CDF.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (CDF[mid] < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return VOCAB[lo];
+}
+
+interface StreamOptions {
+  buckets: number;
+  posts: number;
+  /** bucket → [keyword, share of posts that get it] */
+  inject?: Map<number, [string, number]>;
+  /** bucket → volume multiplier (same word mix) */
+  volume?: Map<number, number>;
+}
+
+let nextId = 0;
+function stream(seed: number, o: StreamOptions): VelocityPost[][] {
+  const r = rng(seed);
+  const out: VelocityPost[][] = [];
+  for (let b = 0; b < o.buckets; b++) {
+    const n = Math.round(o.posts * (o.volume?.get(b) ?? 1));
+    const inject = o.inject?.get(b);
+    const posts: VelocityPost[] = [];
+    for (let i = 0; i < n; i++) {
+      const words = ['the', 'and'];
+      for (let k = 0; k < 8; k++) words.push(zipfWord(r));
+      if (inject && r() < inject[1]) words.push(inject[0]);
+      const id = `t${(nextId++).toString(36)}`;
+      posts.push({ id, title: words.join(' '), permalink: `/r/test/comments/${id}/` });
+    }
+    out.push(posts);
+  }
+  return out;
+}
+
+function run(state: VelocityState, buckets: VelocityPost[][]): { bucket: number; d: VelocityDetection }[] {
+  const out: { bucket: number; d: VelocityDetection }[] = [];
+  buckets.forEach((posts, b) => {
+    for (const d of observeVelocityPosts(state, T0 + b * B, posts)) out.push({ bucket: b, d });
+  });
+  return out;
+}
+
+describe('trends.velocity detector', () => {
+  it('stays silent on a steady post stream', () => {
+    expect(run(createVelocityState(), stream(1, { buckets: 200, posts: 150 }))).toEqual([]);
+  });
+
+  it('fires on a keyword burst, with evidence', () => {
+    const hits = run(createVelocityState(), stream(2, { buckets: 160, posts: 150, inject: new Map([[150, ['earthquake', 0.2]]]) }));
+    expect(hits).toHaveLength(1);
+    const { bucket, d } = hits[0];
+    expect(bucket).toBe(150);
+    expect(d).toMatchObject({ kind: 'trends.velocity', keyword: 'earthquake', bucketStart: T0 + 150 * B, bucketEnd: T0 + 151 * B, posts: 150 });
+    expect(d.count).toBeGreaterThanOrEqual(DEFAULT_VELOCITY_PARAMS.minCount);
+    expect(d.share).toBeCloseTo(d.count / 150, 5);
+    expect(d.baselineShare).toBe(DEFAULT_VELOCITY_PARAMS.priorShare); // never seen before: the prior
+    expect(d.score).toBeGreaterThanOrEqual(d.threshold);
+    expect(d.postIds.length).toBe(10);
+    expect(d.permalinks.length).toBe(10);
+    expect(d.permalinks[0]).toBe(`/r/test/comments/${d.postIds[0]}/`);
+  });
+
+  it('flags an existing word whose share jumps, against its own baseline', () => {
+    // vw5x is a common word (~4% of posts); inject it into a further 40% of posts.
+    const hits = run(createVelocityState(), stream(3, { buckets: 160, posts: 150, inject: new Map([[150, ['vw5x', 0.4]]]) }));
+    expect(hits.map((h) => [h.bucket, h.d.keyword])).toEqual([[150, 'vw5x']]);
+    expect(hits[0].d.baselineShare).toBeGreaterThan(0.02);
+  });
+
+  it('a subreddit-wide surge (same mix, 5× the posts) flags no common word', () => {
+    const volume = new Map<number, number>();
+    for (let b = 150; b < 156; b++) volume.set(b, 5);
+    expect(run(createVelocityState(), stream(4, { buckets: 170, posts: 120, volume }))).toEqual([]);
+  });
+
+  it('a first appearance in a single post (or a few) does not fire', () => {
+    const state = createVelocityState();
+    const buckets = stream(5, { buckets: 160, posts: 150 });
+    buckets[150][0] = { id: 'solo', title: 'zyzzyva sighting' };
+    for (let i = 0; i < DEFAULT_VELOCITY_PARAMS.minCount - 1; i++) buckets[155][i] = { id: `few${i}`, title: 'quokka again' };
+    expect(run(state, buckets)).toEqual([]);
+  });
+
+  it('does not re-fire a keyword during its cooldown, and can after', () => {
+    const cd = DEFAULT_VELOCITY_PARAMS.cooldownBuckets;
+    const inject = new Map<number, [string, number]>([
+      [100, ['eclipse', 0.3]],
+      [102, ['eclipse', 0.3]],
+      [100 + cd + 1, ['eclipse', 0.6]],
+    ]);
+    const hits = run(createVelocityState(), stream(6, { buckets: 130, posts: 150, inject }));
+    expect(hits.map((h) => h.bucket)).toEqual([100, 100 + cd + 1]);
+  });
+
+  it('respects the warm-up', () => {
+    const hits = run(createVelocityState(), stream(7, { buckets: 40, posts: 150, inject: new Map([[3, ['earthquake', 0.3]]]) }));
+    expect(hits).toEqual([]);
+  });
+
+  it('counts a keyword once per post, and a duplicated post once', () => {
+    const state = createVelocityState();
+    run(state, stream(8, { buckets: 50, posts: 150 }));
+    const posts = stream(9, { buckets: 1, posts: 150 })[0];
+    for (let i = 0; i < 4; i++) posts[i] = { id: `rep${i}`, title: 'volcano '.repeat(20), selftext: 'volcano volcanoes' };
+    posts.push({ ...posts[0] }, { ...posts[1] }); // same ids again
+    expect(observeVelocityPosts(state, T0 + 50 * B, posts)).toEqual([]); // 4 posts < minCount
+  });
+
+  it('ignores replays and empty buckets', () => {
+    const state = createVelocityState();
+    const buckets = stream(10, { buckets: 30, posts: 100, inject: new Map([[29, ['earthquake', 0.3]]]) });
+    run(state, buckets.slice(0, 29));
+    const observed = state.observedBuckets;
+    expect(observeVelocityPosts(state, T0 + 20 * B, buckets[29])).toEqual([]); // out of order
+    expect(state.observedBuckets).toBe(observed);
+    expect(observeVelocityPosts(state, T0 + 29 * B, [])).toEqual([]);
+    expect(state.observedBuckets).toBe(observed);
+  });
+
+  it('keeps at most maxKeywords keywords when fed 100,000 distinct ones', () => {
+    for (const maxKeywords of [DEFAULT_VELOCITY_PARAMS.maxKeywords, 300]) {
+      const state = createVelocityState({ maxKeywords });
+      const r = rng(11);
+      let fresh = 0;
+      for (let b = 0; fresh < 100_000; b++) {
+        const posts: VelocityPost[] = [];
+        for (let i = 0; i < 100; i++) {
+          const words = [zipfWord(r), zipfWord(r)];
+          for (let k = 0; k < 10; k++) words.push(`nw${(fresh++).toString(36)}q`);
+          posts.push({ id: `m${b}_${i}`, title: words.join(' ') });
+        }
+        observeVelocityPosts(state, T0 + b * B, posts);
+        expect(state.keywords.size).toBeLessThanOrEqual(maxKeywords);
+      }
+      // The words that recur (the Zipf head) survive eviction; one-off words do not crowd them out.
+      expect(state.keywords.has('vw0x')).toBe(true);
+    }
+  });
+
+  it('observeVelocityCounts scores exactly like observeVelocityPosts', () => {
+    const buckets = stream(12, { buckets: 120, posts: 150, inject: new Map([[110, ['earthquake', 0.2]]]) });
+    const a = createVelocityState();
+    const b = createVelocityState();
+    const fromPosts: unknown[] = [];
+    const fromCounts: unknown[] = [];
+    buckets.forEach((posts, i) => {
+      for (const d of observeVelocityPosts(a, T0 + i * B, posts)) fromPosts.push({ ...d, postIds: [], permalinks: [] });
+      const counts = new Map<string, number>();
+      for (const p of posts) for (const k of postKeywords(p.title, p.selftext)) counts.set(k, (counts.get(k) ?? 0) + 1);
+      fromCounts.push(...observeVelocityCounts(b, T0 + i * B, posts.length, counts));
+    });
+    expect(fromPosts.length).toBe(1);
+    expect(fromCounts).toEqual(fromPosts);
+  });
+
+  it('validates counts and parameters', () => {
+    const state = createVelocityState();
+    expect(() => observeVelocityCounts(state, T0, 5, new Map([['x', 6]]))).toThrow(RangeError);
+    expect(() => createVelocityState({ priorShare: 1.5 })).toThrow(/priorShare/);
+  });
+});
