@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { CLOCK } from '../common/clock';
-import { INGEST_BATCH, INGEST_LISTENER, IngestFileError, IngestListener, IngestService, MAX_REPORTED_ERRORS } from './ingest.service';
+import { INGEST_BATCH, INGEST_LISTENER, IngestFileError, IngestListener, IngestProgress, IngestService, MAX_REPORTED_ERRORS, PROGRESS_EVERY } from './ingest.service';
 import type { PostEntity } from './post.entity';
 import { PostRepository } from './post.repository';
 import { parsePost, RedditPost } from './reddit-parse';
@@ -98,6 +98,24 @@ describe('IngestService', () => {
     expect(seen.map((b) => b.ids.length)).toEqual([INGEST_BATCH, INGEST_BATCH, 3]);
     expect(seen[0].inserted).toHaveLength(INGEST_BATCH - 1);
     expect(seen[0].inserted).not.toContain('p0');
+  });
+
+  it('reports progress every PROGRESS_EVERY records, in bytes and records, ending at the whole file', async () => {
+    const n = PROGRESS_EVERY * 4 + 7;
+    const text = Array.from({ length: n }, (_, i) => JSON.stringify(post(`g${i}`))).join('\n');
+    const updates: IngestProgress[] = [];
+    const f = file('progress.ndjson', text);
+    await service.ingestFile(f, { onProgress: (p) => updates.push(p) });
+    expect(updates.length).toBeGreaterThanOrEqual(5);
+    expect(updates.at(-1)).toEqual({ bytesRead: Buffer.byteLength(text), totalBytes: Buffer.byteLength(text), records: n });
+    for (let i = 1; i < updates.length; i++) {
+      expect(updates[i].records).toBeGreaterThan(updates[i - 1].records);
+      expect(updates[i].bytesRead).toBeGreaterThanOrEqual(updates[i - 1].bytesRead);
+    }
+    // A document (not streamed) still ends with one final report.
+    const doc: IngestProgress[] = [];
+    await service.ingestFile(file('doc.json', JSON.stringify(listing([post('d1'), post('d2')]))), { onProgress: (p) => doc.push(p) });
+    expect(doc.at(-1)).toMatchObject({ records: 2 });
   });
 
   it('reports only the first errors but counts every skipped record', async () => {

@@ -33,6 +33,21 @@ export interface IngestSummary {
   duration_ms: number;
 }
 
+/** How far an ingest run is: bytes of the file read, and records seen so far. */
+export interface IngestProgress {
+  bytesRead: number;
+  totalBytes: number;
+  records: number;
+}
+
+export interface IngestFileOptions {
+  maxDocumentBytes?: number;
+  /** Called every PROGRESS_EVERY records and once at the end (the CLI's progress bar). */
+  onProgress?: (progress: IngestProgress) => void;
+}
+
+export const PROGRESS_EVERY = 250;
+
 /** The file cannot be ingested at all (missing, unreadable, too large as one document). */
 export class IngestFileError extends Error {
   constructor(message: string) {
@@ -120,12 +135,19 @@ export class IngestService {
    * Ingests a Reddit listing, a JSON array of listings, or NDJSON (streamed line by line, so any
    * size). Bad records are skipped and reported; only an unusable file throws IngestFileError.
    */
-  async ingestFile(file: string, opts: { maxDocumentBytes?: number } = {}): Promise<IngestSummary> {
+  async ingestFile(file: string, opts: IngestFileOptions = {}): Promise<IngestSummary> {
     const started = Date.now();
     const size = await fileSize(file);
     const run = new Run(file, (batch) => this.upsertPosts(batch));
 
     const stream = fs.createReadStream(file, { encoding: 'utf8' });
+    let reported = 0;
+    const progress = (bytesRead: number, final = false) => {
+      if (!opts.onProgress) return;
+      if (!final && run.summary.read - reported < PROGRESS_EVERY) return;
+      reported = run.summary.read;
+      opts.onProgress({ bytesRead: Math.min(bytesRead, size), totalBytes: size, records: run.summary.read });
+    };
     const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
     // The first two non-blank lines decide the format; until then they wait here.
     const head: { text: string; no: number }[] = [];
@@ -136,6 +158,7 @@ export class IngestService {
       const r = parseNdjsonLine(text, no);
       onlyListing &&= r.listing;
       await run.add(r);
+      progress(stream.bytesRead);
     };
     // Set while the loop body runs, so a database error there is not mistaken for a read error.
     let inBody = false;
@@ -175,6 +198,7 @@ export class IngestService {
       run.summary.format = nonBlank === 1 && onlyListing ? 'listing' : 'ndjson';
     }
     await run.flush();
+    progress(size, true);
     run.summary.duration_ms = Date.now() - started;
     return run.summary;
   }

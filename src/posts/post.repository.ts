@@ -50,25 +50,26 @@ export class PostRepository {
 
   /**
    * Inserts new posts and refreshes the mutable fields of known ones (ON CONFLICT (id), on both
-   * drivers), in chunks of one transaction each. Returns the ids that were new.
+   * drivers), chunk by chunk. Returns the ids that were new.
    */
   async upsertMany(posts: readonly PostEntity[]): Promise<{ insertedIds: Set<string> }> {
     const insertedIds = new Set<string>();
     for (const chunk of chunksWithoutRepeats(posts, UPSERT_CHUNK)) {
       const ids = chunk.map((p) => p.id);
-      await this.ds.transaction(async (em) => {
-        // Counting only: a concurrent ingest of the same post can at worst shift a count.
-        const existing: { id: string }[] = await em.query(`SELECT id FROM posts WHERE id IN (${this.placeholders(0, ids.length)})`, ids);
-        const known = new Set(existing.map((r) => r.id));
-        for (const id of ids) if (!known.has(id)) insertedIds.add(id);
-        const values: unknown[] = [];
-        const rows = chunk.map((p, i) => {
-          values.push(p.id, p.subreddit, p.author, p.authorKey, p.title, p.selftext, p.url, p.permalink, p.score, p.numComments, p.createdAt.getTime(), p.firstSeenAt.getTime(), p.updatedAt.getTime());
-          return `(${this.placeholders(i * COLUMNS.length, COLUMNS.length)})`;
-        });
-        const set = UPDATED_ON_CONFLICT.map((c) => `${c} = excluded.${c}`).join(', ');
-        await em.query(`INSERT INTO posts (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')} ON CONFLICT (id) DO UPDATE SET ${set}`, values);
+      // Two single statements, no transaction: on SQLite TypeORM shares one connection, so an
+      // async transaction would also capture (and could roll back) other requests' writes. The
+      // upsert itself is one atomic statement; a concurrent ingest of the same post can at worst
+      // shift which call counts it as new.
+      const existing: { id: string }[] = await this.ds.query(`SELECT id FROM posts WHERE id IN (${this.placeholders(0, ids.length)})`, ids);
+      const known = new Set(existing.map((r) => r.id));
+      for (const id of ids) if (!known.has(id)) insertedIds.add(id);
+      const values: unknown[] = [];
+      const rows = chunk.map((p, i) => {
+        values.push(p.id, p.subreddit, p.author, p.authorKey, p.title, p.selftext, p.url, p.permalink, p.score, p.numComments, p.createdAt.getTime(), p.firstSeenAt.getTime(), p.updatedAt.getTime());
+        return `(${this.placeholders(i * COLUMNS.length, COLUMNS.length)})`;
       });
+      const set = UPDATED_ON_CONFLICT.map((c) => `${c} = excluded.${c}`).join(', ');
+      await this.ds.query(`INSERT INTO posts (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')} ON CONFLICT (id) DO UPDATE SET ${set}`, values);
     }
     return { insertedIds };
   }

@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import * as path from 'node:path';
+
+/** A self-signed certificate for 127.0.0.1 in `dir`; `caFile` is what the sender is told to trust. */
+export interface DemoCert {
+  key: string;
+  cert: string;
+  caFile: string;
+}
+
+/** Made with the openssl binary: Node has no API to issue an X.509 certificate. */
+export async function makeSelfSignedCert(dir: string): Promise<DemoCert> {
+  const keyFile = path.join(dir, 'receiver-key.pem');
+  const certFile = path.join(dir, 'receiver-cert.pem');
+  const args = [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=trendhooks-demo-receiver',
+    '-addext', 'subjectAltName=IP:127.0.0.1',
+  ];
+  await new Promise<void>((resolve, reject) => {
+    execFile('openssl', args, { timeout: 30_000 }, (err, _stdout, stderr) => {
+      if (!err) return resolve();
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        return reject(new Error('openssl was not found on PATH: the demo needs it to make a self-signed certificate for its local HTTPS receiver (install it, e.g. apt-get install openssl or brew install openssl)'));
+      }
+      const why = String(stderr).trim().split('\n')[0] || err.message;
+      reject(new Error(`openssl could not make the receiver's certificate: ${why}`));
+    });
+  });
+  return { key: fs.readFileSync(keyFile, 'utf8'), cert: fs.readFileSync(certFile, 'utf8'), caFile: certFile };
+}
+
+export interface ReceivedRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The exact bytes received, as text: signatures are over these, never over re-serialised JSON. */
+  body: string;
+  receivedAt: number;
+}
+
+/** The demo's webhook endpoint: HTTPS on 127.0.0.1, an ephemeral port; `handle` decides the status. */
+export class DemoReceiver {
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(private readonly server: https.Server) {}
+
+  static async start(cert: DemoCert, handle: (req: ReceivedRequest) => number): Promise<DemoReceiver> {
+    const server = https.createServer({ key: cert.key, cert: cert.cert });
+    const rx = new DemoReceiver(server);
+    server.on('connection', (s: Socket) => {
+      rx.sockets.add(s);
+      s.on('close', () => rx.sockets.delete(s));
+    });
+    server.on('request', (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        let status = 500;
+        try {
+          status = handle({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() });
+        } finally {
+          res.writeHead(status, { 'content-type': 'text/plain' });
+          res.end(status < 300 ? 'ok' : 'rejected');
+        }
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return rx;
+  }
+
+  url(p: string): string {
+    return `https://127.0.0.1:${(this.server.address() as AddressInfo).port}${p}`;
+  }
+
+  async close(): Promise<void> {
+    // Keep-alive sockets from the sender would hold close() open.
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

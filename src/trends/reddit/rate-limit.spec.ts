@@ -1,0 +1,108 @@
+import { backoffDelay, RateLimiter } from './rate-limit';
+
+/** A clock that only moves when something sleeps. */
+function fakeTime(start = 1_000_000) {
+  const t = { now: start, slept: [] as number[] };
+  return {
+    t,
+    rt: {
+      now: () => t.now,
+      sleep: async (ms: number) => {
+        t.slept.push(ms);
+        t.now += ms;
+      },
+    },
+  };
+}
+
+describe('RateLimiter', () => {
+  it('lets requests through at once while the budget is unknown or left', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt);
+    await l.acquire();
+    l.update({ 'x-ratelimit-remaining': '5.0', 'x-ratelimit-reset': '60' }, t.now, 600_000);
+    await l.acquire();
+    await l.acquire();
+    expect(t.slept).toEqual([]);
+  });
+
+  it('waits until the reset once X-Ratelimit-Remaining is below 1', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt);
+    l.update({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' }, t.now, 600_000);
+    await l.acquire();
+    expect(t.slept).toEqual([1000]);
+    // The window reset: the budget is unknown again until the next response says otherwise.
+    await l.acquire();
+    expect(t.slept).toEqual([1000]);
+  });
+
+  it('counts its own requests between responses, so parallel callers cannot overdraw the budget', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt);
+    l.update({ 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': '30' }, t.now, 600_000);
+    await l.acquire();
+    await l.acquire();
+    expect(t.slept).toEqual([]);
+    await l.acquire();
+    expect(t.slept).toEqual([30_000]);
+  });
+
+  it('treats fractional remaining figures as Reddit sends them ("0.4" is spent)', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt);
+    l.update({ 'x-ratelimit-remaining': '0.4', 'x-ratelimit-reset': '12' }, t.now, 600_000);
+    expect(l.waitMs(t.now)).toBe(12_000);
+  });
+
+  it('ignores missing or malformed headers', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt);
+    l.update({ 'x-ratelimit-remaining': 'lots', 'x-ratelimit-reset': '5' }, t.now, 600_000);
+    l.update({ 'x-ratelimit-remaining': '0' }, t.now, 600_000);
+    l.update({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '-3' }, t.now, 600_000);
+    await l.acquire();
+    expect(t.slept).toEqual([]);
+  });
+
+  it('caps the wait a reset header can impose', () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt);
+    l.update({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '86400' }, t.now, 600_000);
+    expect(l.waitMs(t.now)).toBe(600_000);
+  });
+
+  it('blocks every request until a 429 block ends, however much budget is left', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt);
+    l.update({ 'x-ratelimit-remaining': '50', 'x-ratelimit-reset': '60' }, t.now, 600_000);
+    l.block(t.now + 7000);
+    l.block(t.now + 2000); // an earlier end never shortens a block
+    await l.acquire();
+    expect(t.slept).toEqual([7000]);
+  });
+
+  it('stops waiting when the caller aborts', async () => {
+    const l = new RateLimiter({ now: () => 0, sleep: (_ms, signal) => new Promise((_r, reject) => signal?.addEventListener('abort', () => reject(signal.reason))) });
+    l.block(60_000);
+    const ac = new AbortController();
+    const p = l.acquire(ac.signal);
+    ac.abort();
+    await expect(p).rejects.toBeDefined();
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles per retry, with half of each delay random', () => {
+    expect([0, 1, 2, 3].map((r) => backoffDelay(r, 1000, 60_000, () => 0))).toEqual([500, 1000, 2000, 4000]);
+    expect([0, 1, 2, 3].map((r) => backoffDelay(r, 1000, 60_000, () => 0.999999))).toEqual([1000, 2000, 4000, 8000].map((n) => expect.closeTo(n, 0)));
+  });
+
+  it('never exceeds the cap, at any retry', () => {
+    for (const retry of [6, 10, 50, 2000]) {
+      const d = backoffDelay(retry, 1000, 60_000, () => 0.999999);
+      expect(d).toBeLessThanOrEqual(60_000);
+      expect(d).toBeGreaterThanOrEqual(30_000);
+    }
+  });
+});

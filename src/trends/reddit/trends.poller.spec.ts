@@ -1,0 +1,165 @@
+import { Logger } from '@nestjs/common';
+import type { IngestService } from '../../posts/ingest.service';
+import type { RedditPost } from '../../posts/reddit-parse';
+import type { TrendsPipeline } from '../trends.pipeline';
+import type { CallOptions, ListingResult, RedditClient } from './reddit.client';
+import { RedditRequestError } from './reddit.client';
+import type { ClaimResult, PollOutcome, TrendSourceRepository } from './trend-source.repository';
+import { failureDelay, nextClaimAttempt, TrendsPoller, unavailableDelay } from './trends.poller';
+
+const post = (id: string): RedditPost => ({
+  id,
+  subreddit: 'node',
+  author: 'a',
+  title: 't',
+  selftext: '',
+  url: 'https://x',
+  permalink: `/r/node/comments/${id}/`,
+  score: 1,
+  numComments: 0,
+  createdAtMs: 0,
+});
+
+describe('poller schedule rules', () => {
+  it('doubles the interval per failed poll, up to the cap', () => {
+    expect([1, 2, 3, 4, 10].map((f) => failureDelay(f, 60_000, 30 * 60_000))).toEqual([60_000, 120_000, 240_000, 480_000, 1_800_000]);
+  });
+
+  it('backs off unavailable subreddits long, doubling up to 8×', () => {
+    expect([1, 2, 3, 4, 5, 9].map((f) => unavailableDelay(f, 30 * 60_000) / 60_000)).toEqual([30, 60, 120, 240, 240, 240]);
+  });
+
+  it('tries a claim again when the subreddit is due, a foreign lease ends, or a foreign last poller had its grace', () => {
+    const now = 1_000_000;
+    expect(nextClaimAttempt(null, 'me', now, 60_000, 100)).toBe(now + 100);
+    expect(nextClaimAttempt({ leaseOwner: 'me', leaseUntil: null, nextPollAt: now + 5000 }, 'me', now, 60_000, 100)).toBe(now + 5000);
+    expect(nextClaimAttempt({ leaseOwner: 'other', leaseUntil: now + 8000, nextPollAt: now - 10 }, 'me', now, 60_000, 100)).toBe(now + 8000);
+    expect(nextClaimAttempt({ leaseOwner: 'other', leaseUntil: null, nextPollAt: now + 5000 }, 'me', now, 60_000, 100)).toBe(now + 65_000);
+    // An expired lease of a process that died: others wait out the grace after it was due.
+    expect(nextClaimAttempt({ leaseOwner: 'dead', leaseUntil: now - 1, nextPollAt: now - 70_000 }, 'me', now, 60_000, 100)).toBe(now + 100);
+  });
+});
+
+/** When the poll starts; the re-read window is measured from it. */
+const T0 = 10_000_000;
+
+describe('TrendsPoller', () => {
+  let t: number;
+  let calls: string[];
+  let outcomes: PollOutcome[];
+  let claim: ClaimResult;
+  let renewOk: boolean;
+  let listing: ListingResult | Error;
+  let rereadIds: string[];
+  let poller: TrendsPoller;
+
+  beforeEach(() => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    t = T0;
+    calls = [];
+    outcomes = [];
+    claim = { claimed: true, consecutiveFailures: 0, lastError: null };
+    renewOk = true;
+    listing = { kind: 'ok', posts: [post('a1')], skipped: 0 };
+    rereadIds = [];
+    const repo: Partial<TrendSourceRepository> = {
+      webhookSubreddits: async () => ['node'],
+      claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claim),
+      renew: async (_sub, _owner, until, now) => (calls.push(`renew ${until - now}`), renewOk),
+      finish: async (_sub, _owner, o) => (outcomes.push(o), true),
+      postsToReread: async (_sub, createdFrom, seenBefore) => (calls.push(`reread ${T0 - createdFrom} ${T0 - seenBefore}`), rereadIds),
+      releaseAll: async () => void calls.push('release'),
+    };
+    const client: Partial<RedditClient> = {
+      oauth: false,
+      fetchNew: async (sub: string, call?: CallOptions) => {
+        await call?.beforeRequest?.();
+        calls.push(`new ${sub}`);
+        t += 40_000; // a slow request: most of the lease is gone afterwards
+        if (listing instanceof Error) throw listing;
+        return listing;
+      },
+      fetchByIds: async (ids: readonly string[], call?: CallOptions) => {
+        await call?.beforeRequest?.();
+        calls.push(`by_id ${ids.join(',')}`);
+        return ids.map(post);
+      },
+    };
+    const ingest: Partial<IngestService> = { upsertPosts: async (posts) => (calls.push(`upsert ${posts.map((p) => p.id).join(',')}`), { inserted: 0, updated: 0 }) };
+    const pipeline: Partial<TrendsPipeline> = { tick: async (sub) => (calls.push(`tick ${sub}`), 0) };
+    poller = new TrendsPoller(
+      client as RedditClient,
+      repo as TrendSourceRepository,
+      ingest as IngestService,
+      pipeline as TrendsPipeline,
+      { now: () => new Date(t) },
+      { poller: true, pollIntervalMs: 60_000, trackedSubreddits: [], pollerTuning: { tickMs: 3_600_000, leaseMs: 60_000 } },
+    );
+  });
+  afterEach(async () => {
+    await poller.beforeApplicationShutdown();
+    jest.restoreAllMocks();
+  });
+
+  async function pollOnce() {
+    poller.onApplicationBootstrap();
+    await new Promise((r) => setImmediate(r));
+    await poller.settled();
+  }
+
+  it('polls under a lease: new posts, re-read of recent ones, tick, then records the next poll time', async () => {
+    rereadIds = ['old1', 'old2'];
+    await pollOnce();
+    expect(calls).toEqual([
+      'claim node 60000',
+      'new node',
+      'upsert a1',
+      'reread 43200000 600000', // the rising detector's defaults: 12 h of age, 10 min since the last sighting
+      'renew 60000', // 40 s into a 60 s lease: renewed before the next request
+      'by_id old1,old2',
+      'upsert old1,old2',
+      'tick node',
+    ]);
+    expect(outcomes).toEqual([{ ok: true, nextPollAt: T0 + 60_000, lastError: null, consecutiveFailures: 0 }]);
+  });
+
+  it('abandons a poll whose lease was taken over, without recording anything', async () => {
+    rereadIds = ['old1'];
+    renewOk = false;
+    await pollOnce();
+    expect(calls).not.toContain('by_id old1');
+    expect(calls).not.toContain('tick node');
+    expect(outcomes).toEqual([]);
+  });
+
+  it('does nothing with a subreddit another process holds', async () => {
+    claim = { claimed: false, state: { leaseOwner: 'other', leaseUntil: t + 30_000, nextPollAt: t - 1 } };
+    await pollOnce();
+    expect(calls).toEqual(['claim node 60000']);
+    expect(outcomes).toEqual([]);
+  });
+
+  it('records a failed poll with its error class and backs off', async () => {
+    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503' };
+    listing = new RedditRequestError('http_503', 'answered 503');
+    await pollOnce();
+    expect(calls).not.toContain('tick node');
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 240_000, lastError: 'http_503', consecutiveFailures: 3 }]);
+  });
+
+  it('warns about an unavailable subreddit once per episode', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    listing = { kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)' };
+    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404' };
+    await pollOnce();
+    expect(warn).not.toHaveBeenCalled();
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 60 * 60_000, lastError: 'unavailable_404', consecutiveFailures: 2 }]);
+  });
+
+  it('releases its leases when the application stops', async () => {
+    await pollOnce();
+    await poller.beforeApplicationShutdown();
+    expect(calls.at(-1)).toBe('release');
+  });
+});

@@ -1,0 +1,50 @@
+import { resolveRisingParams } from '../detectors';
+import type { PollerTuning, TrendsModuleOptions } from '../trends.options';
+
+export const DEFAULT_REDDIT_BASE_URL = 'https://www.reddit.com';
+/** Where API calls go under app-only OAuth when the base is Reddit itself. */
+export const REDDIT_OAUTH_API_URL = 'https://oauth.reddit.com';
+
+export interface ResolvedPollerOptions extends PollerTuning {
+  enabled: boolean;
+  baseUrl: string;
+  clientId: string | null;
+  clientSecret: string | null;
+  pollIntervalMs: number;
+  concurrency: number;
+  timeoutMs: number;
+  trackedSubreddits: string[];
+}
+
+/** TrendsModuleOptions with every poller and client default filled in. */
+export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOptions {
+  const rising = resolveRisingParams(o.params?.rising);
+  const pollIntervalMs = o.pollIntervalMs ?? 60_000;
+  const timeoutMs = o.redditTimeoutMs ?? 10_000;
+  const t = o.pollerTuning ?? {};
+  return {
+    enabled: o.poller ?? false,
+    baseUrl: (o.redditBaseUrl ?? DEFAULT_REDDIT_BASE_URL).replace(/\/+$/, ''),
+    clientId: o.redditClientId ?? null,
+    clientSecret: o.redditClientSecret ?? null,
+    pollIntervalMs,
+    concurrency: o.pollConcurrency ?? 4,
+    timeoutMs,
+    trackedSubreddits: o.trackedSubreddits ?? [],
+    maxRetries: t.maxRetries ?? 3,
+    backoffBaseMs: t.backoffBaseMs ?? 1000,
+    backoffMaxMs: t.backoffMaxMs ?? 60_000,
+    maxRetryAfterMs: t.maxRetryAfterMs ?? 10 * 60_000,
+    maxBodyBytes: t.maxBodyBytes ?? 16 * 1024 * 1024,
+    // A poll is a handful of requests, each within the timeout, plus rate-limit waits; the lease is
+    // also renewed before every request, so this only bounds how long a crashed poller blocks others.
+    leaseMs: t.leaseMs ?? Math.max(60_000, 4 * timeoutMs),
+    failureBackoffMaxMs: t.failureBackoffMaxMs ?? 30 * 60_000,
+    unavailableBackoffMs: t.unavailableBackoffMs ?? 30 * 60_000,
+    rereadMaxAgeMs: t.rereadMaxAgeMs ?? rising.maxAgeMs,
+    rereadMinGapMs: t.rereadMinGapMs ?? rising.minGapMs,
+    rereadMaxPosts: t.rereadMaxPosts ?? 300,
+    tickMs: t.tickMs ?? Math.max(10, Math.min(1000, Math.floor(pollIntervalMs / 4))),
+    shutdownGraceMs: t.shutdownGraceMs ?? Math.max(5000, timeoutMs),
+  };
+}

@@ -1,0 +1,118 @@
+import { BucketWindow, ObservedPost, SubredditTrends } from './subreddit-trends';
+import { toTrendEvent, trendEventId } from './trends.pipeline';
+
+const MIN = 60_000;
+const T0 = Date.UTC(2026, 0, 5, 0, 0, 0); // a Monday, on the bucket grid
+
+describe('BucketWindow', () => {
+  it('closes buckets in order, gaps included, once the watermark passes end + lateness', () => {
+    const w = new BucketWindow<string>(5 * MIN, MIN);
+    w.add(T0 + 1000, 'a');
+    w.add(T0 + 11 * MIN, 'b');
+    expect([...w.advance(T0 + 5 * MIN)]).toEqual([]); // lateness not yet over
+    expect([...w.advance(T0 + 16 * MIN)]).toEqual([
+      { bucketStart: T0, items: ['a'] },
+      { bucketStart: T0 + 5 * MIN, items: [] },
+      { bucketStart: T0 + 10 * MIN, items: ['b'] },
+    ]);
+    expect([...w.advance(T0 + 16 * MIN)]).toEqual([]);
+  });
+
+  it('drops and counts a post for a bucket that is already closed', () => {
+    const w = new BucketWindow<string>(5 * MIN, 0);
+    w.add(T0 + 6 * MIN, 'x');
+    Array.from(w.advance(T0 + 10 * MIN));
+    expect(w.add(T0 + 7 * MIN, 'late')).toBe(false);
+    expect(w.add(T0 + 3 * MIN, 'later')).toBe(false);
+    expect(w.late).toBe(2);
+    expect(w.add(T0 + 11 * MIN, 'fine')).toBe(true);
+  });
+
+  it('handles timestamps before 1970 on the grid', () => {
+    const w = new BucketWindow<string>(5 * MIN, 0);
+    w.add(-1, 'neg');
+    expect([...w.advance(1)]).toEqual([{ bucketStart: -5 * MIN, items: ['neg'] }]);
+  });
+});
+
+function post(i: number, createdAtMs: number, title = `post number ${i}`): ObservedPost {
+  return { id: `p${i.toString(36)}`, createdAtMs, title, selftext: '', permalink: `/r/t/comments/p${i}/`, score: 1, numComments: 0 };
+}
+
+/** A steady subreddit (4 posts / 5 min) for `buckets` buckets, then `burst` posts in one bucket. */
+function feed(st: SubredditTrends, buckets: number, burst: number) {
+  const detections = [];
+  let n = 0;
+  for (let b = 0; b < buckets; b++) {
+    const posts = Array.from({ length: 4 }, (_, k) => post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
+    detections.push(...st.observe(posts, new Set(posts.map((p) => p.id)), T0 + (b + 1) * 5 * MIN));
+    detections.push(...st.advance());
+  }
+  const at = T0 + buckets * 5 * MIN;
+  const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, `quantum breakthrough announced ${k}`));
+  detections.push(...st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN));
+  detections.push(...st.advance(at + 20 * MIN));
+  return detections;
+}
+
+describe('SubredditTrends', () => {
+  it('stays quiet on a steady subreddit and fires surge and velocity on a burst', () => {
+    const quiet = feed(new SubredditTrends('t'), 400, 4);
+    expect(quiet.filter((d) => d.kind !== 'trends.rising')).toEqual([]);
+
+    const loud = feed(new SubredditTrends('t'), 400, 60);
+    const kinds = new Set(loud.map((d) => d.kind));
+    expect(kinds.has('trends.surge')).toBe(true);
+    expect(kinds.has('trends.velocity')).toBe(true);
+    const v = loud.find((d) => d.kind === 'trends.velocity');
+    expect(v && 'keyword' in v && ['quantum', 'breakthrough', 'announc', 'announce'].some((k) => v.keyword.startsWith(k.slice(0, 6)))).toBe(true);
+  });
+
+  it('counts a post once however often it is observed', () => {
+    const a = new SubredditTrends('t');
+    const b = new SubredditTrends('t');
+    const posts = [post(1, T0), post(2, T0 + MIN)];
+    a.observe(posts, new Set(['p1', 'p2']), T0 + 2 * MIN);
+    b.observe(posts, new Set(['p1', 'p2']), T0 + 2 * MIN);
+    b.observe(posts, new Set(), T0 + 3 * MIN); // a re-read: not new
+    expect(a.advance(T0 + 60 * MIN)).toEqual(b.advance(T0 + 60 * MIN));
+  });
+
+  it('is deterministic: the same input gives the same detections and event ids', () => {
+    const ids = (ds: ReturnType<typeof feed>) => ds.map((d) => toTrendEvent('t', d).id);
+    expect(ids(feed(new SubredditTrends('t'), 300, 50))).toEqual(ids(feed(new SubredditTrends('t'), 300, 50)));
+  });
+});
+
+describe('trend events', () => {
+  it('derives evt_ ids from the event key', () => {
+    expect(trendEventId('k')).toMatch(/^evt_[0-9a-hjkmnp-tv-z]{26}$/);
+    expect(trendEventId('k')).toBe(trendEventId('k'));
+    expect(trendEventId('k')).not.toBe(trendEventId('k2'));
+  });
+
+  it('carries the evidence in snake_case with absolute permalinks', () => {
+    const ev = toTrendEvent('typescript', {
+      kind: 'trends.rising',
+      postId: 'abc',
+      permalink: '/r/typescript/comments/abc/x/',
+      title: 'x',
+      createdUtcMs: T0,
+      ageMinutes: 30,
+      scorePerHour: 100,
+      commentsPerHour: 10,
+      growthPerHour: 120,
+      baselinePerHour: 5,
+      zScore: 4.2,
+      threshold: 3,
+      score: 50,
+      numComments: 5,
+      observedAt: T0 + 30 * MIN,
+    });
+    expect(ev).toMatchObject({
+      type: 'trends.rising',
+      createdAt: new Date(T0 + 30 * MIN),
+      data: { post_id: 'abc', permalink: 'https://www.reddit.com/r/typescript/comments/abc/x/', score_per_hour: 100, z_score: 4.2 },
+    });
+  });
+});

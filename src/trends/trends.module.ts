@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { CLOCK, SystemClock } from '../common/clock';
+import { INGEST_LISTENER } from '../posts/ingest.service';
+import { PostsModule } from '../posts/posts.module';
+import { RedditClient } from './reddit/reddit.client';
+import { TrendSourceRepository } from './reddit/trend-source.repository';
+import { TrendsPoller } from './reddit/trends.poller';
+import { TrendsPipeline } from './trends.pipeline';
+import { TrendsConfigurableModule } from './trends.options';
+
+/**
+ * Trend detection: the pipeline (posts → detectors → events) is the posts module's ingest
+ * listener. Needs DeliveryModule (global by default: EventsService) on the same connection.
+ * The Reddit poller (`forRoot({ poller: true })`) stores what it reads through PostsModule's
+ * IngestService and keeps its leases in `trend_sources`.
+ */
+@Module({
+  imports: [PostsModule],
+  providers: [
+    { provide: CLOCK, useClass: SystemClock },
+    TrendsPipeline,
+    { provide: INGEST_LISTENER, useExisting: TrendsPipeline },
+    RedditClient,
+    TrendSourceRepository,
+    TrendsPoller,
+  ],
+  exports: [TrendsPipeline, INGEST_LISTENER, RedditClient, TrendsPoller],
+})
+export class TrendsModule extends TrendsConfigurableModule {}

@@ -1,0 +1,62 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { TrendParams } from './subreddit-trends';
+
+export interface TrendsModuleOptions {
+  /** Detector parameters; the documented defaults (src/trends/detectors/README.md) when absent. */
+  params?: TrendParams;
+  /** How much stored history rebuilds a subreddit's detector state on first sight. Default 3 days. */
+  historyMs?: number;
+  /** Run the Reddit poller in this process (roles `pipeline` and `all`). Default false. */
+  poller?: boolean;
+  /** Subreddits followed besides those webhooks subscribe to. */
+  trackedSubreddits?: string[];
+  /** Origin of every Reddit call, token endpoint included. Default https://www.reddit.com (API calls then go to oauth.reddit.com under OAuth). */
+  redditBaseUrl?: string;
+  /** App-only OAuth when both are set; the public endpoints otherwise. */
+  redditClientId?: string | null;
+  redditClientSecret?: string | null;
+  /** How often each subreddit is polled. Default 60 000 ms. */
+  pollIntervalMs?: number;
+  /** Subreddits polled in parallel by this process. Default 4. */
+  pollConcurrency?: number;
+  /** Total time of one Reddit request. Default 10 000 ms. */
+  redditTimeoutMs?: number;
+  /** Finer poller and client knobs (backoffs, leases, re-reads); tests shorten them. */
+  pollerTuning?: Partial<PollerTuning>;
+}
+
+/** Defaults in resolvePollerTuning (src/trends/reddit/tuning.ts). */
+export interface PollerTuning {
+  /** Retries of one Reddit request after a 429, 5xx, timeout or network error. */
+  maxRetries: number;
+  /** First retry delay; doubles per retry, with jitter (half fixed, half random). */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Cap on a Retry-After or X-Ratelimit-Reset wait. */
+  maxRetryAfterMs: number;
+  /** Largest response body read. */
+  maxBodyBytes: number;
+  /** How long a claimed subreddit stays with its poller; renewed before each request of a long poll. */
+  leaseMs: number;
+  /** After failed polls a subreddit waits pollIntervalMs · 2^(failures−1), at most this. */
+  failureBackoffMaxMs: number;
+  /** A subreddit Reddit answers 3xx/403/404 for waits this long (doubling, up to 8×) before it is tried again. */
+  unavailableBackoffMs: number;
+  /** Posts younger than this are re-read for score and comment growth. Default: the rising detector's maxAgeMs (12 h). */
+  rereadMaxAgeMs: number;
+  /** A post is re-read only when its last sighting is at least this old. Default: the rising detector's minGapMs (10 min). */
+  rereadMinGapMs: number;
+  /** At most this many posts re-read per poll (100 per request), newest first. */
+  rereadMaxPosts: number;
+  /** How often due subreddits are looked for. Default min(1 s, pollIntervalMs / 4). */
+  tickMs: number;
+  /** Shutdown waits this long for polls in flight before it cancels them. */
+  shutdownGraceMs: number;
+}
+
+export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS_TOKEN: TRENDS_OPTIONS } =
+  new ConfigurableModuleBuilder<TrendsModuleOptions>()
+    .setClassMethodName('forRoot')
+    // Global so the posts module's ingest service finds the pipeline as its INGEST_LISTENER.
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();
