@@ -1,0 +1,109 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { BEARER, HEADER } from './decorators';
+
+const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
+
+/** components.headers, referenced from every response (decorators.ts). */
+const HEADERS = {
+  [HEADER.requestId]: {
+    description: 'The request id, equal to `meta.request_id` / `error.request_id`. A caller-sent `X-Request-Id` of 8–128 plain characters is echoed.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  [HEADER.limit]: integer("Requests per minute allowed to this API key (the plan's figure)."),
+  [HEADER.remaining]: integer('Requests left in the current window.'),
+  [HEADER.reset]: integer('Seconds until the window resets.'),
+  [HEADER.retryAfter]: integer('Seconds to wait before retrying.'),
+  [HEADER.wwwAuthenticate]: { description: '`Bearer realm="trendhooks"`.', required: true, schema: { type: 'string' } },
+};
+
+/**
+ * What trendhooks' operations refer to: the `bearer` scheme and the shared response headers. A host
+ * app documenting the modules with its own DocumentBuilder merges these into its components.
+ */
+export const TRENDHOOKS_OPENAPI_COMPONENTS = {
+  securitySchemes: {
+    [BEARER]: { type: 'http' as const, scheme: 'bearer', description: 'An API key (`th_live_…`), issued with `trendhooks keys create`.' },
+  },
+  headers: HEADERS,
+};
+
+function packageVersion(): string {
+  // src/openapi and dist/openapi are both two levels below the package root.
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/**
+ * The OpenAPI 3.1 document of the app's routes, generated from the controllers' decorators. Works
+ * on an app that was created but not initialised (also in `preview` mode: nothing is connected).
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle('trendhooks')
+    .setDescription(
+      'Trend events from subreddits delivered as signed webhooks (Standard Webhooks v1), and the JSON REST API to manage them.\n\n' +
+        'Every answer is JSON in the envelope `{"data": …, "meta": {"request_id", "page"}}`; every error is `{"error": {"code", "message", "request_id"}}`. ' +
+        'Every response carries `X-Request-Id`, and every `/v1` response `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`.',
+    )
+    .setVersion(packageVersion())
+    // Relative: "Try it out" on /docs calls the server that served it, whatever its host and port.
+    .addServer('/', 'the server this document was read from')
+    .addTag('Webhooks', 'Webhook subscriptions (Business plan and above).')
+    .addTag('Deliveries', "A webhook's delivery log, manual retries and test events (Business plan and above).")
+    .addTag('Posts', 'Stored Reddit posts (every plan).')
+    .addTag('Health', 'Liveness and readiness; no authentication, no rate limit.')
+    .build();
+  config.components = { ...config.components, ...TRENDHOOKS_OPENAPI_COMPONENTS };
+  const doc = SwaggerModule.createDocument(app, config, {
+    // Stable operation ids come from @ApiOperation; this only names any route that forgot one.
+    operationIdFactory: (controller: string, method: string) => `${controller.replace(/Controller$/, '')}_${method}`,
+  });
+  // The create body refuses unknown fields; say so (ApiSchema has no option for it).
+  const create = doc.components?.schemas?.CreateWebhook as Json | undefined;
+  if (create) create.additionalProperties = false;
+  return toOpenApi31(doc);
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * @nestjs/swagger writes OpenAPI 3.0 idioms; 3.1 schemas are JSON Schema 2020-12. Rewrites
+ * `nullable: true` as a null type and single-entry `allOf` wrappers as plain `$ref`s.
+ */
+export function toOpenApi31<T>(doc: T): T {
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit);
+    if (node === null || typeof node !== 'object') return node;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node as Json)) out[k] = visit(v);
+    // `allOf: [{$ref}]` is how 3.0 put a description beside a $ref; 3.1 allows the siblings.
+    if (Array.isArray(out.allOf) && out.allOf.length === 1 && out.$ref === undefined) {
+      const [only] = out.allOf as Json[];
+      delete out.allOf;
+      Object.assign(out, only);
+    }
+    if (typeof out.nullable !== 'boolean') return out; // (a property *named* nullable is an object)
+    const nullable = out.nullable;
+    delete out.nullable;
+    if (!nullable) return out;
+    if (typeof out.type === 'string') {
+      out.type = [out.type, 'null'];
+      if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+      return out;
+    }
+    // A $ref or a composition: null is one more alternative.
+    const { description, ...rest } = out;
+    return { ...(description === undefined ? {} : { description }), anyOf: [rest, { type: 'null' }] };
+  };
+  return visit(doc) as T;
+}
+
+/** The document as committed in `openapi.json`: stable key order, two-space indent, final newline. */
+export function serialiseOpenApiDocument(doc: OpenAPIObject): string {
+  return JSON.stringify(doc, null, 2) + '\n';
+}

@@ -1,0 +1,152 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { Command } from 'commander';
+import { buildCli } from '../src/cli';
+
+const exec = promisify(execFile);
+const CLI = path.resolve(__dirname, '../dist/cli.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `trendhooks …args` as a real process (dist/, rebuilt by global-setup when stale). */
+async function trendhooks(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Every command path, e.g. ['keys', 'create'], from the same tree the bin runs. */
+function commandPaths(cmd: Command, prefix: string[] = []): { path: string[]; cmd: Command }[] {
+  return cmd.commands.flatMap((c) => [{ path: [...prefix, c.name()], cmd: c }, ...commandPaths(c, [...prefix, c.name()])]);
+}
+
+/** An operator-facing failure: exactly one `error: …` line on stderr, no stack trace. */
+function expectOneLineError(run: Run, code: number, text: string | RegExp) {
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code, stderr: expect.stringMatching(/^error: [^\n]+\n$/) });
+  expect(run.stderr).toMatch(text);
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+}
+
+describe('trendhooks CLI', () => {
+  let dir: string;
+  let sqlite: Record<string, string>;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-cli-'));
+    sqlite = { DATABASE_URL: `sqlite:${path.join(dir, 'cli.db')}` };
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const commands = commandPaths(buildCli({}));
+
+  it('knows the commands the README documents', () => {
+    expect(commands.map((c) => c.path.join(' '))).toEqual(
+      expect.arrayContaining(['serve', 'migrate', 'keys', 'keys create', 'keys revoke', 'ingest', 'events', 'events emit', 'openapi']),
+    );
+  });
+
+  it.each(commands.map((c) => [c.path.join(' '), c.cmd] as const))('describes "%s" and every option and argument of it', (_name, cmd) => {
+    expect(cmd.description().length).toBeGreaterThan(10);
+    for (const o of cmd.options) expect({ option: o.flags, description: o.description.length > 5 }).toEqual({ option: o.flags, description: true });
+    for (const a of cmd.registeredArguments) expect({ argument: a.name(), description: a.description.length > 5 }).toEqual({ argument: a.name(), description: true });
+  });
+
+  it('answers --help on the program and on every command with its usage, exit 0', async () => {
+    const runs = await Promise.all([[], ...commands.map((c) => c.path)].map(async (p) => ({ p, run: await trendhooks([...p, '--help']) })));
+    for (const { p, run } of runs) {
+      expect({ command: p.join(' '), code: run.code, stderr: run.stderr }).toEqual({ command: p.join(' '), code: 0, stderr: '' });
+      expect(run.stdout).toContain(`Usage: trendhooks${p.length ? ' ' + p.join(' ') : ''}`);
+      expect(run.stdout).toContain('-h, --help');
+    }
+  });
+
+  it('exits 2 with one error line for an unknown command, an unknown option, a missing option or a bad choice', async () => {
+    const [unknown, option, missing, plan, role] = await Promise.all([
+      trendhooks(['frobnicate'], sqlite),
+      trendhooks(['migrate', '--bogus'], sqlite),
+      trendhooks(['keys', 'create', '--customer', 'acme'], sqlite),
+      trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'gold'], sqlite),
+      trendhooks(['serve', '--role', 'everything'], sqlite),
+    ]);
+    expectOneLineError(unknown, 2, "unknown command 'frobnicate'");
+    expectOneLineError(option, 2, "unknown option '--bogus'");
+    expectOneLineError(missing, 2, "required option '--plan <plan>' not specified");
+    expectOneLineError(plan, 2, /'gold' is invalid\. Allowed choices are free, pro, business, enterprise/);
+    expectOneLineError(role, 2, /'everything' is invalid/);
+  });
+
+  it('exits 2 and shows the usage when no command is given', async () => {
+    const run = await trendhooks([]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Usage: trendhooks');
+  });
+
+  it('exits 1 with one error line for a file it cannot read', async () => {
+    const [missing, folder] = await Promise.all([
+      trendhooks(['ingest', '--file', path.join(dir, 'nope.ndjson')], sqlite),
+      trendhooks(['ingest', '--file', dir], sqlite),
+    ]);
+    expectOneLineError(missing, 1, 'nope.ndjson does not exist');
+    expectOneLineError(folder, 1, 'is not a regular file');
+    expectOneLineError(await trendhooks(['openapi', '--check', path.join(dir, 'none.json')]), 1, /cannot read .*none\.json: ENOENT/);
+  });
+
+  it('exits 1 with one error line when the database cannot be reached or opened', async () => {
+    fs.writeFileSync(path.join(dir, 'a-file.txt'), '');
+    const [refused, absent, sqliteDir] = await Promise.all([
+      trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'free'], { DATABASE_URL: 'postgres://postgres:sekret@127.0.0.1:1/nowhere' }),
+      trendhooks(['migrate'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/th_cli_no_such_database' }),
+      // A SQLite file whose folder cannot be made (its parent is a file).
+      trendhooks(['migrate'], { DATABASE_URL: `sqlite:${path.join(dir, 'a-file.txt', 'sub', 'x.db')}` }),
+    ]);
+    expectOneLineError(refused, 1, 'cannot open the database (PostgreSQL 127.0.0.1:1/nowhere): connect ECONNREFUSED');
+    expect(refused.stderr).not.toContain('sekret');
+    if (process.env.TRENDHOOKS_TEST_PG !== '0') expectOneLineError(absent, 1, /cannot open the database .*th_cli_no_such_database.*does not exist/);
+    expectOneLineError(sqliteDir, 1, /cannot open the database \(SQLite .*\): ENOTDIR/);
+  });
+
+  it('exits 1 with one error line for bad configuration and bad input', async () => {
+    expectOneLineError(await trendhooks(['migrate'], { ...sqlite, PORT: 'eighty' }), 1, 'bad configuration: PORT must be an integer');
+    expectOneLineError(await trendhooks(['migrate'], { HTTP_ADAPTER: 'koa' }), 1, 'bad configuration: HTTP_ADAPTER must be express or fastify');
+    expectOneLineError(
+      await trendhooks(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'typescript', '--data', 'not json'], sqlite),
+      1,
+      '--data must be a JSON object',
+    );
+  });
+
+  it('writes the OpenAPI document and checks a file against it', async () => {
+    const out = path.join(dir, 'openapi.json');
+    const written = await trendhooks(['openapi', '--out', out]);
+    expect(written).toMatchObject({ code: 0, stdout: `wrote ${out}\n` });
+    expect(JSON.parse(fs.readFileSync(out, 'utf8')).openapi).toBe('3.1.0');
+    expect((await trendhooks(['openapi', '--check', out])).code).toBe(0);
+    fs.appendFileSync(out, ' ');
+    expectOneLineError(await trendhooks(['openapi', '--check', out]), 1, 'differs from the code');
+  });
+
+  it('draws no progress bar when stderr is not a terminal, and one when it is', async () => {
+    const file = path.join(dir, 'many.ndjson');
+    const post = (i: number) => JSON.stringify({ id: `pb${i.toString(36)}`, subreddit: 'progressbar', title: 't', author: 'a_b', created_utc: 1_700_000_000, score: 1, num_comments: 0 });
+    fs.writeFileSync(file, Array.from({ length: 1200 }, (_, i) => post(i)).join('\n'));
+
+    const piped = await trendhooks(['ingest', '--file', file, '--json'], sqlite);
+    expect(piped).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(piped.stdout)).toMatchObject({ read: 1200, inserted: 1200 });
+
+    // `script` runs the command on a pseudo-terminal (util-linux, present wherever CI runs).
+    const tty = await exec('script', ['-qec', `${process.execPath} ${CLI} ingest --file ${file} --json`, '/dev/null'], { env: { ...process.env, ...sqlite } });
+    expect(tty.stdout).toMatch(/ingest \[.*\] 100% \| [\d.]+\/[\d.]+ MiB \| 1200 records/);
+    expect(tty.stdout).toContain('"updated":1200');
+  });
+});

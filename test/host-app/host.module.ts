@@ -1,0 +1,127 @@
+import {
+  ArgumentsHost,
+  Catch,
+  Controller,
+  DynamicModule,
+  ExceptionFilter,
+  Get,
+  HttpException,
+  Inject,
+  Module,
+  Query,
+  ValidationPipe,
+} from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Type } from 'class-transformer';
+import { IsInt, Min } from 'class-validator';
+import {
+  AuthModule,
+  DEFAULT_PLAN_LIMITS,
+  DeliveryModule,
+  PaginationModule,
+  POSTGRES_MIGRATIONS,
+  PostsModule,
+  SQLITE_MIGRATIONS,
+  SsrfModule,
+  StaticDnsResolver,
+  TRENDHOOKS_ENTITIES,
+  WebhooksModule,
+} from '../../src/index';
+import type { DatabaseConfig } from '../../src/index';
+
+/**
+ * A host Nest app that embeds trendhooks the way a customer's own service would: its own database
+ * connection and migrations run, its own global pipe and filter, its own routes. Nothing here comes
+ * from trendhooks' standalone AppModule.
+ */
+
+/** The host's own settings, injected into trendhooks' modules through forRootAsync. */
+export const HOST_SETTINGS = Symbol('host:settings');
+export interface HostSettings {
+  cursorSecret: string;
+  businessRequestsPerMinute: number;
+  dns: Record<string, string[]>;
+  denyCidrs: string;
+}
+
+@Module({})
+export class HostSettingsModule {
+  static forRoot(settings: HostSettings): DynamicModule {
+    return { module: HostSettingsModule, providers: [{ provide: HOST_SETTINGS, useValue: settings }], exports: [HOST_SETTINGS] };
+  }
+}
+
+/** The host's error format: nothing like trendhooks' envelope, so the two cannot be confused. */
+@Catch()
+export class HostExceptionFilter implements ExceptionFilter {
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse();
+    const status = exception instanceof HttpException ? exception.getStatus() : 500;
+    const reason = exception instanceof HttpException ? (exception.getResponse() as { message?: unknown }).message ?? exception.message : 'oops';
+    res.status(status).json({ ok: false, status, reason });
+  }
+}
+
+export class EchoQuery {
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  n: number;
+}
+
+@Controller('host')
+export class HostController {
+  constructor(@Inject(HOST_SETTINGS) private readonly settings: HostSettings) {}
+
+  @Get('ping')
+  ping() {
+    return { pong: true };
+  }
+
+  /** Validated by the host's global ValidationPipe (transform: the string becomes a number). */
+  @Get('echo')
+  echo(@Query() q: EchoQuery) {
+    return { n: q.n, doubled: q.n * 2 };
+  }
+}
+
+function typeOrmOptions(db: DatabaseConfig) {
+  const common = { entities: [...TRENDHOOKS_ENTITIES], migrationsRun: true, migrationsTableName: 'host_migrations', synchronize: false, logging: false };
+  return db.type === 'postgres'
+    ? { type: 'postgres' as const, url: db.url, migrations: POSTGRES_MIGRATIONS, ...common }
+    : { type: 'better-sqlite3' as const, database: db.path, migrations: SQLITE_MIGRATIONS, ...common };
+}
+
+@Module({})
+export class HostAppModule {
+  static forRoot(db: DatabaseConfig, settings: HostSettings): DynamicModule {
+    const fromSettings = { imports: [HostSettingsModule.forRoot(settings)], inject: [HOST_SETTINGS] };
+    return {
+      module: HostAppModule,
+      imports: [
+        HostSettingsModule.forRoot(settings),
+        // The host's connection; it runs trendhooks' migrations itself (migrationsRun).
+        TypeOrmModule.forRoot(typeOrmOptions(db)),
+        AuthModule.forRootAsync({
+          ...fromSettings,
+          useFactory: (s: HostSettings) => ({
+            plans: { ...DEFAULT_PLAN_LIMITS, business: { ...DEFAULT_PLAN_LIMITS.business, requestsPerMinute: s.businessRequestsPerMinute } },
+          }),
+        }),
+        PaginationModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ secrets: [s.cursorSecret], ttlSeconds: 600 }) }),
+        SsrfModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ resolver: new StaticDnsResolver(s.dns), denyCidrs: s.denyCidrs }) }),
+        // No worker in this process: nothing is sent anywhere.
+        DeliveryModule.forRootAsync({ ...fromSettings, useFactory: () => ({ worker: false }) }),
+        WebhooksModule,
+        PostsModule,
+      ],
+      controllers: [HostController],
+      providers: [
+        // The host's own global setup, deliberately unlike trendhooks' rules.
+        { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
+        { provide: APP_FILTER, useClass: HostExceptionFilter },
+      ],
+    };
+  }
+}
