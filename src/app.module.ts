@@ -2,16 +2,25 @@ import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/c
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module';
+import { RedisRateLimitStore } from './auth/redis-rate-limit.store';
 import { ApiExceptionFilter } from './common/exception.filter';
+import { httpDrainProviders } from './common/graceful-shutdown';
+import { structuredLogModules } from './common/logging';
 import { RequestIdMiddleware } from './common/request-id.middleware';
 import type { AppConfig } from './config/config';
 import { APP_CONFIG } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
 import { DeliveryModule } from './delivery/delivery.module';
-import { HealthController } from './health/health.controller';
+import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
+import { DocsModule } from './openapi/docs.module';
 import { PaginationModule } from './pagination/pagination.module';
 import { PostsModule } from './posts/posts.module';
+import type { TrendParams } from './trends/subreddit-trends';
+import { TrendsModule } from './trends/trends.module';
+import type { PollerTuning } from './trends/trends.options';
 import { SsrfModule } from './ssrf/ssrf.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import type { DnsResolver } from './ssrf/resolver';
@@ -26,6 +35,14 @@ export interface AppModuleOverrides {
   resolver?: DnsResolver;
   /** Tests fix the retry jitter. */
   random?: () => number;
+  /** Tests shrink the detectors' buckets and warm-up. */
+  trendParams?: TrendParams;
+  /** Runs the Reddit poller or not, whatever the role (tests keep it off unless a fake Reddit is up). */
+  poller?: boolean;
+  /** Tests shorten the poller's backoffs and re-read gaps. */
+  pollerTuning?: Partial<PollerTuning>;
+  /** JSON logs (nestjs-pino) to `stream` (stdout when absent); false: none, the caller's Nest logger only. */
+  logs?: { stream?: DestinationStream } | false;
 }
 
 /** The standalone service: the only place that wires things globally (error filter, request ids). */
@@ -33,11 +50,17 @@ export interface AppModuleOverrides {
 export class AppModule implements NestModule {
   static forRoot(config: AppConfig, overrides: AppModuleOverrides = {}): DynamicModule {
     const role = overrides.role ?? 'all';
+    // Counters shared by every instance (only processes that serve HTTP count); closed on shutdown through its lifecycle hooks.
+    const rateLimitStore = config.redisUrl && (role === 'all' || role === 'api') ? new RedisRateLimitStore({ url: config.redisUrl }) : undefined;
+    const logs = overrides.logs ?? {};
     return {
       module: AppModule,
       imports: [
+        ...(logs === false ? [] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
+        MetricsModule.forRoot({}),
         TypeOrmModule.forRoot(dataSourceOptions(config.database)),
-        AuthModule.forRoot({ plans: config.plans }),
+        AuthModule.forRoot({ plans: config.plans, rateLimitStore }),
+        HealthModule.forRoot({ pings: rateLimitStore ? { redis: () => rateLimitStore.ping() } : {} }),
         PaginationModule.forRoot({ secrets: config.cursor.secrets, ttlSeconds: config.cursor.ttlSeconds }),
         SsrfModule.forRoot({
           allowCidrs: config.ssrf.allowCidrs,
@@ -48,6 +71,8 @@ export class AppModule implements NestModule {
         WebhooksModule,
         PostsModule,
         ScheduleModule.forRoot(),
+        // GET /openapi.json and /docs (createApp hands it the document's builder).
+        DocsModule,
         DeliveryModule.forRoot({
           worker: role === 'all' || role === 'worker',
           ca: config.delivery.caPem ?? undefined,
@@ -59,9 +84,25 @@ export class AppModule implements NestModule {
           retryScheduleSeconds: config.delivery.retrySchedule ?? undefined,
           random: overrides.random,
         }),
+        TrendsModule.forRoot({
+          poller: overrides.poller ?? (role === 'all' || role === 'pipeline'),
+          trackedSubreddits: config.trends.trackedSubreddits,
+          redditBaseUrl: config.trends.redditBaseUrl,
+          redditClientId: config.trends.redditClientId,
+          redditClientSecret: config.trends.redditClientSecret,
+          pollIntervalMs: config.trends.pollIntervalMs,
+          pollConcurrency: config.trends.pollConcurrency,
+          redditTimeoutMs: config.trends.redditTimeoutMs,
+          pollerTuning: overrides.pollerTuning,
+          params: overrides.trendParams,
+        }),
       ],
-      controllers: [HealthController],
-      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: ApiExceptionFilter }],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        // Leaves 2 s of the shutdown bound for closing connections once requests are done.
+        ...httpDrainProviders({ graceMs: Math.max(500, config.ops.shutdownTimeoutMs - 2000) }),
+      ],
       exports: [APP_CONFIG],
     };
   }

@@ -1,12 +1,19 @@
 import { INestApplication, INestApplicationContext, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger as JsonLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule, AppModuleOverrides, Role } from './app.module';
+import { exitOnSignals } from './common/graceful-shutdown';
 import type { AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
+import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
+import { buildOpenApiDocument } from './openapi/document';
+import { OpenApiDocumentHolder } from './openapi/docs.controller';
 
 export interface CreateAppOptions extends AppModuleOverrides {
+  /** A Nest logger instead of the JSON logs (tests, benchmarks), unless `logs` asks for those too. */
   logger?: LoggerService | LogLevel[] | false;
 }
 
@@ -24,14 +31,36 @@ export async function migrateDatabase(config: AppConfig): Promise<string[]> {
 /** Builds the standalone app (used by `serve`, `npm start` and the e2e suites alike) and migrates its database. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<INestApplication> {
   await migrateDatabase(config);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), {
+  // JSON logs, unless the caller brings its own Nest logger (the test suites, which stay quiet).
+  const logs = options.logs ?? (options.logger === undefined ? {} : false);
+  const module = AppModule.forRoot(config, { ...options, logs });
+  const nestOptions = {
     // Bodies are read by the modules that accept them (JsonBodyMiddleware: JSON only, 64 KiB).
     bodyParser: false,
-    logger: options.logger ?? ['error', 'warn', 'log'],
+    logger: logs === false ? (options.logger ?? (['error', 'warn', 'log'] as LogLevel[])) : undefined,
+    // Boot messages wait for the JSON logger instead of going out in Nest's format.
+    bufferLogs: logs !== false,
     abortOnError: false,
-  });
-  app.disable('x-powered-by');
-  app.enableShutdownHooks();
+  };
+  let app: INestApplication;
+  if (config.http.adapter === 'fastify') {
+    // Loaded only when chosen, so express processes never load fastify.
+    const { FastifyAdapter } = await import('@nestjs/platform-fastify');
+    const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES });
+    // Fastify parses bodies itself, after middleware; this parser mirrors JsonBodyMiddleware.
+    installFastifyJsonBody(adapter.getInstance());
+    app = await NestFactory.create<NestFastifyApplication>(module, adapter, nestOptions);
+  } else {
+    const express = await NestFactory.create<NestExpressApplication>(module, nestOptions);
+    express.disable('x-powered-by');
+    app = express;
+  }
+  if (logs !== false) {
+    app.useLogger(app.get(JsonLogger));
+    // Nest flushes the boot buffer only in listen(); an app that is never listened on (tests) would keep buffering.
+    app.flushLogs();
+  }
+  app.get(OpenApiDocumentHolder).setBuilder(() => buildOpenApiDocument(app));
   return app;
 }
 
@@ -44,13 +73,15 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
   if (role === 'worker' || role === 'pipeline') {
     await migrateDatabase(config);
     // createApplicationContext starts the worker at once, so migrations ran just before.
-    const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { logger: ['error', 'warn', 'log'] });
-    ctx.enableShutdownHooks();
+    const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { bufferLogs: true });
+    ctx.useLogger(ctx.get(JsonLogger));
+    exitOnSignals(ctx, config.ops.shutdownTimeoutMs);
     console.log(`trendhooks ${role} running (${where})`);
     return ctx;
   }
   const app = await createApp(config, { role });
   await app.listen(config.http.port, config.http.host);
+  exitOnSignals(app, config.ops.shutdownTimeoutMs);
   console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})`);
   return app;
 }

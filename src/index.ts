@@ -1,12 +1,16 @@
 /**
  * What a host Nest app may import. Modules register no global guards, pipes or filters; controllers
  * carry their own guard, envelope and error filter, so the routes answer the same inside a host.
+ * README "Using the modules in your own Nest app" has the whole example; test/host-app/ runs one.
  *
  *   @Module({ imports: [
- *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: ... }),
+ *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: POSTGRES_MIGRATIONS, migrationsRun: true }),
  *     AuthModule.forRoot({}), PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
- *     WebhooksModule, PostsModule,
+ *     DeliveryModule.forRoot({ worker: true }), WebhooksModule, PostsModule,
  *   ] })
+ *   NestFactory.create(HostModule, { bodyParser: false }) // trendhooks reads its own JSON bodies
+ *
+ * Every module has forRootAsync({ imports, inject, useFactory }) too.
  */
 export { AuthModule } from './auth/auth.module';
 export type { AuthModuleOptions } from './auth/auth.options';
@@ -15,16 +19,24 @@ export { ApiKeyService, Principal } from './auth/api-key.service';
 export { BusinessPlus, CurrentPrincipal } from './auth/plan.decorator';
 export { PlanService } from './auth/plan.service';
 export { RATE_LIMIT_STORE, RateLimitStore, MemoryRateLimitStore } from './auth/rate-limit.store';
+export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './auth/redis-rate-limit.store';
+export { MetricsModule } from './metrics/metrics.module';
+export type { MetricsModuleOptions } from './metrics/metrics.options';
+export { Metrics, type DeliveryOutcome } from './metrics/metrics.service';
 export { CLOCK, Clock, SystemClock } from './common/clock';
 export { AppError, ErrorCode, ERROR_STATUS } from './common/errors';
 export { ApiExceptionFilter } from './common/exception.filter';
 export { EnvelopeInterceptor } from './common/envelope.interceptor';
 export { Paged } from './common/envelope';
-export { AppConfig, loadConfig, DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from './config/config';
+export { AppConfig, loadConfig, DEFAULT_PLAN_LIMITS, Plan, PlanLimits, type DatabaseConfig, type HttpAdapterName } from './config/config';
 export { TRENDHOOKS_ENTITIES } from './database/entities';
 export { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
 export { POSTGRES_MIGRATIONS } from './database/migrations/postgres';
 export { SQLITE_MIGRATIONS } from './database/migrations/sqlite';
+export { DeliveryModule } from './delivery/delivery.module';
+export type { DeliveryModuleOptions } from './delivery/delivery.options';
+export { EventsService } from './delivery/events.service';
+export { buildOpenApiDocument, toOpenApi31, TRENDHOOKS_OPENAPI_COMPONENTS } from './openapi/document';
 export { PaginationModule } from './pagination/pagination.module';
 export type { PaginationModuleOptions } from './pagination/pagination.options';
 export { PaginationService, PageContext } from './pagination/pagination.service';
@@ -35,6 +47,7 @@ export { IngestService, type IngestListener, type IngestSummary, INGEST_LISTENER
 export type { PostResource } from './posts/dto/post.resource';
 export { parsePost, parseJsonDocument, parseRedditText, type RedditPost } from './posts/reddit-parse';
 export { SsrfModule } from './ssrf/ssrf.module';
+export type { SsrfModuleOptions } from './ssrf/ssrf.module-definition';
 export { SsrfPolicy, CheckedDestination } from './ssrf/ssrf-policy';
 export { DNS_RESOLVER, DnsResolver, StaticDnsResolver, SystemDnsResolver } from './ssrf/resolver';
 export { WebhooksModule } from './webhooks/webhooks.module';

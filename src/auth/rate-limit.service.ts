@@ -30,11 +30,17 @@ export class RateLimitService {
     };
   }
 
+  /**
+   * The de-facto `X-RateLimit-*` trio, and the IETF fields (draft-ietf-httpapi-ratelimit-headers-09,
+   * structured-field form) for clients that follow the draft: one policy of `limit` per 60 s window.
+   */
   static headers(s: RateLimitState): Record<string, string> {
     return {
       'X-RateLimit-Limit': String(s.limit),
       'X-RateLimit-Remaining': String(s.remaining),
       'X-RateLimit-Reset': String(s.resetSeconds),
+      'RateLimit-Policy': `"default";q=${s.limit};w=${WINDOW_MS / 1000}`,
+      RateLimit: `"default";r=${s.remaining};t=${s.resetSeconds}`,
     };
   }
 

@@ -30,6 +30,14 @@ export function toErrorResponse(exception: unknown, method?: string, url?: strin
     if (status >= 400 && status < 500) return new AppError('BAD_REQUEST', safeHttpMessage(exception));
     return new AppError('INTERNAL_ERROR', 'internal error');
   }
+  // fastify's own client errors (FST_*: a malformed Content-Type or URL, …) carry their status.
+  const fst = exception as { code?: unknown; statusCode?: unknown; message?: unknown } | null;
+  if (typeof fst?.code === 'string' && fst.code.startsWith('FST_') && typeof fst.statusCode === 'number' && fst.statusCode >= 400 && fst.statusCode < 500) {
+    if (fst.statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    if (fst.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', 'request body is larger than 64 KiB');
+    if (fst.statusCode === 404) return new AppError('NOT_FOUND', `no route ${method ?? ''} ${stripQuery(url)}`.replace(/\s+/g, ' ').trim());
+    return new AppError(STATUS_CODES[fst.statusCode] ?? 'BAD_REQUEST', String(fst.message).slice(0, 200));
+  }
   // body-parser style errors (from a host app's parser, or express itself).
   const type = (exception as { type?: unknown } | null)?.type;
   if (type === 'entity.parse.failed') return new AppError('INVALID_JSON', 'request body is not valid JSON');
@@ -71,7 +79,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
       );
     }
     const adapter = this.adapterHost.httpAdapter;
-    if (res.headersSent) return;
+    if (res.headersSent || res.sent) return; // (`sent`: a fastify reply)
     for (const [name, value] of Object.entries(err.headers)) adapter.setHeader(res, name, value);
     const body: ErrorBody = { error: { code: err.code, message: err.message, request_id: requestId } };
     adapter.reply(res, body, ERROR_STATUS[err.code]);

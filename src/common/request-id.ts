@@ -5,19 +5,27 @@ export interface WithRequestId {
   requestId?: string;
   headers: Record<string, string | string[] | undefined>;
 }
+/** A Node response (express, middleware) or a fastify reply. */
 interface HeaderSink {
-  setHeader(name: string, value: string): unknown;
+  setHeader?(name: string, value: string): unknown;
+  header?(name: string, value: string): unknown;
   headersSent?: boolean;
+  sent?: boolean;
 }
 
 // A caller-supplied id is echoed only when it is short and plain, so it cannot inject into logs.
 const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export function ensureRequestId(req: WithRequestId, res?: HeaderSink): string {
-  if (!req.requestId) {
+  // Under fastify, middleware sees the Node request and handlers see its wrapper: keep the id on the Node one.
+  const holder = (req as { raw?: WithRequestId }).raw ?? req;
+  if (!holder.requestId) {
     const incoming = req.headers['x-request-id'];
-    req.requestId = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
+    holder.requestId = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
   }
-  if (res && !res.headersSent) res.setHeader('X-Request-Id', req.requestId);
-  return req.requestId;
+  if (res && !res.headersSent && !res.sent) {
+    if (typeof res.setHeader === 'function') res.setHeader('X-Request-Id', holder.requestId);
+    else res.header?.('X-Request-Id', holder.requestId);
+  }
+  return holder.requestId;
 }

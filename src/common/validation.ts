@@ -1,4 +1,4 @@
-import { ArgumentMetadata, Injectable, PipeTransform, Type } from '@nestjs/common';
+import { ArgumentMetadata, Injectable, Optional, PipeTransform, Type } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validate, ValidationError } from 'class-validator';
 import { AppError } from './errors';
@@ -23,8 +23,15 @@ function firstMessage(errors: ValidationError[]): string {
  */
 @Injectable()
 export class BodyValidationPipe implements PipeTransform {
+  /**
+   * `dto` given: validate against it whatever the parameter's declared type. Routes pass it and
+   * type the parameter with an interface, so that a host app's global ValidationPipe (which only
+   * validates class-typed parameters) cannot reshape or re-judge the body first.
+   */
+  constructor(@Optional() private readonly dto?: Type<unknown>) {}
+
   async transform(value: unknown, meta: ArgumentMetadata): Promise<unknown> {
-    const dto = meta.metatype as Type<unknown> | undefined;
+    const dto = this.dto ?? (meta.metatype as Type<unknown> | undefined);
     if (!dto || meta.type !== 'body') return value;
     if (value === undefined) throw new AppError('VALIDATION_ERROR', 'request body is required: a JSON object');
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
@@ -33,7 +34,8 @@ export type DatabaseConfig =
 
 export interface AppConfig {
   database: DatabaseConfig;
-  http: { port: number; host: string };
+  /** `adapter`: the HTTP server under Nest (HTTP_ADAPTER); both answer identically. */
+  http: { port: number; host: string; adapter: HttpAdapterName };
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
   cursor: { secrets: string[]; ttlSeconds: number };
@@ -56,8 +58,21 @@ export interface AppConfig {
     redditClientId: string | null;
     redditClientSecret: string | null;
     pollIntervalMs: number;
+    /** Subreddits polled in parallel by one process (one rate-limit budget for all of them). */
+    pollConcurrency: number;
+    /** Total time of one Reddit request. */
+    redditTimeoutMs: number;
+  };
+  ops: {
+    /** JSON log threshold (LOG_LEVEL). */
+    logLevel: LogLevelName;
+    /** The most a SIGTERMed process spends draining HTTP requests and delivery attempts before it exits anyway. */
+    shutdownTimeoutMs: number;
   };
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -80,6 +95,16 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+export type HttpAdapterName = 'express' | 'fastify';
+export const HTTP_ADAPTERS: readonly HttpAdapterName[] = ['express', 'fastify'];
+
+function httpAdapter(raw: string | null): HttpAdapterName {
+  if (raw === null) return 'express';
+  const name = raw.toLowerCase();
+  if (!(HTTP_ADAPTERS as readonly string[]).includes(name)) throw new ConfigError(`HTTP_ADAPTER must be express or fastify, got "${raw}"`);
+  return name as HttpAdapterName;
 }
 
 export function parseDatabaseUrl(raw: string | null, cwd: string): DatabaseConfig {
@@ -117,6 +142,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     .split(',')
     .map((s) => s.trim().replace(/^\/?r\//i, '').toLowerCase())
     .filter(Boolean);
+  // Polled by name and stored in varchar(21) columns: a typo must stop the start, not every poll.
+  const badTracked = tracked.find((s) => !SUBREDDIT_INPUT.test(s));
+  if (badTracked !== undefined) throw new ConfigError(`TRACKED_SUBREDDITS: "${badTracked}" is not a subreddit name`);
   const redisUrl = str(env, 'REDIS_URL');
   // Parsers of other modules validate their own formats; their errors are reported as config errors.
   const parsed = <T>(name: string, parse: (raw: string) => T): T | null => {
@@ -137,9 +165,21 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   if (leaseMs <= timeoutMs + 5000) {
     throw new ConfigError(`DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 5000 ms of DNS time`);
   }
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  // The worker gives attempts in flight the attempt timeout + 1 s; the bound must leave room for that.
+  const shutdownTimeoutMs = int(env, 'SHUTDOWN_TIMEOUT_MS', Math.max(30_000, timeoutMs + 5000), 1000, 600_000);
+  if (shutdownTimeoutMs <= timeoutMs + 1000) {
+    throw new ConfigError(`SHUTDOWN_TIMEOUT_MS (${shutdownTimeoutMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 1000, so attempts in flight can finish`);
+  }
+  const redditBaseUrl = str(env, 'REDDIT_BASE_URL') ?? 'https://www.reddit.com';
+  if (!/^https?:\/\/[^/?#]+\/?$/i.test(redditBaseUrl)) throw new ConfigError(`REDDIT_BASE_URL must be an http(s) origin such as https://www.reddit.com, got "${redditBaseUrl}"`);
+  const redditClientId = str(env, 'REDDIT_CLIENT_ID');
+  const redditClientSecret = str(env, 'REDDIT_CLIENT_SECRET');
+  if ((redditClientId === null) !== (redditClientSecret === null)) throw new ConfigError('REDDIT_CLIENT_ID and REDDIT_CLIENT_SECRET go together: set both or neither');
   return {
     database: parseDatabaseUrl(str(env, 'DATABASE_URL'), cwd),
-    http: { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1' },
+    http: { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')) },
     plans,
     redisUrl,
     cursor: {
@@ -167,10 +207,13 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     },
     trends: {
       trackedSubreddits: tracked,
-      redditBaseUrl: str(env, 'REDDIT_BASE_URL') ?? 'https://www.reddit.com',
-      redditClientId: str(env, 'REDDIT_CLIENT_ID'),
-      redditClientSecret: str(env, 'REDDIT_CLIENT_SECRET'),
+      redditBaseUrl: redditBaseUrl.replace(/\/$/, ''),
+      redditClientId,
+      redditClientSecret,
       pollIntervalMs: int(env, 'REDDIT_POLL_INTERVAL_MS', 60_000, 1000, 3_600_000),
+      pollConcurrency: int(env, 'REDDIT_POLL_CONCURRENCY', 4, 1, 64),
+      redditTimeoutMs: int(env, 'REDDIT_TIMEOUT_MS', 10_000, 100, 120_000),
     },
+    ops: { logLevel: logLevel as LogLevelName, shutdownTimeoutMs },
   };
 }

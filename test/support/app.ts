@@ -2,8 +2,10 @@ import { INestApplication, LoggerService } from '@nestjs/common';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import type { Role } from '../../src/app.module';
+import type { TrendParams } from '../../src/trends/subreddit-trends';
+import type { PollerTuning } from '../../src/trends/trends.options';
 import { ApiKeyService } from '../../src/auth/api-key.service';
-import { AppConfig, loadConfig, Plan } from '../../src/config/config';
+import { AppConfig, HttpAdapterName, loadConfig, Plan } from '../../src/config/config';
 import { StaticDnsResolver } from '../../src/ssrf/resolver';
 import type { TestDatabase } from './databases';
 
@@ -45,15 +47,40 @@ export interface TestApp {
 
 export async function startTestApp(
   db: TestDatabase,
-  opts: { env?: Record<string, string>; patch?: (c: AppConfig) => void; role?: Role; random?: () => number } = {},
+  opts: {
+    env?: Record<string, string>;
+    patch?: (c: AppConfig) => void;
+    role?: Role;
+    random?: () => number;
+    trendParams?: TrendParams;
+    /** The Reddit poller stays off unless asked for (with REDDIT_BASE_URL at a fake): suites never reach the real Reddit. */
+    poller?: boolean;
+    pollerTuning?: Partial<PollerTuning>;
+    /** The HTTP server under Nest (HTTP_ADAPTER); express by default. */
+    adapter?: HttpAdapterName;
+    /** The standalone JSON logs, written to this stream (then `logs` below stays empty); off by default, so runs stay quiet. */
+    jsonLogs?: { write(line: string): void };
+  } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ CURSOR_SECRET: 'e2e-cursor-secret-0123456789abcdefghijklmnop', ...opts.env });
   config.database = await db.create();
+  if (opts.adapter) config.http.adapter = opts.adapter;
   opts.patch?.(config);
   const dns = new StaticDnsResolver(TEST_DNS);
   const logs = new CapturingLogger();
-  const app = await createApp(config, { resolver: dns, logger: logs, role: opts.role, random: opts.random });
+  const app = await createApp(config, {
+    resolver: dns,
+    logger: logs,
+    role: opts.role,
+    random: opts.random,
+    trendParams: opts.trendParams,
+    poller: opts.poller ?? false,
+    pollerTuning: opts.pollerTuning,
+    logs: opts.jsonLogs ? { stream: opts.jsonLogs } : false,
+  });
   await app.init();
+  // Fastify routes only once its plugins have loaded; supertest drives the bare server.
+  if (config.http.adapter === 'fastify') await app.getHttpAdapter().getInstance().ready();
   const server = app.getHttpServer();
   let n = 0;
   return {

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import type { DatabaseConfig } from '../../src/config/config';
+import type { DatabaseConfig, HttpAdapterName } from '../../src/config/config';
 
 /**
  * The e2e suites run once per database. PostgreSQL is required in CI (CI=true); elsewhere a
@@ -94,4 +94,14 @@ export function testDatabases(): [string, () => TestDatabase][] {
   const dbs: [string, () => TestDatabase][] = [['sqlite', sqliteDb]];
   if (process.env.TRENDHOOKS_TEST_PG !== '0') dbs.push(['postgres', pgDb]);
   return dbs;
+}
+
+/**
+ * For `describe.each` over databases and HTTP adapters: every database under express, and under
+ * fastify (HTTP_ADAPTER=fastify). Labels read "sqlite/express".
+ */
+export function testTargets(adapters: readonly HttpAdapterName[] = ['express', 'fastify']): [string, () => TestDatabase, HttpAdapterName][] {
+  const out: [string, () => TestDatabase, HttpAdapterName][] = [];
+  for (const adapter of adapters) for (const [name, make] of testDatabases()) out.push([`${name}/${adapter}`, make, adapter]);
+  return out;
 }

@@ -2,6 +2,7 @@ import { execSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isPgAvailable } from './databases';
+import { ensureRedis } from './redis';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -22,9 +23,10 @@ function ensureFreshBuild(): void {
   fs.utimesSync(cli, new Date(), new Date());
 }
 
-/** Makes sure PostgreSQL is up (starting the local cluster if it is down) and dist/ is built. */
+/** Makes sure PostgreSQL and Redis are up (starting them if they are down) and dist/ is built. */
 export default async function globalSetup(): Promise<void> {
   ensureFreshBuild();
+  process.env.TRENDHOOKS_TEST_REDIS ??= (await ensureRedis()) ? '1' : '0';
   if (process.env.TRENDHOOKS_TEST_PG) return;
   try {
     execSync('pg_isready -h 127.0.0.1 -p 5432 -t 2', { stdio: 'ignore' });

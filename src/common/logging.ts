@@ -1,0 +1,98 @@
+import { DynamicModule, Global, Injectable, Module, OnModuleInit, Type } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoggerModule } from 'nestjs-pino';
+import pino, { DestinationStream } from 'pino';
+import type { LogLevelName } from '../config/config';
+import { ensureRequestId, WithRequestId } from './request-id';
+
+/** Header values that must never be written: credentials (the API key rides in Authorization) and cookies. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+];
+
+// A client may wrongly put its key (or a webhook secret) in a query string; the URL is logged.
+const CREDENTIAL_IN_URL = /(th_live_|whsec_)[^&#\s]*/g;
+
+// Probes and scrapes every few seconds would drown the request log; their failures are still logged.
+const QUIET_PATHS = /^\/(healthz|readyz|metrics)(?:[?#]|$)/;
+
+export interface StructuredLogOptions {
+  level: LogLevelName;
+  /** Where the JSON lines go; stdout (synchronous, so nothing is lost at exit) by default. */
+  stream?: DestinationStream;
+}
+
+type LoggedRequest = IncomingMessage & WithRequestId;
+
+interface SerializedRequest {
+  id: unknown;
+  method: string;
+  url: string;
+  query?: unknown;
+  params?: unknown;
+  headers: Record<string, unknown>;
+  remoteAddress?: string;
+  remotePort?: number;
+}
+
+/** Fastify names its requests itself (`req-1`); make it use our request id so every layer agrees. */
+@Injectable()
+class FastifyRequestIds implements OnModuleInit {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  onModuleInit(): void {
+    const adapter = this.adapterHost.httpAdapter;
+    if (adapter?.getType() !== 'fastify') return;
+    (adapter.getInstance() as { setGenReqId(fn: (req: LoggedRequest) => string): unknown }).setGenReqId((req) => ensureRequestId(req));
+  }
+}
+
+@Global()
+@Module({ providers: [FastifyRequestIds] })
+class RequestIdAlignmentModule {}
+
+/**
+ * JSON logs through nestjs-pino, for the standalone app only (a host app keeps its own logger).
+ * One line per request (`request completed`, level by status) carrying `request_id` — the very id
+ * of `X-Request-Id` and of the error envelope — and every log written while serving the request
+ * carries it too. Bodies are never logged; credentials in headers and URLs are redacted.
+ */
+export function structuredLogModules(options: StructuredLogOptions): (Type<unknown> | DynamicModule)[] {
+  const logger = pino(
+    {
+      level: options.level,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    options.stream ?? pino.destination({ dest: 1, sync: true }),
+  );
+  return [
+    RequestIdAlignmentModule,
+    LoggerModule.forRoot({
+      pinoHttp: {
+        logger,
+        genReqId: (req, res) => ensureRequestId(req as LoggedRequest, res as ServerResponse),
+        // Logs written while serving a request carry only its id; the completion line has the whole request.
+        quietReqLogger: true,
+        customAttributeKeys: { reqId: 'request_id' },
+        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+        autoLogging: { ignore: (req) => QUIET_PATHS.test(req.url ?? '') },
+        serializers: {
+          req: (req: SerializedRequest) => ({
+            id: req.id,
+            method: req.method,
+            url: String(req.url).replace(CREDENTIAL_IN_URL, '$1[redacted]'),
+            headers: req.headers,
+            remoteAddress: req.remoteAddress,
+          }),
+        },
+      },
+    }),
+  ];
+}
