@@ -23,5 +23,15 @@ module.exports = {
       transform,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
     },
+    {
+      // Hostile input and fault injection (npm run test:reliability); part of npm test too.
+      displayName: 'reliability',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.rel-spec.ts'],
+      transform,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+    },
   ],
 };

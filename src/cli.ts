@@ -3,21 +3,97 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Presets, SingleBar } from 'cli-progress';
 import { Command, CommanderError, Option } from 'commander';
 import { DataSource } from 'typeorm';
-import { migrateDatabase, serve } from './app';
+import { serve } from './app';
 import { AppModule, Role, ROLES } from './app.module';
 import { ApiKeyService } from './auth/api-key.service';
 import { AppError } from './common/errors';
 import { EventsService } from './delivery/events.service';
+import { parseSeriesCsv, runBacktest } from './trends/detectors';
 import { AppConfig, ConfigError, loadConfig, PLANS } from './config/config';
 import { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
-import { IngestFileError, IngestService } from './posts/ingest.service';
+import { generateOpenApiDocument } from './openapi/generate';
+import { serialiseOpenApiDocument } from './openapi/document';
+import { IngestFileError, IngestProgress, IngestService } from './posts/ingest.service';
+
+/** A failure the operator can act on: printed as one `error: …` line, exit 1, no stack. */
+export class CliError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/**
+ * A progress bar for long ingest runs, on stderr and only when it is a terminal: stdout carries the
+ * JSON summary, and logs or pipes must not fill with redraws.
+ */
+function progressBar(stream: NodeJS.WriteStream): { update: (p: IngestProgress) => void; stop: () => void } | undefined {
+  if (!stream.isTTY) return undefined;
+  const mib = (n: number) => (n / 1048576).toFixed(1);
+  const bar = new SingleBar(
+    { stream, format: 'ingest [{bar}] {percentage}% | {read}/{size} MiB | {records} records | ETA {eta_formatted}', hideCursor: true, clearOnComplete: true },
+    Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    update: (p) => {
+      if (!started) {
+        bar.start(Math.max(p.totalBytes, 1), 0, { read: '0.0', size: mib(p.totalBytes), records: 0 });
+        started = true;
+      }
+      bar.update(p.bytesRead, { read: mib(p.bytesRead), records: p.records });
+    },
+    stop: () => {
+      if (started) bar.stop();
+    },
+  };
+}
+
+/** Exit codes: 0 done, 1 the command failed, 2 it was called wrongly (usage). */
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+function readTextFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+function describeDatabase(config: AppConfig): string {
+  if (config.database.type === 'sqlite') return `SQLite ${config.database.path}`;
+  try {
+    const url = new URL(config.database.url);
+    return `PostgreSQL ${url.hostname}:${url.port || 5432}${url.pathname}`; // never the password
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+/** Connection failures name the database and the cause, in one line. */
+async function openDatabase(config: AppConfig): Promise<DataSource> {
+  try {
+    // dataSourceOptions creates the SQLite file's folder, which can fail too.
+    const ds = new DataSource(dataSourceOptions(config.database));
+    await ds.initialize();
+    return ds;
+  } catch (err) {
+    throw new CliError(`cannot open the database (${describeDatabase(config)}): ${firstLine(err)}`);
+  }
+}
+
+function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message || err.name : String(err);
+  return text.split('\n')[0].trim();
+}
 
 /** Opens the configured database, migrated, for one CLI command, and always closes it. */
 async function withDataSource<T>(config: AppConfig, fn: (ds: DataSource) => Promise<T>): Promise<T> {
-  const ds = new DataSource(dataSourceOptions(config.database));
-  await ds.initialize();
+  const ds = await openDatabase(config);
   try {
     await runMigrations(ds);
     return await fn(ds);
@@ -28,7 +104,8 @@ async function withDataSource<T>(config: AppConfig, fn: (ds: DataSource) => Prom
 
 /** The whole app's modules without an HTTP listener (role `api`: no worker runs inside the CLI). */
 async function withAppContext<T>(config: AppConfig, role: Role, fn: (ctx: INestApplicationContext) => Promise<T>): Promise<T> {
-  await migrateDatabase(config);
+  // Migrates first (the modules may start work at once), and reports an unreachable database plainly.
+  await withDataSource(config, async () => undefined);
   const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { logger: false, abortOnError: false });
   try {
     return await fn(ctx);
@@ -40,8 +117,8 @@ async function withAppContext<T>(config: AppConfig, role: Role, fn: (ctx: INestA
 export function buildCli(env: Record<string, string | undefined>): Command {
   const config = () => loadConfig(env);
   const program = new Command('trendhooks')
-    .description('Trend events from subreddits, delivered as signed webhooks.')
-    .showHelpAfterError()
+    .description('Trend events from subreddits, delivered as signed webhooks. Settings come from the environment (see README).')
+    // Usage errors are one `error: …` line (exit 2); `--help` on any command shows its options.
     .exitOverride();
 
   program
@@ -81,7 +158,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .command('create')
     .description('issue an API key (the customer is created when new); the key is printed once')
     .requiredOption('--customer <name>', 'customer name')
-    .requiredOption('--plan <plan>', `plan: ${PLANS.join(', ')}`)
+    .addOption(new Option('--plan <plan>', 'the customer\'s plan (an existing customer is moved to it)').choices([...PLANS]).makeOptionMandatory())
     .option('--json', 'print one JSON object')
     .action(async (opts: { customer: string; plan: string; json?: boolean }) => {
       const issued = await withAppContext(config(), 'api', (ctx) => ctx.get(ApiKeyService).issue(opts.customer, opts.plan));
@@ -109,17 +186,41 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .option('--json', 'print the summary on one line (it is JSON either way)')
     .action(async (opts: { file: string; json?: boolean }) => {
       let summary;
+      const bar = progressBar(process.stderr);
       try {
-        summary = await withAppContext(config(), 'api', (ctx) => ctx.get(IngestService).ingestFile(opts.file));
+        summary = await withAppContext(config(), 'api', (ctx) => ctx.get(IngestService).ingestFile(opts.file, { onProgress: bar?.update }));
       } catch (err) {
         if (!(err instanceof IngestFileError)) throw err;
-        console.error(`error: ${err.message}`);
-        process.exitCode = 1;
-        return;
+        throw new CliError(err.message);
+      } finally {
+        bar?.stop();
       }
       console.log(opts.json ? JSON.stringify(summary) : JSON.stringify(summary, null, 2));
       // A run that stored nothing is almost always the wrong file; scripts should notice.
       if (summary.read - summary.skipped === 0) process.exitCode = 1;
+    });
+
+  program
+    .command('openapi')
+    .description('print the OpenAPI 3.1 document of the HTTP API, built from the code (nothing is served or connected)')
+    .option('--out <file>', 'write it to this file instead of stdout')
+    .option('--check <file>', 'exit 1 when this file differs from a fresh generation (CI drift check)')
+    .action(async (opts: { out?: string; check?: string }) => {
+      const text = serialiseOpenApiDocument(await generateOpenApiDocument());
+      if (opts.check) {
+        const committed = readTextFile(opts.check);
+        if (committed === text) return console.log(`${opts.check} is up to date`);
+        console.error(`error: ${opts.check} differs from the code's OpenAPI document; run npm run openapi and commit it`);
+        process.exitCode = 1;
+        return;
+      }
+      if (!opts.out) return void process.stdout.write(text);
+      try {
+        fs.writeFileSync(opts.out, text);
+      } catch (err) {
+        throw new CliError(`cannot write ${opts.out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      console.log(`wrote ${opts.out}`);
     });
 
   const events = program.command('events').description('emit events as the trend pipeline would');
@@ -143,6 +244,44 @@ export function buildCli(env: Record<string, string | undefined>): Command {
       );
       if (opts.json) return console.log(JSON.stringify(res));
       console.log(res.created ? `event ${res.event_id}: ${res.deliveries} deliveries queued` : `event ${res.event_id} already exists; nothing queued`);
+    });
+
+  program
+    .command('backtest')
+    .description('run the production surge or velocity detector over a timestamp,value CSV and print each detection')
+    .addOption(new Option('--kind <kind>', 'detector').choices(['surge', 'velocity']).makeOptionMandatory())
+    .requiredOption('--series <file>', 'CSV of timestamp,value rows (ISO 8601 or unix seconds/ms; header optional)')
+    .option('--json', 'one JSON object per detection: {"timestamp", "value", "score"}')
+    .action(async (opts: { kind: 'surge' | 'velocity'; series: string; json?: boolean }) => {
+      let text: string;
+      try {
+        text = fs.readFileSync(opts.series, 'utf8');
+      } catch (err) {
+        throw new AppError('VALIDATION_ERROR', `cannot read ${opts.series}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      let points;
+      try {
+        points = runBacktest(opts.kind, parseSeriesCsv(text));
+      } catch (err) {
+        throw new AppError('VALIDATION_ERROR', `${opts.series}: ${(err as Error).message}`);
+      }
+      for (const p of points.filter((x) => x.detected)) {
+        const ts = new Date(p.timestamp).toISOString();
+        console.log(opts.json ? JSON.stringify({ timestamp: ts, value: p.value, score: p.score }) : `${ts}  value=${p.value}  score=${p.score}`);
+      }
+    });
+
+  program
+    .command('demo')
+    .description('see the whole flow locally: a generated subreddit replayed through the trend pipeline, each webhook delivery to a local HTTPS receiver verified and printed')
+    .option('--json', 'one JSON object per delivery instead of a line')
+    .option('--database-url <url>', 'use this database instead of a temporary SQLite file (a scratch one: DATABASE_URL is used too when set)')
+    .option('--timeout <seconds>', 'give up (exit 1) when the three kinds have not all been delivered by then', '60')
+    .action(async (opts: { json?: boolean; databaseUrl?: string; timeout: string }) => {
+      if (!/^\d+(\.\d+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0) throw new CliError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`);
+      // Loaded on use: the other commands never pay for the demo's generator and receiver.
+      const { runDemo } = await import('./demo/demo');
+      await runDemo(env, { json: opts.json, databaseUrl: opts.databaseUrl, timeoutMs: Number(opts.timeout) * 1000 });
     });
 
   return program;
@@ -180,12 +319,26 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     await buildCli(env).parseAsync(argv, { from: 'user' });
     return Number(process.exitCode ?? 0);
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof ConfigError) console.error(`configuration error: ${err.message}`);
-    else if (err instanceof AppError) console.error(`error: ${err.message}`);
-    else console.error(err);
-    return 1;
+    if (err instanceof CommanderError) {
+      // commander has printed the message (or the help) already.
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? 0 : EXIT_USAGE;
+    }
+    console.error(`error: ${describeFailure(err)}`);
+    return EXIT_FAILURE;
   }
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'SQLITE_CANTOPEN']);
+// PostgreSQL: invalid_authorization_specification, invalid_password, invalid_catalog_name, cannot_connect_now.
+const PG_CONNECT_STATES = new Set(['28000', '28P01', '3D000', '57P03']);
+
+/** One line for any failure; the stack stays out of an operator's terminal. */
+function describeFailure(err: unknown): string {
+  if (err instanceof ConfigError) return `bad configuration: ${err.message}`;
+  if (err instanceof CliError || err instanceof AppError) return err.message;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || PG_CONNECT_STATES.has(code))) return `cannot reach the database: ${firstLine(err)}`;
+  return firstLine(err);
 }
 
 /** Entry point of the `trendhooks` bin. */

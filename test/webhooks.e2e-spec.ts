@@ -1,7 +1,7 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiKeyService } from '../src/auth/api-key.service';
-import { testDatabases } from './support/databases';
+import { testTargets } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 
 const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
@@ -22,11 +22,12 @@ function expectError(res: { status: number; body: any; headers: Record<string, s
   expect(Object.keys(res.body)).toEqual(['error']);
 }
 
-describe.each(testDatabases())('webhooks API on %s', (_name, makeDb) => {
+describe.each(testTargets())('webhooks API on %s', (_name, makeDb, adapter) => {
   let t: TestApp;
 
   beforeAll(async () => {
     t = await startTestApp(makeDb(), {
+      adapter,
       patch: (c) => {
         c.plans.business.maxWebhooks = 12;
       },
@@ -327,6 +328,22 @@ describe.each(testDatabases())('webhooks API on %s', (_name, makeDb) => {
       expect(unsafe.body.error.request_id).toBe(unsafe.headers['x-request-id']);
     });
 
+    it('runs on the HTTP adapter it was configured with', () => {
+      expect(t.app.getHttpAdapter().getType()).toBe(adapter);
+    });
+
+    it('answers the same to a malformed Content-Type, and to bodies on routes that read none', async () => {
+      const c = await t.customer();
+      expectError(await t.http().post('/v1/webhooks').set(c.auth).set('Content-Type', 'nonsense').send('{}'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      const charset = await t.http().post('/v1/webhooks').set(c.auth).set('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify(valid()));
+      expect(charset.status).toBe(201);
+      // The webhook routes read JSON only; the delivery routes take no body and ignore one.
+      const w = charset.body.data;
+      expectError(await t.http().post(`/v1/webhooks/${w.id}/rotate-secret`).set(c.auth).set('Content-Type', 'text/plain').send('x'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      const retry = await t.http().post(`/v1/webhooks/${w.id}/deliveries/msg_0123456789abcdefghjkmnpqrs/retry`).set(c.auth).set('Content-Type', 'text/plain').send('x');
+      expectError(retry, 404, 'NOT_FOUND');
+    });
+
     it('serves /healthz and /readyz without auth', async () => {
       expect((await t.http().get('/healthz')).body).toEqual({ status: 'ok' });
       expect((await t.http().get('/readyz')).status).toBe(200);
@@ -334,9 +351,9 @@ describe.each(testDatabases())('webhooks API on %s', (_name, makeDb) => {
   });
 });
 
-describe.each(testDatabases())('failure modes on %s', (_name, makeDb) => {
+describe.each(testTargets())('failure modes on %s', (_name, makeDb, adapter) => {
   it('answers 429 RATE_LIMITED with Retry-After past the plan limit', async () => {
-    const t = await startTestApp(makeDb(), { env: { PLAN_RATE_LIMITS: 'business=3' } });
+    const t = await startTestApp(makeDb(), { adapter, env: { PLAN_RATE_LIMITS: 'business=3' } });
     try {
       const c = await t.customer();
       const statuses = [];
@@ -359,7 +376,7 @@ describe.each(testDatabases())('failure modes on %s', (_name, makeDb) => {
   });
 
   it('answers 400 INVALID_CURSOR for an expired cursor', async () => {
-    const t = await startTestApp(makeDb(), { env: { CURSOR_TTL_SECONDS: '1' } });
+    const t = await startTestApp(makeDb(), { adapter, env: { CURSOR_TTL_SECONDS: '1' } });
     try {
       const c = await t.customer();
       for (let i = 0; i < 2; i++) await t.http().post('/v1/webhooks').set(c.auth).send(valid());
@@ -374,7 +391,7 @@ describe.each(testDatabases())('failure modes on %s', (_name, makeDb) => {
   });
 
   it('answers 500 INTERNAL_ERROR without internals when the database breaks', async () => {
-    const t = await startTestApp(makeDb());
+    const t = await startTestApp(makeDb(), { adapter });
     try {
       const c = await t.customer();
       await t.app.get<DataSource>(getDataSourceToken()).query('DROP TABLE webhooks');

@@ -52,7 +52,17 @@ export function dataSourceOptions(db: DatabaseConfig): DataSourceOptions {
  */
 export async function runMigrations(ds: DataSource): Promise<string[]> {
   if (dialectOf(ds) !== 'postgres') {
-    return (await ds.runMigrations({ transaction: 'all' })).map((m) => m.name);
+    // Two processes opening a new SQLite file at once (e.g. two CLI commands) race: the loser's
+    // deferred transaction fails ("database is locked" / "already exists") and is rolled back
+    // whole; on the next try the winner's migrations are simply recorded as applied.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await ds.runMigrations({ transaction: 'all' })).map((m) => m.name);
+      } catch (err) {
+        if (attempt >= 5 || !/database is locked|SQLITE_BUSY|already exists/i.test((err as Error).message)) throw err;
+        await new Promise((r) => setTimeout(r, 100 * attempt + Math.random() * 100));
+      }
+    }
   }
   const runner = ds.createQueryRunner();
   await runner.connect();

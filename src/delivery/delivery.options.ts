@@ -22,7 +22,11 @@ export interface DeliveryModuleOptions {
 }
 
 export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS } =
-  new ConfigurableModuleBuilder<DeliveryModuleOptions>().setClassMethodName('forRoot').build();
+  new ConfigurableModuleBuilder<DeliveryModuleOptions>()
+    .setClassMethodName('forRoot')
+    // Global so the trend pipeline (and a host's own code) can emit events through EventsService.
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();
 
 export interface ResolvedDeliveryOptions {
   worker: boolean;

@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
-import { DataSource, EntityManager, In } from 'typeorm';
-import { newUlid } from '../common/ids';
+import type { Pool, QueryResultRow } from 'pg';
+import { DataSource, In } from 'typeorm';
+import { randomFillSync } from 'node:crypto';
+import { monotonicFactory } from 'ulid';
 import { dialectOf } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { AttemptEntity } from './attempt.entity';
 import { DeliveryEntity, DeliveryState } from './delivery.entity';
-import { EventEntity } from './event.entity';
+import { GroupBatcher } from './group-batcher';
 
 /** What the worker needs of a claimed row. */
 export interface ClaimedDelivery {
@@ -15,6 +17,26 @@ export interface ClaimedDelivery {
   eventId: string;
   webhookId: string;
   attempts: number;
+}
+
+/** The webhook fields an attempt needs, read with the claim. */
+export interface ClaimedWebhook {
+  id: string;
+  url: string;
+  allowNonstandardPort: boolean;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+}
+
+/**
+ * A claimed delivery with its webhook and event, read in the same statement (PostgreSQL) or
+ * transaction (SQLite) as the claim. `webhook` is null when it was deleted, `event` when the
+ * event row is gone: the worker cancels such a delivery without an attempt.
+ */
+export interface ClaimedWork extends ClaimedDelivery {
+  webhook: ClaimedWebhook | null;
+  event: { id: string; type: string; subreddit: string; payload: string; createdAt: Date } | null;
 }
 
 export interface NewEvent {
@@ -39,8 +61,135 @@ export interface AttemptRecord {
   webhookStatus: 'delivered' | 'retrying' | 'failed';
 }
 
-const INSERT_CHUNK = 500;
+// Deliveries per INSERT statement of a fan-out on PostgreSQL (bounds one statement's size).
+const INSERT_CHUNK = 5000;
+// Per statement of batched writes: PostgreSQL's 65,535 bind parameters are not the limit (arrays
+// are one parameter each); this just bounds one transaction's size.
+const RECORD_BATCH_MAX = 256;
 export const DELIVERY_NOTIFY_CHANNEL = 'trendhooks_deliveries';
+
+/**
+ * PostgreSQL: the worker's hot-path statements (claims, attempt outcomes) commit without waiting
+ * for their WAL flush (`synchronous_commit = off` for that transaction only; a CTE joined into the
+ * statement sets it). Waiting for the flush was most of each round trip. It is safe because what
+ * such a commit can lose in a database crash (the last ~0.5 s) only ever makes a delivery due
+ * again, to be sent once more with the same webhook-id: the at-least-once contract. Writing an
+ * event and its deliveries (the outbox) still waits for the flush.
+ */
+const ASYNC_COMMIT_CTE = `async_commit AS (SELECT set_config('synchronous_commit', 'off', true))`;
+
+/**
+ * PostgreSQL claim, as CTEs: lease up to `limit` due rows by two ordered index range scans
+ * (pending; delivering with an expired lease — FOR UPDATE cannot sit in a UNION, hence two), then
+ * the final SELECT joins each leased row's webhook and event. `$owner` … are placeholders filled
+ * with the statement's parameter numbers; `exclude` keeps rows out (those whose outcome the same
+ * statement writes: one statement must not update a row twice).
+ */
+function pgClaimCtes(p: { owner: string; leaseUntil: string; now: string; limit: string; exclude?: string }): string {
+  return `pending AS (
+      SELECT id, next_attempt_at FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${p.now}
+      ORDER BY next_attempt_at LIMIT ${p.limit} FOR UPDATE SKIP LOCKED),
+    expired AS (
+      SELECT id, next_attempt_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= ${p.now}${p.exclude ? ` AND NOT (id = ANY(${p.exclude}))` : ''}
+      ORDER BY next_attempt_at LIMIT ${p.limit} FOR UPDATE SKIP LOCKED),
+    pick AS (SELECT id FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired) due, async_commit ORDER BY next_attempt_at LIMIT ${p.limit}),
+    claimed AS (
+      UPDATE deliveries d SET state = 'delivering', lease_owner = ${p.owner}, next_attempt_at = ${p.leaseUntil}, updated_at = ${p.now}
+      FROM pick WHERE d.id = pick.id
+      RETURNING d.id, d.event_id, d.webhook_id, d.attempts)`;
+}
+
+const PG_CLAIMED_COLUMNS = `c.id, c.event_id, c.webhook_id, c.attempts,
+    w.url, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at,
+    e.type AS event_type, e.subreddit AS event_subreddit, e.payload AS event_payload, e.created_at AS event_created_at
+  FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id LEFT JOIN events e ON e.id = c.event_id`;
+
+/**
+ * PostgreSQL outcomes of a batch, as CTEs over 16 parallel arrays ($1…$16): the attempt rows, the
+ * state changes fenced on the lease (`held`), and each webhook's last_* from its latest held
+ * attempt. Webhook rows are locked in id order, so two workers' batches cannot deadlock on them.
+ */
+const PG_RECORD_CTES = `src AS (
+      SELECT s.* FROM async_commit, unnest($1::varchar[], $2::varchar[], $3::int[], $4::bigint[], $5::int[], $6::int[], $7::varchar[], $8::varchar[], $9::text[],
+                                         $10::varchar[], $11::bigint[], $12::varchar[], $13::bigint[], $14::varchar[], $15::varchar[], $16::varchar[])
+        AS s(attempt_id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt,
+             state, next_attempt_at, last_error, now, owner, webhook_id, webhook_status)),
+    attempts AS (
+      INSERT INTO delivery_attempts (id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt)
+      SELECT attempt_id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt FROM src),
+    held AS (
+      UPDATE deliveries d SET state = s.state, attempts = d.attempts + 1, next_attempt_at = s.next_attempt_at, lease_owner = NULL,
+        last_error = s.last_error, last_response_code = s.status_code, updated_at = s.now,
+        delivered_at = CASE WHEN s.state = 'delivered' THEN s.now ELSE d.delivered_at END
+      FROM src s WHERE d.id = s.delivery_id AND d.lease_owner = s.owner AND d.state = 'delivering'
+      RETURNING d.id),
+    latest AS (
+      SELECT DISTINCT ON (s.webhook_id) s.webhook_id, s.started_at, s.webhook_status, s.status_code
+      FROM src s JOIN held h ON h.id = s.delivery_id ORDER BY s.webhook_id, s.started_at DESC),
+    locked AS (SELECT w.id FROM webhooks w WHERE w.id IN (SELECT webhook_id FROM latest) ORDER BY w.id FOR UPDATE),
+    touched AS (
+      UPDATE webhooks w SET last_delivery_at = l.started_at, last_status = l.webhook_status, last_response_code = l.status_code
+      FROM latest l JOIN locked k ON k.id = l.webhook_id WHERE w.id = l.webhook_id)`;
+
+const PG_CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${pgClaimCtes({ owner: '$1', leaseUntil: '$2', now: '$3', limit: '$4' })}
+  SELECT ${PG_CLAIMED_COLUMNS}`;
+
+const PG_RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${PG_RECORD_CTES}
+  SELECT id FROM held`;
+
+// The outcomes and the claim of their replacements in one round trip: rows with `held` set are
+// outcomes whose lease still held; the others are newly leased deliveries.
+const PG_RECORD_AND_CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${PG_RECORD_CTES},
+    ${pgClaimCtes({ owner: '$17', leaseUntil: '$18', now: '$19', limit: '$20', exclude: '$2::varchar[]' })}
+  SELECT true AS held, h.id, NULL AS event_id, NULL AS webhook_id, NULL AS attempts, NULL AS url, NULL AS allow_nonstandard_port, NULL AS secret,
+         NULL AS previous_secret, NULL AS previous_secret_expires_at, NULL AS event_type, NULL AS event_subreddit, NULL AS event_payload, NULL AS event_created_at
+  FROM held h
+  UNION ALL
+  SELECT false, ${PG_CLAIMED_COLUMNS}`;
+
+// Attempt ids: ULIDs like everywhere else, but ulid's default PRNG asks the OS for one byte per
+// character (16 syscalls per id); a pooled buffer does the same from one fill per 4 KiB.
+const randomPool = Buffer.alloc(4096);
+let randomAt = randomPool.length;
+const attemptUlid = monotonicFactory(() => {
+  if (randomAt >= randomPool.length) {
+    randomFillSync(randomPool);
+    randomAt = 0;
+  }
+  return randomPool[randomAt++] / 256;
+});
+
+type ClaimRow = {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  attempts: number | string;
+  url: string | null;
+  allow_nonstandard_port: boolean | number | null;
+  secret: string | null;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | string | null;
+  event_type: string | null;
+  event_subreddit: string | null;
+  event_payload: string | null;
+  event_created_at: number | string | null;
+};
+
+/** One attempt's outcome, for recordAttempts. */
+export interface RecordInput {
+  d: ClaimedDelivery;
+  owner: string;
+  rec: AttemptRecord;
+  now: Date;
+}
+
+/** A claim of up to `limit` due deliveries, leased to `owner` until `leaseUntil`. */
+export interface ClaimRequest {
+  owner: string;
+  now: Date;
+  leaseUntil: Date;
+  limit: number;
+}
 
 /**
  * The delivery queue lives in SQL (graphile-worker style). On PostgreSQL claims use
@@ -53,6 +202,9 @@ export const DELIVERY_NOTIFY_CHANNEL = 'trendhooks_deliveries';
 export class DeliveryRepository {
   private readonly pg: boolean;
   private stmts?: ReturnType<DeliveryRepository['prepareSqlite']>;
+
+  /** PostgreSQL: concurrent pre-send existence checks share one query (see webhookExists); a send waits on it. */
+  private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
 
   constructor(@InjectDataSource() private readonly ds: DataSource) {
     this.pg = dialectOf(ds) === 'postgres';
@@ -71,11 +223,24 @@ export class DeliveryRepository {
         `INSERT INTO deliveries (id, event_id, webhook_id, customer_id, state, attempts, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
       ),
+      // Two ordered index range scans (pending; delivering with an expired lease), each stopping
+      // after `limit` rows: `state IN (…) ORDER BY` would sort every due row on every claim.
       claim: db.prepare(
-        `UPDATE deliveries SET state = 'delivering', lease_owner = ?, next_attempt_at = ?, updated_at = ?
-         WHERE id IN (SELECT id FROM deliveries WHERE state IN ('pending', 'delivering') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?)
+        `UPDATE deliveries SET state = 'delivering', lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
+         WHERE id IN (
+           SELECT id FROM (
+             SELECT * FROM (SELECT id, next_attempt_at FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+             UNION ALL
+             SELECT * FROM (SELECT id, next_attempt_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+           ) ORDER BY next_attempt_at LIMIT @limit)
          RETURNING id, event_id, webhook_id, attempts`,
       ),
+      // One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each.
+      webhooks: db.prepare(
+        'SELECT id, url, allow_nonstandard_port, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id IN (SELECT value FROM json_each(?))',
+      ),
+      event: db.prepare('SELECT type AS event_type, subreddit AS event_subreddit, payload AS event_payload, created_at AS event_created_at FROM events WHERE id = ?'),
+      exists: db.prepare('SELECT 1 FROM webhooks WHERE id = ?').pluck(),
       complete: db.prepare(
         `UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, lease_owner = NULL, last_error = ?,
            last_response_code = ?, updated_at = ?, delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END
@@ -88,6 +253,16 @@ export class DeliveryRepository {
       touchWebhook: db.prepare('UPDATE webhooks SET last_delivery_at = ?, last_status = ?, last_response_code = ? WHERE id = ?'),
       cancel: db.prepare(`UPDATE deliveries SET state = 'cancelled', next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?`),
     };
+  }
+
+  /**
+   * The worker's hot-path statements on PostgreSQL, straight on the pg pool as named prepared
+   * statements: parsed and planned once per connection (planning cost more than running them),
+   * and without TypeORM's query-runner round of bookkeeping.
+   */
+  private async pgPrepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
+    const pool = (this.ds.driver as unknown as { master: Pool }).master;
+    return (await pool.query<T & QueryResultRow>({ name, text, values })).rows;
   }
 
   private get sq() {
@@ -131,50 +306,61 @@ export class DeliveryRepository {
         targeted === 'subscribers'
           ? ((await em.query('SELECT id, customer_id FROM webhooks WHERE event = $1 AND subreddit = $2', [event.type, event.subreddit])) as { id: string; customer_id: string }[]).map((r) => ({ id: r.id, customerId: r.customer_id }))
           : targeted;
+      // Each chunk is one statement whatever its size (three array parameters, not 4 per row):
+      // parsing and planning a 2,000-parameter VALUES list cost more than inserting its rows.
+      // The NOTIFY rides on the last statement; LISTENing workers get it when this commits.
       let n = 0;
       for (let i = 0; i < subs.length; i += INSERT_CHUNK) {
         const chunk = subs.slice(i, i + INSERT_CHUNK);
-        const params: unknown[] = [];
-        const values = chunk.map((w, j) => {
-          params.push(idFor(w.id), event.id, w.id, w.customerId);
-          const b = j * 4;
-          return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, 'pending', 0, $${chunk.length * 4 + 1}::bigint, $${chunk.length * 4 + 1}::bigint, $${chunk.length * 4 + 1}::bigint)`;
-        });
-        params.push(nowMs);
-        const res: unknown[] = await em.query(
-          `INSERT INTO deliveries (id, event_id, webhook_id, customer_id, state, attempts, next_attempt_at, created_at, updated_at)
-           VALUES ${values.join(', ')} ON CONFLICT DO NOTHING RETURNING id`,
-          params,
-        );
-        n += res.length;
+        const last = i + INSERT_CHUNK >= subs.length;
+        const [row] = (await em.query(
+          `WITH ins AS (
+             INSERT INTO deliveries (id, event_id, webhook_id, customer_id, state, attempts, next_attempt_at, created_at, updated_at)
+             SELECT t.id, $2::varchar, t.webhook_id, t.customer_id, 'pending', 0, $3::bigint, $3::bigint, $3::bigint
+             FROM unnest($1::varchar[], $4::varchar[], $5::varchar[]) AS t(id, webhook_id, customer_id)
+             ON CONFLICT DO NOTHING RETURNING 1),
+           counted AS (SELECT count(*)::int AS n FROM ins)
+           SELECT n, CASE WHEN $6::boolean AND n + $7::int > 0 THEN pg_notify('${DELIVERY_NOTIFY_CHANNEL}', '') END AS notified FROM counted`,
+          [chunk.map((w) => idFor(w.id)), event.id, nowMs, chunk.map((w) => w.id), chunk.map((w) => w.customerId), last, n],
+        )) as { n: number }[];
+        n += row.n;
       }
-      // Delivered to LISTENing workers when the transaction commits.
-      if (n > 0) await em.query(`SELECT pg_notify('${DELIVERY_NOTIFY_CHANNEL}', '')`);
       return { created: true, deliveries: n };
     });
   }
 
   /**
-   * Leases up to `limit` due deliveries to `owner` until `leaseUntil`. A row whose lease expired
-   * (its worker died) is due again by construction: next_attempt_at holds the lease expiry.
+   * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, with what sending them
+   * needs. A row whose lease expired (its worker died) is due again by construction:
+   * next_attempt_at holds the lease expiry.
    */
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
-    type Row = { id: string; event_id: string; webhook_id: string; attempts: number };
-    let rows: Row[];
-    if (!this.pg) {
-      rows = this.sq.claim.all(owner, leaseUntil.getTime(), now.getTime(), now.getTime(), limit) as Row[];
-    } else {
-      const res = await this.ds.query(
-        `UPDATE deliveries SET state = 'delivering', lease_owner = $1, next_attempt_at = $2, updated_at = $3
-         WHERE id IN (
-           SELECT id FROM deliveries WHERE state IN ('pending', 'delivering') AND next_attempt_at <= $3
-           ORDER BY next_attempt_at LIMIT $4 FOR UPDATE SKIP LOCKED)
-         RETURNING id, event_id, webhook_id, attempts`,
-        [owner, leaseUntil.getTime(), now.getTime(), limit],
-      );
-      rows = (res as [Row[], number])[0]; // TypeORM's pg driver answers UPDATE … RETURNING with [rows, count]
-    }
-    return rows.map((r) => ({ id: r.id, eventId: r.event_id, webhookId: r.webhook_id, attempts: Number(r.attempts) }));
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
+    const req: ClaimRequest = { owner, now, leaseUntil, limit };
+    if (!this.pg) return this.sqlite.transaction(() => this.claimSqlite(req))();
+    // One round trip: the lease and what sending needs. Committed without waiting for the WAL
+    // flush (see ASYNC_COMMIT_CTE).
+    const rows = await this.pgPrepared<ClaimRow>('trendhooks_claim', PG_CLAIM_SQL, [owner, leaseUntil.getTime(), now.getTime(), limit]);
+    return rows.map(toClaimed);
+  }
+
+  /** SQLite claim; runs inside the caller's transaction. */
+  private claimSqlite(req: ClaimRequest): ClaimedWork[] {
+    const s = this.sq;
+    const rows = s.claim.all({ owner: req.owner, leaseUntil: req.leaseUntil.getTime(), now: req.now.getTime(), limit: req.limit }) as ClaimRow[];
+    if (rows.length === 0) return [];
+    // A claim holds few distinct webhooks and events (a fan-out is one event): each is read and
+    // converted once, and shared by its rows.
+    const found = new Map<string, ClaimRow>();
+    for (const w of s.webhooks.all(JSON.stringify(rows.map((r) => r.webhook_id))) as ClaimRow[]) found.set(w.id, w);
+    const webhooks = new Map<string, ClaimedWebhook | null>();
+    const events = new Map<string, ClaimedWork['event']>();
+    return rows.map((r) => {
+      let webhook = webhooks.get(r.webhook_id);
+      if (webhook === undefined) webhooks.set(r.webhook_id, (webhook = toWebhook(r.webhook_id, found.get(r.webhook_id))));
+      let event = events.get(r.event_id);
+      if (event === undefined) events.set(r.event_id, (event = toEvent(r.event_id, s.event.get(r.event_id) as ClaimRow | undefined)));
+      return { id: r.id, eventId: r.event_id, webhookId: r.webhook_id, attempts: Number(r.attempts), webhook, event };
+    });
   }
 
   /**
@@ -183,43 +369,74 @@ export class DeliveryRepository {
    * left to the new owner. Returns whether the lease was still held.
    */
   async recordAttempt(d: ClaimedDelivery, owner: string, rec: AttemptRecord, now: Date): Promise<boolean> {
-    const a = rec.attempt;
-    const nowMs = now.getTime();
-    const next = rec.nextAttemptAt ? rec.nextAttemptAt.getTime() : null;
-    const attemptId = newUlid();
+    return (await this.recordAttempts([{ d, owner, rec, now }])).held[0];
+  }
+
+  /**
+   * `recordAttempt` for a batch (one transaction on SQLite, one statement on PostgreSQL), and,
+   * when `claim` is given, a claim of further deliveries in the same transaction: the worker
+   * refills the slots these outcomes free without another round trip. `held[i]` is about
+   * `inputs[i]`. At most RECORD_BATCH_MAX inputs.
+   */
+  async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<{ held: boolean[]; claimed: ClaimedWork[] }> {
+    if (inputs.length > RECORD_BATCH_MAX) throw new Error(`at most ${RECORD_BATCH_MAX} outcomes per batch`);
+    const ids = inputs.map(() => attemptUlid());
     if (!this.pg) {
       const s = this.sq;
+      // The webhook's last_* columns end up with the batch's latest attempt, as if written one by one.
+      const order = inputs.map((_, i) => i).sort((a, b) => inputs[a].rec.attempt.startedAt.getTime() - inputs[b].rec.attempt.startedAt.getTime());
       return this.sqlite.transaction(() => {
-        s.insertAttempt.run(attemptId, d.id, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt);
-        const held = s.complete.run(rec.state, next, rec.lastError, a.statusCode, nowMs, rec.state, nowMs, d.id, owner).changes === 1;
-        if (held) s.touchWebhook.run(a.startedAt.getTime(), rec.webhookStatus, a.statusCode, d.webhookId);
-        return held;
+        const held: boolean[] = new Array<boolean>(inputs.length);
+        for (const i of order) {
+          const { d, owner, rec, now } = inputs[i];
+          const a = rec.attempt;
+          const nowMs = now.getTime();
+          const next = rec.nextAttemptAt ? rec.nextAttemptAt.getTime() : null;
+          s.insertAttempt.run(ids[i], d.id, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt);
+          held[i] = s.complete.run(rec.state, next, rec.lastError, a.statusCode, nowMs, rec.state, nowMs, d.id, owner).changes === 1;
+          if (held[i]) s.touchWebhook.run(a.startedAt.getTime(), rec.webhookStatus, a.statusCode, d.webhookId);
+        }
+        return { held, claimed: claim && claim.limit > 0 ? this.claimSqlite(claim) : [] };
       })();
     }
-    return this.ds.transaction(async (em) => {
-      await em.query(
-        `INSERT INTO delivery_attempts (id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [attemptId, d.id, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt],
-      );
-      const res = await em.query(
-        `UPDATE deliveries SET state = $1::varchar, attempts = attempts + 1, next_attempt_at = $2::bigint, lease_owner = NULL,
-           last_error = $3, last_response_code = $4, updated_at = $5::bigint,
-           delivered_at = CASE WHEN $1::varchar = 'delivered' THEN $5::bigint ELSE delivered_at END
-         WHERE id = $6 AND lease_owner = $7 AND state = 'delivering' RETURNING id`,
-        [rec.state, next, rec.lastError, a.statusCode, nowMs, d.id, owner],
-      );
-      const held = (res as [unknown[], number])[1] === 1;
-      if (held) {
-        await em.query('UPDATE webhooks SET last_delivery_at = $1, last_status = $2, last_response_code = $3 WHERE id = $4', [
-          a.startedAt.getTime(),
-          rec.webhookStatus,
-          a.statusCode,
-          d.webhookId,
-        ]);
+    const col = <T>(f: (it: RecordInput) => T): T[] => inputs.map(f);
+    const params: unknown[] = [
+      ids,
+      col((it) => it.d.id),
+      col((it) => it.rec.attempt.attemptNo),
+      col((it) => it.rec.attempt.startedAt.getTime()),
+      col((it) => it.rec.attempt.durationMs),
+      col((it) => it.rec.attempt.statusCode),
+      col((it) => it.rec.attempt.outcome),
+      col((it) => it.rec.attempt.errorClass),
+      col((it) => it.rec.attempt.responseExcerpt),
+      col((it) => it.rec.state),
+      col((it) => (it.rec.nextAttemptAt ? it.rec.nextAttemptAt.getTime() : null)),
+      col((it) => it.rec.lastError),
+      col((it) => it.now.getTime()),
+      col((it) => it.owner),
+      col((it) => it.d.webhookId),
+      col((it) => it.rec.webhookStatus),
+    ];
+    const withClaim = claim !== undefined && claim.limit > 0;
+    if (withClaim) params.push(claim.owner, claim.leaseUntil.getTime(), claim.now.getTime(), claim.limit);
+    // Committed without waiting for the WAL flush (see ASYNC_COMMIT_CTE): an outcome lost in a
+    // database crash leaves the delivery leased, so it is sent again, same webhook-id.
+    let rows: (ClaimRow & { held?: boolean })[];
+    for (let tries = 1; ; tries++) {
+      try {
+        rows = withClaim
+          ? await this.pgPrepared('trendhooks_record_and_claim', PG_RECORD_AND_CLAIM_SQL, params)
+          : (await this.pgPrepared<{ id: string }>('trendhooks_record_attempts', PG_RECORD_SQL, params)).map((r) => ({ ...(r as ClaimRow), held: true }));
+        break;
+      } catch (err) {
+        // A deadlock with something else touching these rows (e.g. a taken-over lease): the
+        // statement rolled back as a whole, so it is safe to run again.
+        if ((err as { code?: string }).code !== '40P01' || tries >= 3) throw err;
       }
-      return held;
-    });
+    }
+    const heldIds = new Set(rows.filter((r) => r.held).map((r) => r.id));
+    return { held: inputs.map((it) => heldIds.has(it.d.id)), claimed: rows.filter((r) => !r.held).map(toClaimed) };
   }
 
   /** The claimed delivery's webhook is gone: stop it without an attempt. */
@@ -235,16 +452,6 @@ export class DeliveryRepository {
     ]);
   }
 
-  /** Deleting a webhook stops its queued deliveries (an in-flight one re-checks before it sends). */
-  async cancelForWebhook(em: EntityManager, webhookId: string, now: Date): Promise<void> {
-    await em
-      .createQueryBuilder()
-      .update(DeliveryEntity)
-      .set({ state: 'cancelled', nextAttemptAt: null, leaseOwner: null, updatedAt: now })
-      .where('webhook_id = :webhookId AND state IN (:...states)', { webhookId, states: ['pending', 'delivering'] })
-      .execute();
-  }
-
   /** Gives up the leases of a stopping worker so others pick its rows up at once. */
   async releaseLeases(owner: string, ids: string[], now: Date): Promise<void> {
     if (ids.length === 0) return;
@@ -256,13 +463,21 @@ export class DeliveryRepository {
       .execute();
   }
 
-  async webhookExists(webhookId: string): Promise<boolean> {
-    if (!this.pg) return this.sqlite.prepare('SELECT 1 FROM webhooks WHERE id = ?').get(webhookId) !== undefined;
-    return ((await this.ds.query('SELECT 1 FROM webhooks WHERE id = $1', [webhookId])) as unknown[]).length > 0;
+  /**
+   * Whether the webhook still exists, asked right before a send: a DELETE that returned 204
+   * before this call is seen, so no attempt starts after it. On PostgreSQL concurrent checks are
+   * answered by one query; a check arriving while one is in flight waits for the next, so every
+   * answer comes from a query that started after its own call.
+   */
+  webhookExists(webhookId: string): Promise<boolean> {
+    if (!this.pg) return Promise.resolve(this.sq.exists.get(webhookId) !== undefined);
+    return this.existence.push(webhookId);
   }
 
-  findEvents(ids: string[]): Promise<EventEntity[]> {
-    return this.ds.getRepository(EventEntity).findBy({ id: In(ids) });
+  private async existingWebhooks(ids: string[]): Promise<boolean[]> {
+    const rows = await this.pgPrepared<{ id: string }>('trendhooks_webhooks_exist', 'SELECT id FROM webhooks WHERE id = ANY($1::varchar[])', [[...new Set(ids)]]);
+    const found = new Set(rows.map((r) => r.id));
+    return ids.map((id) => found.has(id));
   }
 
   /** A webhook's deliveries, newest first, keyset over (created_at, id). */
@@ -309,4 +524,30 @@ export class DeliveryRepository {
       .getRawOne<{ due: string | number; oldest: string | number | null }>();
     return { due: Number(row?.due ?? 0), oldestDueMs: row?.oldest == null ? null : now.getTime() - Number(row.oldest) };
   }
+}
+
+const num = (v: number | string | null): number | null => (v == null ? null : Number(v));
+
+function toClaimed(r: ClaimRow): ClaimedWork {
+  return { id: r.id, eventId: r.event_id, webhookId: r.webhook_id, attempts: Number(r.attempts), webhook: toWebhook(r.webhook_id, r), event: toEvent(r.event_id, r) };
+}
+
+/** null: the webhook is gone (a LEFT JOIN that found nothing, or no row on SQLite). */
+function toWebhook(id: string, r: Partial<ClaimRow> | undefined): ClaimedWebhook | null {
+  if (r?.url == null || r.secret == null) return null;
+  const expires = num(r.previous_secret_expires_at ?? null);
+  return {
+    id,
+    url: r.url,
+    allowNonstandardPort: r.allow_nonstandard_port === true || r.allow_nonstandard_port === 1,
+    secret: r.secret,
+    previousSecret: r.previous_secret ?? null,
+    previousSecretExpiresAt: expires == null ? null : new Date(expires),
+  };
+}
+
+function toEvent(id: string, r: Partial<ClaimRow> | undefined): ClaimedWork['event'] {
+  const createdAt = num(r?.event_created_at ?? null);
+  if (r?.event_type == null || r.event_payload == null || createdAt == null) return null;
+  return { id, type: r.event_type, subreddit: r.event_subreddit ?? '', payload: r.event_payload, createdAt: new Date(createdAt) };
 }

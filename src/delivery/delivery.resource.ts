@@ -1,29 +1,78 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { AttemptEntity } from './attempt.entity';
 import type { DeliveryEntity } from './delivery.entity';
 
-export interface AttemptResource {
+const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'cancelled'] as const;
+
+@ApiSchema({ name: 'DeliveryAttempt', description: 'One try to deliver.' })
+export class AttemptResource {
+  @ApiProperty({ type: 'integer', minimum: 1 })
   attempt: number;
+
+  @ApiProperty({ format: 'date-time' })
   started_at: string;
+
+  @ApiProperty({ type: 'integer', minimum: 0 })
   duration_ms: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: "The receiver's HTTP status, if it answered." })
   status_code: number | null;
+
+  @ApiProperty({ enum: ['delivered', 'transient', 'permanent'], description: '`transient` failures are retried; `permanent` ones are final.' })
   outcome: string;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Failure class, e.g. `http_503`, `timeout`, `destination_blocked`.' })
   error_class: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: "The first 1 KiB of the receiver's answer." })
   response_excerpt: string | null;
 }
 
 /** A delivery as its webhook's owner sees it: state, schedule and every attempt. */
-export interface DeliveryResource {
+@ApiSchema({ name: 'Delivery', description: 'One event for one webhook, with every attempt.' })
+export class DeliveryResource {
+  @ApiProperty({ description: 'The `webhook-id` header, identical on every retry.', example: 'msg_0123456789abcdefghjkmnpqrs' })
   id: string;
+
+  @ApiProperty()
   event_id: string;
+
+  @ApiProperty()
   webhook_id: string;
+
+  @ApiProperty({ enum: DELIVERY_STATES })
   state: DeliveryEntity['state'];
+
+  @ApiProperty({ type: 'integer', minimum: 0 })
   attempt_count: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the next attempt is due (pending only).' })
   next_attempt_at: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
   last_error: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
   last_response_code: number | null;
+
+  @ApiProperty({ format: 'date-time' })
   created_at: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
   delivered_at: string | null;
+
+  @ApiProperty({ type: AttemptResource, isArray: true })
   attempts: AttemptResource[];
+}
+
+/** The answer of `POST /v1/webhooks/{webhook_id}/test`. */
+@ApiSchema({ name: 'TestDelivery', description: 'The test event and its delivery to this webhook.' })
+export class TestDeliveryResource {
+  @ApiProperty()
+  event_id: string;
+
+  @ApiProperty({ description: 'Follow it in the delivery log.' })
+  delivery_id: string;
 }
 
 export function toDeliveryResource(d: DeliveryEntity, attempts: AttemptEntity[]): DeliveryResource {

@@ -1,4 +1,5 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { EventEmitter } from 'node:events';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { request } from 'undici';
 import { createPinnedDispatcher, PinnedDispatcher } from '../ssrf/pinned-dispatcher';
 import { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
@@ -19,7 +20,7 @@ export interface PostResult {
  * addresses the SSRF policy checked in the same attempt. Redirects are never followed.
  */
 @Injectable()
-export class DeliverySender implements OnModuleDestroy {
+export class DeliverySender implements OnApplicationShutdown {
   private readonly pinned: PinnedDispatcher;
   private readonly timeoutMs: number;
 
@@ -27,8 +28,12 @@ export class DeliverySender implements OnModuleDestroy {
     private readonly ssrf: SsrfPolicy,
     @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
   ) {
-    this.timeoutMs = resolveDeliveryOptions(options).timeoutMs;
-    this.pinned = createPinnedDispatcher({ ca: options.ca, connectTimeoutMs: this.timeoutMs });
+    const opts = resolveDeliveryOptions(options);
+    this.timeoutMs = opts.timeoutMs;
+    // At most one socket per parallel send to a destination: unbounded, undici opened a second
+    // TLS connection whenever a send began in the instant before the previous one's socket was
+    // free again (twice the handshakes for nothing, and more sockets held open at the receiver).
+    this.pinned = createPinnedDispatcher({ ca: options.ca, connectTimeoutMs: this.timeoutMs, connections: opts.concurrency });
   }
 
   /** Re-resolves and re-checks the destination; throws DestinationBlockedError. */
@@ -37,36 +42,50 @@ export class DeliverySender implements OnModuleDestroy {
   }
 
   async post(dest: CheckedDestination, headers: Record<string, string>, body: string): Promise<PostResult> {
-    const res = await request(dest.url, {
-      method: 'POST',
-      headers,
-      body,
-      dispatcher: this.pinned.dispatcherFor(dest),
-      signal: AbortSignal.timeout(this.timeoutMs),
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-    });
-    // Keep the first KiB; read on (so the connection can be reused) up to the drain limit, then
-    // leaving the loop destroys the body and its socket.
-    const chunks: Buffer[] = [];
-    let size = 0;
+    // The total-time limit. Not AbortSignal.timeout(): its timer outlives the request and, firing
+    // 10 s later, builds a DOMException for every delivery already done. And an EventEmitter as the
+    // signal (undici takes one; it reads `reason` on 'abort'): an AbortSignal is an EventTarget,
+    // several times dearer to create and to listen on, and this runs for every delivery.
+    const signal = new EventEmitter() as EventEmitter & { reason?: Error };
+    const timer = setTimeout(() => {
+      signal.reason = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+      signal.emit('abort');
+    }, this.timeoutMs);
     try {
-      for await (const chunk of res.body) {
-        if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk as Buffer);
-        size += (chunk as Buffer).length;
-        if (size > DRAIN_LIMIT_BYTES) break;
+      const res = await request(dest.url, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher: this.pinned.dispatcherFor(dest),
+        signal,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+      });
+      // Keep the first KiB; read on (so the connection can be reused) up to the drain limit, then
+      // leaving the loop destroys the body and its socket.
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of res.body) {
+          if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+          if (size > DRAIN_LIMIT_BYTES) break;
+        }
+      } catch {
+        // A body cut short still leaves a status: the attempt is judged on it.
       }
-    } catch {
-      // A body cut short still leaves a status: the attempt is judged on it.
+      return {
+        statusCode: res.statusCode,
+        excerpt: truncateUtf8(Buffer.concat(chunks), RESPONSE_EXCERPT_BYTES),
+        retryAfter: res.headers['retry-after'],
+      };
+    } finally {
+      clearTimeout(timer);
     }
-    return {
-      statusCode: res.statusCode,
-      excerpt: truncateUtf8(Buffer.concat(chunks), RESPONSE_EXCERPT_BYTES),
-      retryAfter: res.headers['retry-after'],
-    };
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the worker's onModuleDestroy has let the attempts in flight finish. */
+  async onApplicationShutdown(): Promise<void> {
     await this.pinned.close();
   }
 }

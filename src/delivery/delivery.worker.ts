@@ -1,23 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
-import { DataSource, In } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
 import { dialectOf } from '../database/data-source';
+import { Metrics } from '../metrics/metrics.service';
 import { WebhookEntity } from '../webhooks/webhook.entity';
 import { AttemptOutcome, classifyError, classifyResponse, decideNext, retryAfterApplies } from './classify';
-import { DeliveryRepository, ClaimedDelivery, DELIVERY_NOTIFY_CHANNEL, AttemptRecord } from './delivery.repository';
+import { DeliveryRepository, ClaimedWork, DELIVERY_NOTIFY_CHANNEL, AttemptRecord, RecordInput } from './delivery.repository';
 import { DeliverySender, truncateUtf8, RESPONSE_EXCERPT_BYTES } from './delivery.sender';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions, ResolvedDeliveryOptions } from './delivery.options';
-import { EventEntity } from './event.entity';
-import { buildDeliveryBody } from './payload';
+import { GroupBatcher } from './group-batcher';
+import { deliveryBodyTemplate } from './payload';
 import { DEFAULT_RETRY_SCHEDULE_S, parseRetryAfter, RetryPolicy } from './retry-policy';
 import { buildDeliveryHeaders } from './signer';
 
 const POLL_INTERVAL_NAME = 'trendhooks-delivery-poll';
+// Longest a busy worker waits for enough free slots before claiming for fewer (see minClaim).
+const LOW_WATER_WAIT_MS = 5;
 
 /**
  * Sends due deliveries. Woken at once when an event is fanned out in this process (or, on
@@ -25,16 +28,39 @@ const POLL_INTERVAL_NAME = 'trendhooks-delivery-poll';
  * also picks up retries coming due and leases of workers that died.
  */
 @Injectable()
-export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('DeliveryWorker');
   /** Lease owner: unique per process start, so a restarted worker never mistakes old leases for its own. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly opts: ResolvedDeliveryOptions;
   private readonly policy: RetryPolicy;
+  /**
+   * Claimed deliveries until their outcome is committed (at most `concurrency`): a worker that
+   * dies leaves no more than that many rows to be sent a second time.
+   */
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Slots promised to claims in flight (the drain's, an outcome batch's): together they never lease more than `concurrency`. */
+  private reserved = 0;
+  /**
+   * Outcomes of attempts that finish together are written together, and the same transaction
+   * (one statement on PostgreSQL) leases deliveries for the slots they free: no claim round trip
+   * between one send and the next.
+   */
+  private readonly outcomes = new GroupBatcher<RecordInput, boolean>((batch) => this.writeOutcomes(batch));
   private running = false;
   private draining = false;
   private again = false;
+  private wakeQueued = false;
+  /**
+   * While sends are in flight, a claim waits until this many slots are free (or LOW_WATER_WAIT_MS
+   * passed): refilling one or two slots per claim made the claim round trips, not the sends, the
+   * limit on PostgreSQL. An idle worker claims at once.
+   */
+  private readonly minClaim: number;
+  private lowWaterTimer?: NodeJS.Timeout;
+  private claimAnySize = false;
+  /** Settles when the current claim loop ends: a claim answered during shutdown still adds its attempts to `inflight`. */
+  private drainDone?: Promise<void>;
   private listener?: PoolClient;
 
   constructor(
@@ -44,8 +70,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
     @Optional() private readonly scheduler?: SchedulerRegistry,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     this.opts = resolveDeliveryOptions(options);
+    this.minClaim = Math.max(1, Math.min(this.opts.batchSize, Math.floor(this.opts.concurrency / 4)));
     this.policy = new RetryPolicy({ scheduleSeconds: options.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_S, random: options.random });
   }
 
@@ -68,44 +96,80 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
 
   /** LISTEN on a dedicated pooled connection; polling covers the gaps if it drops. */
   private async listen(): Promise<void> {
+    let client: PoolClient | undefined;
     try {
       const pool = (this.ds.driver as unknown as { master: { connect(): Promise<PoolClient> } }).master;
-      const client = await pool.connect();
-      client.on('notification', () => this.wake());
-      client.on('error', (err) => {
+      client = await pool.connect();
+      const c = client;
+      c.on('notification', () => this.wake());
+      c.on('error', (err) => {
+        if (this.listener !== c) return; // already handed back (shutdown or a failed LISTEN)
         this.logger.warn(`LISTEN connection lost (${err.message}); polling until it is back`);
         this.listener = undefined;
-        client.release(true);
+        c.release(true);
         if (this.running) setTimeout(() => void this.listen(), this.opts.pollIntervalMs).unref();
       });
-      await client.query(`LISTEN ${DELIVERY_NOTIFY_CHANNEL}`);
-      this.listener = client;
+      this.listener = c;
+      await c.query(`LISTEN ${DELIVERY_NOTIFY_CHANNEL}`);
     } catch (err) {
+      if (client && this.listener === client) {
+        this.listener = undefined;
+        client.release(true);
+      }
       this.logger.warn(`LISTEN failed (${(err as Error).message}); polling only`);
     }
   }
 
-  /** Start claiming now (cheap when already running: the current drain loops once more). */
+  /**
+   * Start claiming (cheap when already running: the current drain loops once more). Deferred by
+   * one setImmediate, so the attempts that finish in the same event-loop turn free their slots
+   * first and are refilled by one claim rather than one claim each.
+   */
   wake(): void {
     if (!this.running) return;
     if (this.draining) {
       this.again = true;
       return;
     }
-    void this.drain();
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      if (!this.running) return;
+      if (this.draining) this.again = true;
+      else void this.drain();
+    });
   }
 
   private async drain(): Promise<void> {
     this.draining = true;
+    let drained!: () => void;
+    this.drainDone = new Promise((r) => (drained = r));
     try {
       do {
         this.again = false;
-        while (this.running && this.inflight.size < this.opts.concurrency) {
-          const room = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size);
+        while (this.running && this.free > 0) {
+          const room = Math.min(this.opts.batchSize, this.free);
+          if (room < this.minClaim && this.inflight.size > 0 && !this.claimAnySize) {
+            this.lowWaterTimer ??= setTimeout(() => {
+              this.lowWaterTimer = undefined;
+              this.claimAnySize = true;
+              this.wake();
+            }, LOW_WATER_WAIT_MS);
+            break;
+          }
+          this.claimAnySize = false;
+          clearTimeout(this.lowWaterTimer);
+          this.lowWaterTimer = undefined;
           const now = this.clock.now();
-          const claimed = await this.repo.claimDue(this.owner, now, new Date(now.getTime() + this.opts.leaseMs), room);
-          if (claimed.length === 0) break;
-          await this.start(claimed);
+          this.reserved += room;
+          let claimed: ClaimedWork[];
+          try {
+            claimed = await this.repo.claimDue(this.owner, now, new Date(now.getTime() + this.opts.leaseMs), room);
+            this.start(claimed); // in `inflight` before the reservation goes
+          } finally {
+            this.reserved -= room;
+          }
           if (claimed.length < room) break;
         }
       } while (this.again && this.running);
@@ -114,18 +178,37 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       this.logger.error(`claiming deliveries failed: ${(err as Error).message}`);
     } finally {
       this.draining = false;
+      drained();
     }
   }
 
-  private async start(claimed: ClaimedDelivery[]): Promise<void> {
-    const [events, webhooks] = await Promise.all([
-      this.repo.findEvents([...new Set(claimed.map((d) => d.eventId))]),
-      this.ds.getRepository(WebhookEntity).findBy({ id: In([...new Set(claimed.map((d) => d.webhookId))]) }),
-    ]);
-    const eventById = new Map(events.map((e) => [e.id, e]));
-    const webhookById = new Map(webhooks.map((w) => [w.id, w]));
+  /** Slots neither sending (or recording) nor promised to a claim in flight. */
+  private get free(): number {
+    return this.opts.concurrency - this.inflight.size - this.reserved;
+  }
+
+  /** One batch of outcomes, and a claim for the slots they free (see `outcomes`). */
+  private async writeOutcomes(batch: RecordInput[]): Promise<boolean[]> {
+    // The batch's own slots count as free: its outcomes commit in the same transaction as the claim.
+    const limit = this.running ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length)) : 0;
+    this.reserved += limit;
+    try {
+      const now = this.clock.now();
+      const { held, claimed } = await this.repo.recordAttempts(batch, limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit } : undefined);
+      if (this.running) this.start(claimed);
+      // Stopping meanwhile: give the new leases back at once rather than let them expire.
+      else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now()).catch(() => undefined);
+      return held;
+    } finally {
+      this.reserved -= limit;
+    }
+  }
+
+  private start(claimed: ClaimedWork[]): void {
+    // Built once per event: a fanned-out event arrives as many rows of one claim.
+    const bodies = new Map<string, (webhookId: string) => string>();
     for (const d of claimed) {
-      const p = this.attempt(d, eventById.get(d.eventId), webhookById.get(d.webhookId))
+      const p = this.attempt(d, bodies)
         .catch((err) => this.logger.error(`delivery ${d.id} attempt could not be recorded: ${(err as Error).message}`))
         .finally(() => {
           this.inflight.delete(d.id);
@@ -136,7 +219,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   }
 
   /** One attempt of one delivery, start to recorded outcome. */
-  private async attempt(d: ClaimedDelivery, event: EventEntity | undefined, webhook: WebhookEntity | undefined): Promise<void> {
+  private async attempt(d: ClaimedWork, bodies: Map<string, (webhookId: string) => string>): Promise<void> {
+    const { webhook, event } = d;
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
     const startedAt = this.clock.now();
     const t0 = performance.now();
@@ -148,10 +232,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       const dest = await this.sender.check(webhook.url, webhook.allowNonstandardPort);
       // The webhook may have been deleted while DNS was resolving: no attempt starts after its 204.
       if (!(await this.repo.webhookExists(webhook.id))) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
-      const body = buildDeliveryBody(
-        { id: event.id, type: event.type, subreddit: event.subreddit, createdAt: event.createdAt, data: JSON.parse(event.payload) },
-        webhook.id,
-      );
+      let bodyFor = bodies.get(event.id);
+      if (bodyFor === undefined) {
+        const data = JSON.parse(event.payload) as Record<string, unknown>;
+        bodies.set(event.id, (bodyFor = deliveryBodyTemplate({ id: event.id, type: event.type, subreddit: event.subreddit, createdAt: event.createdAt, data })));
+      }
+      const body = bodyFor(webhook.id);
       const now = this.clock.now();
       const headers = buildDeliveryHeaders(d.id, Math.floor(now.getTime() / 1000), body, signingSecrets(webhook, now));
       const res = await this.sender.post(dest, headers, body);
@@ -164,6 +250,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       excerpt = truncateUtf8(Buffer.from(describeError(err)), RESPONSE_EXCERPT_BYTES);
     }
     const durationMs = Math.round(performance.now() - t0);
+    this.metrics?.deliveryAttempt(outcome.kind, (performance.now() - t0) / 1000);
     const attemptNo = d.attempts + 1;
     const next = decideNext(outcome, attemptNo, this.policy, retryAfterMs);
     const now = this.clock.now();
@@ -182,26 +269,37 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       lastError: outcome.kind === 'delivered' ? null : outcome.errorClass,
       webhookStatus: next.state,
     };
-    const held = await this.repo.recordAttempt(d, this.owner, rec, now);
+    const held = await this.outcomes.push({ d, owner: this.owner, rec, now });
     if (!held) this.logger.warn(`delivery ${d.id}: lease lost during the attempt; the new owner decides its state`);
   }
 
-  /** Stops claiming, lets attempts in flight finish within the attempt timeout, then gives back what is left. */
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops claiming, lets attempts in flight finish within the attempt timeout, then gives back
+   * what is left. onModuleDestroy, not onApplicationShutdown: TypeORM closes its pool in the
+   * latter, and pg's pool.end() waits for the LISTEN client this releases (a SIGTERMed worker
+   * hung there), and the attempts still in flight need the pool to record their outcome.
+   */
+  async onModuleDestroy(): Promise<void> {
     if (!this.running) return;
     this.running = false;
     if (this.scheduler?.doesExist('interval', POLL_INTERVAL_NAME)) this.scheduler.deleteInterval(POLL_INTERVAL_NAME);
     if (this.pollTimer) clearInterval(this.pollTimer);
+    clearTimeout(this.lowWaterTimer);
+    await this.drainDone;
     const pending = [...this.inflight.values()];
     const bound = new Promise((r) => setTimeout(r, this.opts.timeoutMs + 1000).unref());
     await Promise.race([Promise.allSettled(pending), bound]);
     const left = [...this.inflight.keys()];
     if (left.length > 0) await this.repo.releaseLeases(this.owner, left, this.clock.now()).catch(() => undefined);
-    if (this.listener) {
-      this.listener.removeAllListeners('notification');
-      await this.listener.query(`UNLISTEN ${DELIVERY_NOTIFY_CHANNEL}`).catch(() => undefined);
-      this.listener.release();
+    const listener = this.listener;
+    if (listener) {
+      // Taken first, so the 'error' handler (which releases a lost connection) cannot release it too.
       this.listener = undefined;
+      listener.removeAllListeners('notification');
+      listener.removeAllListeners('error');
+      listener.on('error', () => undefined); // the pool may still kill it; nothing to do then
+      await listener.query(`UNLISTEN ${DELIVERY_NOTIFY_CHANNEL}`).catch(() => undefined);
+      listener.release();
     }
   }
 

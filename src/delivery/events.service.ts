@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { newId } from '../common/ids';
+import { Metrics } from '../metrics/metrics.service';
 import { SUBREDDIT_INPUT, normaliseSubreddit } from '../webhooks/dto/create-webhook.dto';
 import { WEBHOOK_EVENTS } from '../webhooks/webhook.entity';
 import { deliveryId } from './delivery-id';
@@ -32,6 +33,7 @@ export class EventsService {
     private readonly repo: DeliveryRepository,
     private readonly worker: DeliveryWorker,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   /** A trend event: every webhook subscribed to its kind and subreddit gets one delivery. */
@@ -62,6 +64,7 @@ export class EventsService {
       (webhookId) => deliveryId(id, webhookId),
       now,
     );
+    if (res.created) this.metrics?.eventEmitted(input.type);
     if (res.deliveries > 0) this.worker.wake();
     return { event_id: id, ...res };
   }

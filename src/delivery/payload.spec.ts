@@ -1,4 +1,4 @@
-import { buildDeliveryBody } from './payload';
+import { buildDeliveryBody, deliveryBodyTemplate } from './payload';
 
 const event = {
   id: 'evt_1',
@@ -47,5 +47,21 @@ describe('buildDeliveryBody', () => {
 
   it('rejects an invalid createdAt', () => {
     expect(() => buildDeliveryBody({ ...event, createdAt: new Date('nope') }, 'wh_1')).toThrow(Error);
+  });
+});
+
+describe('deliveryBodyTemplate', () => {
+  it('gives exactly what buildDeliveryBody gives, for every webhook', () => {
+    const events = [
+      event,
+      { ...event, data: {} },
+      { ...event, data: { 10: 'integer keys sort first', b: null, a: [1, { c: '"quoted"' }], event_id: 'dropped' } },
+      { ...event, data: JSON.parse('{"__proto__":{"polluted":true},"n":1}') as Record<string, unknown> },
+      { ...event, subreddit: 'wh_1', data: { webhook_id: 'wh_1', note: 'wh_1 "wh_1"' } },
+    ];
+    for (const e of events) {
+      const bodyFor = deliveryBodyTemplate(e);
+      for (const w of ['wh_1', '01JABCDEFGHJKMNPQRSTVWXYZ0', 'quote"and\\backslash', 'ünï']) expect(bodyFor(w)).toBe(buildDeliveryBody(e, w));
+    }
   });
 });

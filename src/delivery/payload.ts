@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 export interface DeliveryEvent {
   id: string;
   type: string;
@@ -27,12 +29,29 @@ export function buildDeliveryBody(event: DeliveryEvent, webhookId: string): stri
   };
   for (const [key, value] of Object.entries(event.data ?? {})) {
     if (RESERVED.has(key)) continue;
-    // defineProperty, not assignment: a figure named "__proto__" stays a plain key.
-    Object.defineProperty(data, key, { value, enumerable: true, writable: true, configurable: true });
+    // defineProperty, not assignment, for "__proto__": it stays a plain key. Plain assignment
+    // otherwise, as defineProperty is several times slower on this per-delivery path.
+    if (key === '__proto__') Object.defineProperty(data, key, { value, enumerable: true, writable: true, configurable: true });
+    else data[key] = value;
   }
   return JSON.stringify({
     type: event.type,
     timestamp: event.createdAt.toISOString(),
     data,
   });
+}
+
+/**
+ * `buildDeliveryBody` for many webhooks of one event: the body is built once around a marker and
+ * each call splices the webhook id in, so a fanned-out event is not re-serialised per delivery.
+ * JSON.stringify of a string does not depend on where it sits, so the result is byte-identical
+ * to `buildDeliveryBody(event, webhookId)` (the unit tests hold it to that).
+ */
+export function deliveryBodyTemplate(event: DeliveryEvent): (webhookId: string) => string {
+  const marker = `\u0000wh${randomBytes(12).toString('hex')}`;
+  const body = buildDeliveryBody(event, marker);
+  const at = body.indexOf(JSON.stringify(marker));
+  const before = body.slice(0, at);
+  const after = body.slice(at + JSON.stringify(marker).length);
+  return (webhookId) => before + JSON.stringify(webhookId) + after;
 }

@@ -1,12 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../auth/api-key.service';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';
 import { EnvelopeInterceptor } from '../common/envelope.interceptor';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { BodyValidationPipe } from '../common/validation';
+import { ApiEmptyResponse, ApiEnvelopeResponse, ApiErrorResponses, ApiListQuery, ApiV1Controller, ApiWebhookIdParam } from '../openapi/decorators';
 import type { ListQuery } from '../pagination/pagination.service';
-import { CreateWebhookDto } from './dto/create-webhook.dto';
+import { CreateWebhookDto, CreateWebhookInput } from './dto/create-webhook.dto';
+import { WebhookResource, WebhookWithSecretResource } from './dto/webhook.resource';
 import { WebhooksService } from './webhooks.service';
 
 // Guard, envelope and error filter are controller-scoped, so the routes answer the same way
@@ -16,34 +19,72 @@ import { WebhooksService } from './webhooks.service';
 @UseGuards(ApiKeyGuard)
 @UseInterceptors(EnvelopeInterceptor)
 @UseFilters(ApiExceptionFilter)
+@ApiTags('Webhooks')
+@ApiV1Controller({ businessPlus: true })
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
   @HttpCode(201)
-  create(@CurrentPrincipal() caller: Principal, @Body(BodyValidationPipe) body: CreateWebhookDto) {
+  @ApiOperation({ operationId: 'createWebhook', summary: 'Create a webhook', description: 'The answer carries the signing `secret`, shown this once.' })
+  @ApiBody({ type: CreateWebhookDto })
+  @ApiEnvelopeResponse(201, WebhookWithSecretResource, 'WebhookWithSecret', 'The webhook, with its secret.')
+  @ApiErrorResponses({
+    400: '`VALIDATION_ERROR` (a field missing, of the wrong type, unknown or with a bad value; the message names it) or `INVALID_JSON`.',
+    403: '`PLAN_REQUIRED`, or `WEBHOOK_QUOTA_EXCEEDED` (business 100, enterprise 1000 webhooks).',
+    413: '`PAYLOAD_TOO_LARGE`: the body is over 64 KiB.',
+    415: '`UNSUPPORTED_MEDIA_TYPE`: the body is not `application/json`.',
+    422: '`WEBHOOK_DESTINATION_BLOCKED`: the URL fails the SSRF policy (the message names the address).',
+  })
+  // The parameter is typed by an interface so a host app's global ValidationPipe skips it.
+  create(@CurrentPrincipal() caller: Principal, @Body(new BodyValidationPipe(CreateWebhookDto)) body: CreateWebhookInput) {
     return this.webhooks.create(caller, body);
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listWebhooks', summary: "List the caller's webhooks", description: 'Newest first, keyset-paged.' })
+  @ApiListQuery({ prev: true })
+  @ApiEnvelopeResponse(200, WebhookResource, 'Webhook', 'A page of webhooks.', 'list-with-prev')
+  @ApiErrorResponses({ 400: '`BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.' })
   list(@CurrentPrincipal() caller: Principal, @Query() query: ListQuery) {
     return this.webhooks.list(caller, query);
   }
 
   @Get(':webhook_id')
+  @ApiOperation({ operationId: 'getWebhook', summary: 'Get a webhook', description: 'Never with its secret.' })
+  @ApiWebhookIdParam()
+  @ApiEnvelopeResponse(200, WebhookResource, 'Webhook', 'The webhook.')
+  @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
   get(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string) {
     return this.webhooks.get(caller, id);
   }
 
   @Post(':webhook_id/rotate-secret')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'rotateWebhookSecret',
+    summary: "Rotate a webhook's signing secret",
+    description: 'The answer carries the new `secret`, shown this once; the old one keeps signing beside it for 24 h.',
+  })
+  @ApiWebhookIdParam()
+  @ApiEnvelopeResponse(200, WebhookWithSecretResource, 'WebhookWithSecret', 'The webhook, with its new secret.')
+  @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
   rotateSecret(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string) {
     return this.webhooks.rotateSecret(caller, id);
   }
 
   @Delete(':webhook_id')
   @HttpCode(204)
+  @ApiOperation({
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook',
+    description: "Idempotent: also `204` when absent or another customer's (nothing changes then). Its queued deliveries stop.",
+  })
+  @ApiWebhookIdParam()
+  @ApiEmptyResponse(204, 'Deleted, or nothing to delete.')
+  @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.' })
   async remove(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string): Promise<void> {
     await this.webhooks.remove(caller, id);
   }
 }
+

@@ -9,7 +9,7 @@ import { normaliseSubreddit } from '../common/reddit-names';
 import { generateWebhookSecret } from '../delivery/secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
-import { CreateWebhookDto } from './dto/create-webhook.dto';
+import { CreateWebhookInput } from './dto/create-webhook.dto';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { WebhookEntity } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
@@ -27,7 +27,7 @@ export class WebhooksService {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async create(caller: Principal, dto: CreateWebhookDto): Promise<WebhookResource> {
+  async create(caller: Principal, dto: CreateWebhookInput): Promise<WebhookResource> {
     const max = this.plans.limits(caller.plan).maxWebhooks;
     // Cheap early answer before the DNS work; the insert re-checks atomically.
     if ((await this.webhooks.countForCustomer(caller.customerId)) >= max) throw quotaExceeded(max);

@@ -1,17 +1,50 @@
-import type { WebhookEntity, WebhookEvent, WebhookLastStatus } from '../webhook.entity';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { WEBHOOK_EVENTS, WebhookEntity, WebhookEvent, WebhookLastStatus } from '../webhook.entity';
 
 /** The client's view of a webhook (spec 2.1). `secret` only on create and rotate. */
-export interface WebhookResource {
+@ApiSchema({ name: 'Webhook', description: 'A webhook subscription. Its secret is never shown here, only on create and rotate.' })
+export class WebhookResource {
+  @ApiProperty({ description: 'ULID, time-ordered.', example: '01J9Z6K3W4Q8X2V7N5M1B0C9D8' })
   id: string;
+
+  @ApiProperty({ format: 'uri', maxLength: 2048, description: 'Absolute https URL the events are POSTed to.', example: 'https://example.com/hooks/trendhooks' })
   url: string;
+
+  @ApiProperty({ enum: WEBHOOK_EVENTS, enumName: 'WebhookEvent' })
   event: WebhookEvent;
+
+  @ApiProperty({ description: 'Lower case, without the r/ prefix.', example: 'typescript' })
   subreddit: string;
+
+  @ApiProperty({ description: 'Whether a port other than 443 is allowed.' })
   allow_nonstandard_port: boolean;
+
+  @ApiProperty({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' })
   created_at: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Time of the last delivery attempt.' })
   last_delivery_at: string | null;
+
+  @ApiProperty({
+    type: 'string',
+    enum: ['delivered', 'retrying', 'failed'],
+    nullable: true,
+    description: '`delivered`: the last delivery got a 2xx; `retrying`: its last attempt failed transiently; `failed`: failed for good. Null before the first.',
+  })
   last_status: WebhookLastStatus | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the last attempt, if it got one.' })
   last_response_code: number | null;
+
+  // Not documented here: only WebhookWithSecretResource (create, rotate) carries it.
   secret?: string;
+}
+
+/** The create and rotate answers: the one time the signing secret is shown. */
+@ApiSchema({ name: 'WebhookWithSecret', description: 'A webhook with its signing secret, shown only in this answer.' })
+export class WebhookWithSecretResource extends WebhookResource {
+  @ApiProperty({ required: true, pattern: '^whsec_[A-Za-z0-9+/]{43}=$', description: 'Standard Webhooks signing secret; store it now, it is not shown again.' })
+  override secret: string;
 }
 
 export function toWebhookResource(w: WebhookEntity, opts: { withSecret?: boolean } = {}): WebhookResource {

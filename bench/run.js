@@ -1,0 +1,103 @@
+'use strict';
+/**
+ * `npm run bench`: builds, runs every benchmark in bench/ one after another (never in parallel: the
+ * machine has 2 cores), and writes bench/results/latest.json plus bench/results/latest.md.
+ * Every figure is a ratio against a baseline measured in the same run, or a median of several runs.
+ *
+ *   npm run bench                  # everything (several minutes)
+ *   npm run bench -- --quick       # smaller sizes, for a smoke run
+ *   npm run bench -- --only=api,delivery
+ */
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const RESULTS = path.join(__dirname, 'results');
+const quick = process.argv.includes('--quick');
+const onlyArg = process.argv.find((a) => a.startsWith('--only='));
+const only = onlyArg ? new Set(onlyArg.slice(7).split(',')) : null;
+
+/** name, script, args, the JSON it writes, and how to summarise it in one markdown line. */
+const BENCHES = [
+  {
+    name: 'api',
+    script: 'bench/api/throughput.js',
+    args: quick ? ['--seconds=2', '--rounds=1'] : [],
+    json: 'api-throughput.json',
+    summary: (r) =>
+      r.results.map((x) => `${x.database}: GET /v1/webhooks ${x.webhooks_list_rps} req/s = **${x.ratio}×** /healthz (${x.healthz_rps} req/s), p99 ${x.webhooks_list_p99_ms} ms`),
+  },
+  {
+    name: 'pagination',
+    script: 'bench/pagination/depth.js',
+    args: quick ? ['--rows=100000', '--samples=50'] : [],
+    json: 'pagination-depth.json',
+    summary: (r) =>
+      Object.entries(r.results ?? {}).map(
+        ([db, x]) => `${db}: page at depth ${x.rows} vs first page, median latency ratio **${x.http.ratio_deep_to_first}** (${x.http.deep.median_ms} / ${x.http.first.median_ms} ms; target ≤ ${r.target_ratio})`,
+      ),
+  },
+  {
+    name: 'delivery',
+    script: 'bench/delivery/throughput.js',
+    args: quick ? ['--quick'] : [],
+    json: 'delivery.json',
+    summary: ({ summary: s }) => [
+      ...Object.entries(s.e2e).map(([db, x]) => `${db}: ${x.per_s} deliveries/s end to end = **${x.ratio_to_raw}×** raw undici POSTs (${s.raw_per_s}/s; target ≥ ${x.target_ratio})`),
+      ...Object.entries(s.latency).map(([path, x]) => `emit → first attempt, ${path}: p50 ${x.p50_ms} ms, p99 ${x.p99_ms} ms (targets 50 / 250)`),
+      ...Object.entries(s.fanout).map(([db, x]) => `${db}: one event to 10,000 webhooks fans out in ${x.emit_ms} ms (replay ${x.replay_ms} ms)`),
+    ],
+  },
+  {
+    name: 'detectors-speed',
+    script: 'bench/detectors/speed.js',
+    node: ['--expose-gc'],
+    args: quick ? ['--posts=100000', '--runs=3'] : [],
+    stdoutSummary: (out) => out.split('\n').filter((l) => /median of/.test(l)),
+  },
+  {
+    name: 'detectors-quality',
+    script: 'bench/detectors/quality.js',
+    args: quick ? ['--quick'] : [],
+    json: 'detectors-quality.json',
+    summary: () => ['see bench/results/detectors-quality.json (recall, precision, delay, false alarms per day)'],
+  },
+];
+
+function main() {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+  fs.mkdirSync(RESULTS, { recursive: true });
+  const report = { when: new Date().toISOString(), quick, node: process.version, benches: {} };
+  const md = [`# trendhooks benchmarks`, '', `${report.when} · Node ${process.version} · ${quick ? 'quick run' : 'full run'}`, ''];
+  let failed = 0;
+  for (const b of BENCHES) {
+    if (only && !only.has(b.name)) continue;
+    if (!fs.existsSync(path.join(ROOT, b.script))) continue;
+    console.log(`\n=== ${b.name}: node ${b.script} ${b.args.join(' ')}`);
+    const t0 = Date.now();
+    const res = spawnSync(process.execPath, [...(b.node ?? []), b.script, ...b.args], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+    process.stdout.write(res.stdout ?? '');
+    const entry = { script: b.script, args: b.args, exitCode: res.status, seconds: Math.round((Date.now() - t0) / 100) / 10 };
+    let lines = [];
+    if (res.status !== 0) {
+      failed++;
+      lines = [`FAILED (exit ${res.status})`];
+    } else if (b.json) {
+      entry.result = JSON.parse(fs.readFileSync(path.join(RESULTS, b.json), 'utf8'));
+      lines = b.summary(entry.result);
+    } else {
+      lines = b.stdoutSummary(res.stdout ?? '');
+      entry.result = { lines };
+    }
+    report.benches[b.name] = entry;
+    md.push(`## ${b.name}`, '', `\`node ${b.script} ${b.args.join(' ')}\` (${entry.seconds} s)`, '', ...lines.map((l) => `- ${l}`), '');
+  }
+  fs.writeFileSync(path.join(RESULTS, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+  fs.writeFileSync(path.join(RESULTS, 'latest.md'), md.join('\n'));
+  console.log(`\nwrote bench/results/latest.json and bench/results/latest.md${failed ? ` (${failed} failed)` : ''}`);
+  process.exit(failed ? 1 : 0);
+}
+
+main();
