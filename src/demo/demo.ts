@@ -7,11 +7,11 @@ import type { INestApplication, LoggerService } from '@nestjs/common';
 import { createApp } from '../app';
 import { ApiKeyService, IssuedKey } from '../auth/api-key.service';
 import { loadConfig } from '../config/config';
-import type { PostEntity } from '../posts/post.entity';
+import { toPostEntity } from '../posts/ingest.service';
 import { PostRepository } from '../posts/post.repository';
 import { TrendsPipeline } from '../trends/trends.pipeline';
 import { WEBHOOK_EVENTS, WebhookEvent } from '../webhooks/webhook.entity';
-import { DemoPost, generateDemoDataset } from './dataset';
+import { generateDemoDataset } from './dataset';
 import { deliveryLine, describeFigures, eventTime } from './format';
 import { DemoReceiver, makeSelfSignedCert, ReceivedRequest } from './receiver';
 import { verifyWebhookSignature } from './verify';
@@ -67,24 +67,6 @@ function context(rest: unknown[]): string {
   return typeof last === 'string' && !last.includes('\n') ? ` (${last})` : '';
 }
 
-function toEntity(p: DemoPost, observedAtMs: number): PostEntity {
-  return {
-    id: p.id,
-    subreddit: p.subreddit,
-    author: p.author,
-    authorKey: p.author.toLowerCase(),
-    title: p.title,
-    selftext: p.selftext,
-    url: p.url,
-    permalink: p.permalink,
-    score: p.score,
-    numComments: p.numComments,
-    createdAt: new Date(p.createdAtMs),
-    firstSeenAt: new Date(p.firstSeenAtMs),
-    // The simulated poll time: the pipeline takes it as the observation time (rising rates).
-    updatedAt: new Date(observedAtMs),
-  };
-}
 
 function headerOf(req: ReceivedRequest, name: string): string {
   const v = req.headers[name];
@@ -255,7 +237,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     let replayed = 0;
     for (const round of dataset.rounds) {
       if (Date.now() > deadline) break;
-      const entities = round.posts.map((p) => toEntity(p, round.atMs));
+      const entities = round.posts.map((p) => toPostEntity(p, new Date(round.atMs), new Date(p.firstSeenAtMs)));
       const { insertedIds } = await posts.upsertMany(entities);
       await pipeline.onPostsUpserted(entities, { insertedIds });
       replayed++;

@@ -61,7 +61,8 @@ export const MAX_REPORTED_ERRORS = 20;
 /** A single JSON document is parsed in memory; NDJSON has no size limit (it streams). */
 export const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
 
-export function toPostEntity(p: RedditPost, now: Date): PostEntity {
+/** A parsed post as stored: first seen and observed `now` unless a replay says when it was first seen. */
+export function toPostEntity(p: RedditPost, now: Date, firstSeenAt: Date = now): PostEntity {
   return {
     id: p.id,
     subreddit: p.subreddit,
@@ -74,7 +75,7 @@ export function toPostEntity(p: RedditPost, now: Date): PostEntity {
     score: p.score,
     numComments: p.numComments,
     createdAt: new Date(p.createdAtMs),
-    firstSeenAt: now,
+    firstSeenAt,
     updatedAt: now,
   };
 }
