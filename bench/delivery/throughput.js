@@ -3,14 +3,15 @@
  * Delivery engine throughput, latency and fan-out, on SQLite and PostgreSQL, against a local HTTPS
  * receiver (a child process, so it never competes with the worker's event loop):
  *
- *   npm run build && npm run bench:delivery        # or: node bench/delivery/throughput.js [--runs=3] [--deliveries=8000] …
+ *   npm run build && npm run bench:delivery        # or: node bench/delivery/throughput.js [--runs=5] [--concurrency=64] …
  *
  * (a) raw: undici request() POSTs per second to the receiver, same concurrency as the worker,
  *     keep-alive, a delivery-sized body and delivery-like headers — the ceiling for (b).
- * (b) e2e: deliveries per second through trendhooks. An API-only app queues `--deliveries`
- *     (`--webhooks` subscribers × events) with no worker running; then an app with the worker
- *     starts and drains the queue. Rate = deliveries ÷ (last delivered_at − first attempt's
- *     started_at), both from the database, after checking every row is delivered exactly once.
+ * (b) e2e: deliveries per second through trendhooks (createApp, role all). An API-only app
+ *     queues `--deliveries` (`--webhooks` subscribers × events, emitted through EventsService)
+ *     with no worker running; then the worker's app starts and drains the queue. Rate =
+ *     deliveries ÷ (last delivered_at − first attempt's started_at), both from the database,
+ *     after checking that every row is delivered and was attempted, and received, exactly once.
  * (c) latency: emit → the receiver has the request, one event at a time with an idle worker.
  *     Role all (in-process wake()) on both databases, and on PostgreSQL an API-only emitter with a
  *     `trendhooks serve --role worker` child woken by LISTEN/NOTIFY. The receiver reports the

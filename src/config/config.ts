@@ -200,7 +200,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       }),
       timeoutMs,
       leaseMs,
-      concurrency: int(env, 'DELIVERY_CONCURRENCY', 32, 1, 1024),
+      concurrency: int(env, 'DELIVERY_CONCURRENCY', 64, 1, 1024),
       batchSize: int(env, 'DELIVERY_BATCH_SIZE', 64, 1, 1000),
       pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, 60_000),
       retrySchedule: parsed('DELIVERY_RETRY_SCHEDULE', parseRetrySchedule),

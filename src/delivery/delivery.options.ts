@@ -9,7 +9,7 @@ export interface DeliveryModuleOptions {
   timeoutMs?: number;
   /** How long a claimed delivery stays with its worker before others may take it. Default 60 000 ms. */
   leaseMs?: number;
-  /** Parallel sends per worker. Default 32. */
+  /** Parallel sends per worker. Default 64. */
   concurrency?: number;
   /** Rows per claim. Default 64. */
   batchSize?: number;
@@ -42,7 +42,7 @@ export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDelive
     worker: o.worker ?? true,
     timeoutMs: o.timeoutMs ?? 10_000,
     leaseMs: o.leaseMs ?? 60_000,
-    concurrency: o.concurrency ?? 32,
+    concurrency: o.concurrency ?? 64,
     batchSize: o.batchSize ?? 64,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
   };

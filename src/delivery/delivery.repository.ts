@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
-import type { Pool, QueryResultRow } from 'pg';
+import { Pool } from 'pg';
+import type { PoolConfig, QueryResultRow } from 'pg';
 import { DataSource, In } from 'typeorm';
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
@@ -66,6 +67,8 @@ const INSERT_CHUNK = 5000;
 // Per statement of batched writes: PostgreSQL's 65,535 bind parameters are not the limit (arrays
 // are one parameter each); this just bounds one transaction's size.
 const RECORD_BATCH_MAX = 256;
+// Sessions of the hot-path pool: a claim, a batch of outcomes and an existence check in flight at once.
+const HOT_POOL_SIZE = 3;
 export const DELIVERY_NOTIFY_CHANNEL = 'trendhooks_deliveries';
 
 /**
@@ -199,8 +202,9 @@ export interface ClaimRequest {
  * connection there, so an async transaction would swallow other requests' statements).
  */
 @Injectable()
-export class DeliveryRepository {
+export class DeliveryRepository implements OnApplicationShutdown {
   private readonly pg: boolean;
+  private hot?: Pool;
   private stmts?: ReturnType<DeliveryRepository['prepareSqlite']>;
 
   /** PostgreSQL: concurrent pre-send existence checks share one query (see webhookExists); a send waits on it. */
@@ -256,13 +260,25 @@ export class DeliveryRepository {
   }
 
   /**
-   * The worker's hot-path statements on PostgreSQL, straight on the pg pool as named prepared
-   * statements: parsed and planned once per connection (planning cost more than running them),
-   * and without TypeORM's query-runner round of bookkeeping.
+   * The worker's hot-path statements on PostgreSQL (claims, outcomes, existence checks): named
+   * prepared statements on a small pool of the worker's own, whose sessions always use the
+   * generic plan. Planning cost more than running them, and PostgreSQL's own choice kept
+   * re-planning the claim on every call (its generic estimate for `LIMIT $n` looks dear). The
+   * pool copies the connection settings of TypeORM's; the API's queries are not affected.
    */
   private async pgPrepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
-    const pool = (this.ds.driver as unknown as { master: Pool }).master;
-    return (await pool.query<T & QueryResultRow>({ name, text, values })).rows;
+    if (!this.hot) {
+      const base = (this.ds.driver as unknown as { master: { options: PoolConfig } }).master.options;
+      const options = [base.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ');
+      this.hot = new Pool({ ...base, max: HOT_POOL_SIZE, options });
+      this.hot.on('error', () => undefined); // an idle session dropped: the next query opens another
+    }
+    return (await this.hot.query<T & QueryResultRow>({ name, text, values })).rows;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.hot?.end();
+    this.hot = undefined;
   }
 
   private get sq() {
