@@ -24,7 +24,8 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
     },
     {
-      // Hostile input and fault injection (npm run test:reliability); part of npm test too.
+      // Hostile input, load and fault injection: npm run test:reliability (one suite at a time,
+      // since some restart a database or measure capacity), a separate step of .ci/run.
       displayName: 'reliability',
       testEnvironment: 'node',
       rootDir: __dirname,

@@ -1,52 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import * as path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventsService } from '../src/delivery/events.service';
-import type { DatabaseConfig } from '../src/config/config';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
-
-const CLI = path.resolve(__dirname, '../dist/cli.js');
-
-function databaseUrl(db: DatabaseConfig): string {
-  return db.type === 'sqlite' ? `sqlite:${db.path}` : db.url;
-}
-
-/** A real `trendhooks serve --role worker` process on the suite's database. */
-function spawnWorker(t: TestApp, cert: TestCert, extra: Record<string, string> = {}): ChildProcess & { output: string[] } {
-  const child = spawn(process.execPath, [CLI, 'serve', '--role', 'worker'], {
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl(t.config.database),
-      CURSOR_SECRET: t.config.cursor.secrets[0],
-      SSRF_ALLOW_CIDRS: '127.0.0.1/32',
-      DELIVERY_CA_FILE: cert.caFile,
-      DELIVERY_RETRY_SCHEDULE: '0.2,0.4,0.8',
-      DELIVERY_POLL_INTERVAL_MS: '50',
-      DELIVERY_TIMEOUT_MS: '1000',
-      DELIVERY_LEASE_MS: '6500',
-      DELIVERY_CONCURRENCY: '8',
-      ...extra,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }) as ChildProcess & { output: string[] };
-  child.output = [];
-  child.stdout!.on('data', (d) => child.output.push(String(d)));
-  child.stderr!.on('data', (d) => child.output.push(String(d)));
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 15_000)))]);
-  clearTimeout(timer);
-  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-}
+import { pollUntil, spawnServe, stopProcess } from './support/processes';
 
 describe.each(testDatabases())('worker processes on %s', (name, makeDb) => {
   let t: TestApp;
@@ -61,19 +20,10 @@ describe.each(testDatabases())('worker processes on %s', (name, makeDb) => {
     rx = await Receiver.start(cert);
   });
   afterAll(async () => {
-    await Promise.all(children.map(stop));
+    await Promise.all(children.map(stopProcess));
     await rx?.close();
     await t?.close();
   });
-
-  async function until<T>(fn: () => Promise<T>, pred: (v: T) => boolean, timeoutMs: number): Promise<T> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await fn();
-      if (pred(v) || Date.now() > end) return v;
-      await sleep(100);
-    }
-  }
 
   async function deliveredCount(ids: string[]): Promise<number> {
     const ds = t.app.get<DataSource>(getDataSourceToken());
@@ -103,7 +53,7 @@ describe.each(testDatabases())('worker processes on %s', (name, makeDb) => {
     rx.received.length = 0;
     rx.behaviour = () => ({ status: 200, delayMs: 100 });
     const ids = await subscribeAndEmit(150);
-    const first = spawnWorker(t, cert);
+    const first = spawnServe(t, cert);
     children.push(first);
     await rx.waitForCount(30, 30_000);
     first.kill('SIGKILL');
@@ -111,14 +61,14 @@ describe.each(testDatabases())('worker processes on %s', (name, makeDb) => {
     const atKill = rx.received.length;
     expect(atKill).toBeLessThan(150); // it really died mid-way
 
-    const second = spawnWorker(t, cert);
+    const second = spawnServe(t, cert);
     children.push(second);
     const want = new Set(ids);
     await rx.waitUntil((r) => ids.every((id) => r.some((x) => x.headers['webhook-id'] === id)), 60_000, 'every delivery id').catch((e) => {
       throw new Error(`${e.message}\nworker output:\n${second.output.join('')}`);
     });
     // …and the database agrees: all delivered (rows the dead worker had leased come back after the lease).
-    expect(await until(() => deliveredCount(ids), (n) => n === ids.length, 20_000)).toBe(ids.length);
+    expect(await pollUntil(() => deliveredCount(ids), (n) => n === ids.length, 20_000)).toBe(ids.length);
     expect(second.exitCode).toBeNull(); // an idle worker stays up
     const counts = new Map<string, number>();
     for (const r of rx.received) counts.set(String(r.headers['webhook-id']), (counts.get(String(r.headers['webhook-id'])) ?? 0) + 1);
@@ -126,7 +76,7 @@ describe.each(testDatabases())('worker processes on %s', (name, makeDb) => {
     // Only what the dead worker had in flight (its concurrency) can arrive twice.
     const repeats = [...counts.values()].filter((n) => n > 1).length;
     expect(repeats).toBeLessThanOrEqual(8);
-    await stop(second);
+    await stopProcess(second);
   }, 120_000);
 
   if (name === 'postgres') {
@@ -136,20 +86,20 @@ describe.each(testDatabases())('worker processes on %s', (name, makeDb) => {
       // A generous attempt timeout: a retry after a timeout would be a legitimate second send, and this
       // test is about the lease, so on a busy 2-core machine no attempt may time out.
       const slow = { DELIVERY_TIMEOUT_MS: '8000', DELIVERY_LEASE_MS: '15000' };
-      const a = spawnWorker(t, cert, slow);
-      const b = spawnWorker(t, cert, slow);
+      const a = spawnServe(t, cert, slow);
+      const b = spawnServe(t, cert, slow);
       children.push(a, b);
       await sleep(1500); // both up and LISTENing
       const ids = await subscribeAndEmit(300);
       const mine = new Set(ids);
       const seenOf = (r: typeof rx.received) => r.map((x) => String(x.headers['webhook-id'])).filter((id) => mine.has(id));
       await rx.waitUntil((r) => new Set(seenOf(r)).size >= ids.length, 60_000, 'all 300 deliveries');
-      expect(await until(() => deliveredCount(ids), (n) => n === ids.length, 10_000)).toBe(ids.length);
+      expect(await pollUntil(() => deliveredCount(ids), (n) => n === ids.length, 10_000)).toBe(ids.length);
       await sleep(500);
       const seen = seenOf(rx.received);
       expect(seen).toHaveLength(300);
       expect(new Set(seen).size).toBe(300);
-      await Promise.all([stop(a), stop(b)]);
+      await Promise.all([stopProcess(a), stopProcess(b)]);
     }, 120_000);
   }
 });
