@@ -8,20 +8,10 @@
  * everything comes from one seeded PRNG and integer arithmetic on a fixed start time.
  */
 
-export interface DemoPost {
-  id: string;
-  subreddit: string;
-  author: string;
-  title: string;
-  selftext: string;
-  url: string;
-  permalink: string;
-  score: number;
-  numComments: number;
-  createdAtMs: number;
-  /** The simulated time the post was first polled. */
-  firstSeenAtMs: number;
-}
+import type { RedditPost } from '../posts/reddit-parse';
+
+/** A post as the poller reads it, plus the simulated time it was first polled. */
+export type DemoPost = RedditPost & { firstSeenAtMs: number };
 
 /** One simulated poll: the posts that appeared since the previous one plus re-reads of young posts. */
 export interface DemoRound {
