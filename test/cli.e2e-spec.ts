@@ -68,7 +68,7 @@ describe('trendhooks CLI', () => {
       expect(run.stdout).toContain(`Usage: trendhooks${p.length ? ' ' + p.join(' ') : ''}`);
       expect(run.stdout).toContain('-h, --help');
     }
-  });
+  }, 120_000); // a dozen Node processes at once: slow on a loaded 2-core machine
 
   it('exits 2 with one error line for an unknown command, an unknown option, a missing option or a bad choice', async () => {
     const [unknown, option, missing, plan, role] = await Promise.all([
@@ -83,7 +83,7 @@ describe('trendhooks CLI', () => {
     expectOneLineError(missing, 2, "required option '--plan <plan>' not specified");
     expectOneLineError(plan, 2, /'gold' is invalid\. Allowed choices are free, pro, business, enterprise/);
     expectOneLineError(role, 2, /'everything' is invalid/);
-  });
+  }, 120_000);
 
   it('exits 2 and shows the usage when no command is given', async () => {
     const run = await trendhooks([]);

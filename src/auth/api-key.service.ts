@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource, IsNull } from 'typeorm';
 import { AppError } from '../common/errors';
 import { CLOCK, Clock } from '../common/clock';
@@ -41,6 +42,29 @@ export class ApiKeyService {
     }
     const key = generateApiKey();
     const now = this.clock.now();
+    const keyRow = (customerId: string): ApiKeyEntity => ({ id: newId('key'), customerId, prefix: displayPrefix(key), keyHash: hashApiKey(key), createdAt: now, revokedAt: null });
+    const issued = (row: ApiKeyEntity, customer: Pick<CustomerEntity, 'id' | 'name' | 'plan'>, created: boolean): IssuedKey => ({
+      key, key_id: row.id, prefix: row.prefix, customer_id: customer.id, customer: customer.name, plan: customer.plan, created_customer: created,
+    });
+    if (this.ds.options.type === 'better-sqlite3') {
+      // One synchronous transaction on the single shared connection: an async TypeORM transaction
+      // there would take in the statements of requests served meanwhile (an API issuing keys in-process).
+      const db = (this.ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
+      return db.transaction(() => {
+        let customer = db.prepare('SELECT id, name, plan FROM customers WHERE name = ?').get(name) as Pick<CustomerEntity, 'id' | 'name' | 'plan'> | undefined;
+        const created = !customer;
+        if (!customer) {
+          customer = { id: newId('cus'), name, plan: plan as Plan };
+          db.prepare('INSERT INTO customers (id, name, plan, created_at) VALUES (?, ?, ?, ?)').run(customer.id, name, plan, now.getTime());
+        } else if (customer.plan !== plan) {
+          db.prepare('UPDATE customers SET plan = ? WHERE id = ?').run(plan, customer.id);
+          customer.plan = plan as Plan;
+        }
+        const row = keyRow(customer.id);
+        db.prepare('INSERT INTO api_keys (id, customer_id, prefix, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)').run(row.id, row.customerId, row.prefix, row.keyHash, now.getTime());
+        return issued(row, customer, created);
+      }).immediate();
+    }
     return this.ds.transaction(async (em) => {
       const customers = em.getRepository(CustomerEntity);
       let customer = await customers.findOneBy({ name });
@@ -52,9 +76,9 @@ export class ApiKeyService {
         await customers.update({ id: customer.id }, { plan: plan as Plan });
         customer.plan = plan as Plan;
       }
-      const row: ApiKeyEntity = { id: newId('key'), customerId: customer.id, prefix: displayPrefix(key), keyHash: hashApiKey(key), createdAt: now, revokedAt: null };
+      const row = keyRow(customer.id);
       await em.getRepository(ApiKeyEntity).insert(row);
-      return { key, key_id: row.id, prefix: row.prefix, customer_id: customer.id, customer: customer.name, plan: customer.plan, created_customer: created };
+      return issued(row, customer, created);
     });
   }
 
