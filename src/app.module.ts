@@ -90,6 +90,7 @@ export class AppModule implements NestModule {
           redditBaseUrl: config.trends.redditBaseUrl,
           redditClientId: config.trends.redditClientId,
           redditClientSecret: config.trends.redditClientSecret,
+          redditUserAgent: config.trends.redditUserAgent,
           pollIntervalMs: config.trends.pollIntervalMs,
           pollConcurrency: config.trends.pollConcurrency,
           redditTimeoutMs: config.trends.redditTimeoutMs,

@@ -57,6 +57,8 @@ export interface AppConfig {
     redditBaseUrl: string;
     redditClientId: string | null;
     redditClientSecret: string | null;
+    /** Sent on every Reddit call; null: trendhooks' own (Reddit throttles generic agents). */
+    redditUserAgent: string | null;
     pollIntervalMs: number;
     /** Subreddits polled in parallel by one process (one rate-limit budget for all of them). */
     pollConcurrency: number;
@@ -177,6 +179,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const redditClientId = str(env, 'REDDIT_CLIENT_ID');
   const redditClientSecret = str(env, 'REDDIT_CLIENT_SECRET');
   if ((redditClientId === null) !== (redditClientSecret === null)) throw new ConfigError('REDDIT_CLIENT_ID and REDDIT_CLIENT_SECRET go together: set both or neither');
+  const redditUserAgent = str(env, 'REDDIT_USER_AGENT');
+  if (redditUserAgent !== null && !/^[\x20-\x7e]{1,256}$/.test(redditUserAgent)) {
+    throw new ConfigError('REDDIT_USER_AGENT must be 1 to 256 printable ASCII characters, such as "linux:com.example.trends:1.0 (by /u/yourname)"');
+  }
   return {
     database: parseDatabaseUrl(str(env, 'DATABASE_URL'), cwd),
     http: { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')) },
@@ -210,6 +216,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       redditBaseUrl: redditBaseUrl.replace(/\/$/, ''),
       redditClientId,
       redditClientSecret,
+      redditUserAgent,
       pollIntervalMs: int(env, 'REDDIT_POLL_INTERVAL_MS', 60_000, 1000, 3_600_000),
       pollConcurrency: int(env, 'REDDIT_POLL_CONCURRENCY', 4, 1, 64),
       redditTimeoutMs: int(env, 'REDDIT_TIMEOUT_MS', 10_000, 100, 120_000),

@@ -15,6 +15,8 @@ export interface TrendsModuleOptions {
   /** App-only OAuth when both are set; the public endpoints otherwise. */
   redditClientId?: string | null;
   redditClientSecret?: string | null;
+  /** User-Agent of every Reddit call; Reddit asks for `<platform>:<app id>:<version> (by /u/<user>)`. Default trendhooks' own. */
+  redditUserAgent?: string | null;
   /** How often each subreddit is polled. Default 60 000 ms. */
   pollIntervalMs?: number;
   /** Subreddits polled in parallel by this process. Default 4. */

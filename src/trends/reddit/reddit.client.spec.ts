@@ -89,6 +89,14 @@ describe('RedditClient', () => {
     expect(srv.seen[0].headers.authorization).toBeUndefined();
   });
 
+  it('sends the configured User-Agent (REDDIT_USER_AGENT) instead of its own, token request included', async () => {
+    srv = await server((req) => (req.url === '/api/v1/access_token' ? { body: JSON.stringify({ access_token: 't', token_type: 'bearer', expires_in: 3600, scope: '*' }) } : { body: listing() }));
+    const agent = 'linux:com.example.trends:2.1 (by /u/example)';
+    await make({ redditUserAgent: agent, redditClientId: 'cid', redditClientSecret: 'cs' }).fetchNew('node');
+    expect(srv.seen.length).toBeGreaterThanOrEqual(2);
+    for (const s of srv.seen) expect(s.headers['user-agent']).toBe(agent);
+  });
+
   it('waits for the reset before the next call when X-Ratelimit-Remaining reaches 0', async () => {
     srv = await server(() => ({ headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1', 'x-ratelimit-used': '100' }, body: listing() }));
     const rt = fakeRuntime();

@@ -95,6 +95,10 @@ export class RedditClient implements OnApplicationShutdown {
     this.apiBase = this.oauth && isRedditItself(this.opts.baseUrl) ? REDDIT_OAUTH_API_URL : this.opts.baseUrl;
   }
 
+  private get userAgent(): string {
+    return this.opts.userAgent ?? USER_AGENT;
+  }
+
   get oauth(): boolean {
     return this.opts.clientId !== null && this.opts.clientSecret !== null;
   }
@@ -149,7 +153,7 @@ export class RedditClient implements OnApplicationShutdown {
       if (retry > this.opts.maxRetries) throw new RedditRequestError(lastClass, `GET ${pathAndQuery}: ${lastMessage} (after ${retry} attempts)`);
       await this.limiter.acquire(call.signal);
       await call.beforeRequest?.();
-      const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
+      const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json' };
       if (this.oauth) headers.authorization = `bearer ${await this.bearer(call.signal)}`;
       let res: Answer;
       try {
@@ -219,7 +223,7 @@ export class RedditClient implements OnApplicationShutdown {
       res = await this.send(
         'POST',
         `${this.opts.baseUrl}/api/v1/access_token`,
-        { 'user-agent': USER_AGENT, authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        { 'user-agent': this.userAgent, authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         'grant_type=client_credentials',
         signal,
         (status) => status >= 200 && status < 300,

@@ -10,6 +10,8 @@ export interface ResolvedPollerOptions extends PollerTuning {
   baseUrl: string;
   clientId: string | null;
   clientSecret: string | null;
+  /** null: the client's default (USER_AGENT). */
+  userAgent: string | null;
   pollIntervalMs: number;
   concurrency: number;
   timeoutMs: number;
@@ -27,6 +29,7 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     baseUrl: (o.redditBaseUrl ?? DEFAULT_REDDIT_BASE_URL).replace(/\/+$/, ''),
     clientId: o.redditClientId ?? null,
     clientSecret: o.redditClientSecret ?? null,
+    userAgent: o.redditUserAgent ?? null,
     pollIntervalMs,
     concurrency: o.pollConcurrency ?? 4,
     timeoutMs,
