@@ -23,7 +23,7 @@ describe('openapi.json', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(Object.keys(doc.components.headers).sort()).toEqual(
-      ['Retry-After', 'WWW-Authenticate', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'].sort(),
+      ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'WWW-Authenticate', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'].sort(),
     );
     // 3.0 leftovers that 3.1 validators read differently.
     expect(JSON.stringify(doc)).not.toContain('"nullable"');

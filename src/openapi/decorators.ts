@@ -8,6 +8,8 @@ export const HEADER = {
   limit: 'X-RateLimit-Limit',
   remaining: 'X-RateLimit-Remaining',
   reset: 'X-RateLimit-Reset',
+  rateLimit: 'RateLimit',
+  rateLimitPolicy: 'RateLimit-Policy',
   retryAfter: 'Retry-After',
   wwwAuthenticate: 'WWW-Authenticate',
 } as const;
@@ -16,10 +18,10 @@ export const BEARER = 'bearer';
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-/** Headers on every answer of an operation: the request id, and the rate-limit trio on `/v1`. */
+/** Headers on every answer of an operation: the request id, and the rate-limit fields on `/v1`. */
 function headersFor(status: number, v1: boolean): Record<string, { $ref: string }> {
   const h: Record<string, { $ref: string }> = { [HEADER.requestId]: ref(HEADER.requestId) };
-  if (v1) for (const n of [HEADER.limit, HEADER.remaining, HEADER.reset]) h[n] = ref(n);
+  if (v1) for (const n of [HEADER.limit, HEADER.remaining, HEADER.reset, HEADER.rateLimit, HEADER.rateLimitPolicy]) h[n] = ref(n);
   if (status === 401) h[HEADER.wwwAuthenticate] = ref(HEADER.wwwAuthenticate);
   if (status === 429) h[HEADER.retryAfter] = ref(HEADER.retryAfter);
   return h;

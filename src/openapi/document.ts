@@ -16,6 +16,16 @@ const HEADERS = {
   [HEADER.limit]: integer("Requests per minute allowed to this API key (the plan's figure)."),
   [HEADER.remaining]: integer('Requests left in the current window.'),
   [HEADER.reset]: integer('Seconds until the window resets.'),
+  [HEADER.rateLimit]: {
+    description: 'The same state as an IETF structured field (draft-ietf-httpapi-ratelimit-headers): `"default";r=<remaining>;t=<seconds to reset>`.',
+    required: true,
+    schema: { type: 'string', example: '"default";r=299;t=42' },
+  },
+  [HEADER.rateLimitPolicy]: {
+    description: 'The policy as an IETF structured field: `"default";q=<requests per window>;w=60`.',
+    required: true,
+    schema: { type: 'string', example: '"default";q=300;w=60' },
+  },
   [HEADER.retryAfter]: integer('Seconds to wait before retrying.'),
   [HEADER.wwwAuthenticate]: { description: '`Bearer realm="trendhooks"`.', required: true, schema: { type: 'string' } },
 };
@@ -48,7 +58,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription(
       'Trend events from subreddits delivered as signed webhooks (Standard Webhooks v1), and the JSON REST API to manage them.\n\n' +
         'Every answer is JSON in the envelope `{"data": …, "meta": {"request_id", "page"}}`; every error is `{"error": {"code", "message", "request_id"}}`. ' +
-        'Every response carries `X-Request-Id`, and every `/v1` response `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`.',
+        'Every response carries `X-Request-Id`, and every `/v1` response `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` with the same state in the IETF `RateLimit` and `RateLimit-Policy` fields.',
     )
     .setVersion(packageVersion())
     // Relative: "Try it out" on /docs calls the server that served it, whatever its host and port.
