@@ -45,7 +45,47 @@ export function toErrorResponse(exception: unknown, method?: string, url?: strin
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
     return new AppError('UNSUPPORTED_MEDIA_TYPE', 'request body must be UTF-8 JSON');
   }
+  if (isDatabaseUnavailable(exception)) return databaseUnavailable();
   return new AppError('INTERNAL_ERROR', 'internal error');
+}
+
+/** The answer while the database cannot be reached or is locked: the client should simply try again. */
+export function databaseUnavailable(): AppError {
+  return new AppError('SERVICE_UNAVAILABLE', 'the database is temporarily unavailable; retry the request', { 'Retry-After': '1' });
+}
+
+// Socket-level failures of a database connection (refused while the server is down, cut by a crash).
+const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+// PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01 admin_shutdown, 57P02 crash_shutdown,
+// 57P03 cannot_connect_now (starting up, in recovery, shutting down), 53300 too_many_connections.
+const PG_UNAVAILABLE_STATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+// node-postgres reports a lost or never-made connection by message only (no code).
+const PG_CONNECTION_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
+
+/**
+ * Whether `err` (or what it wraps: `cause`, AggregateError `errors`, TypeORM's `driverError`) says
+ * the database is unreachable or momentarily unable to take the statement, rather than that the
+ * statement was wrong: a lost or refused PostgreSQL connection, a server shutting down, restarting
+ * or in recovery, a pool that could not hand out a connection in time; a SQLite database locked
+ * by another writer past the busy timeout. Such a request may simply be retried.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const queue: unknown[] = [err];
+  const seen = new Set<unknown>();
+  while (queue.length > 0 && seen.size < 16) {
+    const e = queue.shift();
+    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const { code, message, cause, errors, driverError } = e as Record<string, unknown>;
+    if (typeof code === 'string') {
+      if (CONNECTION_ERRNOS.has(code) || PG_UNAVAILABLE_STATE.test(code)) return true;
+      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return true;
+    }
+    if (typeof message === 'string' && PG_CONNECTION_MESSAGE.test(message)) return true;
+    queue.push(cause, driverError);
+    if (Array.isArray(errors)) queue.push(...errors);
+  }
+  return false;
 }
 
 function stripQuery(url?: string): string {
@@ -60,6 +100,12 @@ function safeHttpMessage(e: HttpException): string {
   return text.slice(0, 500);
 }
 
+function describeCause(e: unknown): Record<string, unknown> | string {
+  if (!(e instanceof Error)) return String(e);
+  const code = (e as { code?: unknown }).code ?? (e as { driverError?: { code?: unknown } }).driverError?.code;
+  return { name: e.name, message: e.message, ...(typeof code === 'string' ? { code } : {}) };
+}
+
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('trendhooks');
@@ -72,7 +118,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const res = http.getResponse();
     const requestId = ensureRequestId(req, res);
     const err = toErrorResponse(exception, req.method, req.originalUrl ?? req.url);
-    if (err.code === 'INTERNAL_ERROR') {
+    if (err.code === 'SERVICE_UNAVAILABLE' && !(exception instanceof AppError) && !(exception instanceof HttpException)) {
+      // Expected during a database outage (one line per request, no stack); readiness reports it too.
+      this.logger.warn({ request_id: requestId, err: describeCause(exception) }, 'database unavailable');
+    } else if (err.code === 'INTERNAL_ERROR') {
       this.logger.error(
         { request_id: requestId, err: exception instanceof Error ? { name: exception.name, message: exception.message, stack: exception.stack } : String(exception) },
         'unhandled error',

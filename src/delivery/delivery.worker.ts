@@ -107,7 +107,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         this.logger.warn(`LISTEN connection lost (${err.message}); polling until it is back`);
         this.listener = undefined;
         c.release(true);
-        if (this.running) setTimeout(() => void this.listen(), this.opts.pollIntervalMs).unref();
+        this.relisten();
       });
       this.listener = c;
       await c.query(`LISTEN ${DELIVERY_NOTIFY_CHANNEL}`);
@@ -116,8 +116,21 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         this.listener = undefined;
         client.release(true);
       }
-      this.logger.warn(`LISTEN failed (${(err as Error).message}); polling only`);
+      this.logger.warn(`LISTEN failed (${(err as Error).message}); polling until it is back`);
+      // The database may still be down (a restart): try again, or the worker would poll for good.
+      this.relisten();
     }
+  }
+
+  private relistenTimer?: NodeJS.Timeout;
+
+  /** One LISTEN retry after a poll interval (the lost connection's 'error' and the failed LISTEN both ask for it). */
+  private relisten(): void {
+    if (!this.running || this.relistenTimer) return;
+    this.relistenTimer = setTimeout(() => {
+      this.relistenTimer = undefined;
+      if (this.running) void this.listen();
+    }, this.opts.pollIntervalMs).unref();
   }
 
   /**
@@ -285,6 +298,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.scheduler?.doesExist('interval', POLL_INTERVAL_NAME)) this.scheduler.deleteInterval(POLL_INTERVAL_NAME);
     if (this.pollTimer) clearInterval(this.pollTimer);
     clearTimeout(this.lowWaterTimer);
+    clearTimeout(this.relistenTimer);
     await this.drainDone;
     const pending = [...this.inflight.values()];
     const bound = new Promise((r) => setTimeout(r, this.opts.timeoutMs + 1000).unref());
