@@ -37,8 +37,12 @@ export function dataSourceOptions(db: DatabaseConfig): DataSourceOptions {
     synchronize: false,
     logging: false,
     // WAL lets the API read while the worker writes; a busy timeout instead of SQLITE_BUSY errors.
+    // better-sqlite3 waits for the lock synchronously, freezing the process's event loop: our own
+    // write transactions last milliseconds, so 2 s is ample, and a longer hold (another process
+    // holding the file) answers a clean 503 instead of stalling every request — past Node's 5 s
+    // keep-alive timeout, a frozen server drops the idle connections clients just reused.
     enableWAL: true,
-    timeout: 10_000,
+    timeout: 2000,
     prepareDatabase: (db: { pragma(s: string): unknown }) => {
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');

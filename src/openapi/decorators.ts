@@ -23,7 +23,7 @@ function headersFor(status: number, v1: boolean): Record<string, { $ref: string 
   const h: Record<string, { $ref: string }> = { [HEADER.requestId]: ref(HEADER.requestId) };
   if (v1) for (const n of [HEADER.limit, HEADER.remaining, HEADER.reset, HEADER.rateLimit, HEADER.rateLimitPolicy]) h[n] = ref(n);
   if (status === 401) h[HEADER.wwwAuthenticate] = ref(HEADER.wwwAuthenticate);
-  if (status === 429) h[HEADER.retryAfter] = ref(HEADER.retryAfter);
+  if (status === 429 || status === 503) h[HEADER.retryAfter] = ref(HEADER.retryAfter);
   return h;
 }
 
@@ -57,13 +57,14 @@ export function ApiErrorResponses(errors: Record<number, string>, opts: Response
 
 /**
  * Class-level documentation of a `/v1` controller: the bearer API key and the errors every `/v1`
- * route can answer (authentication, rate limit, the unexpected), plus 403 on Business+ routes.
+ * route can answer (authentication, rate limit, the database unavailable, the unexpected), plus 403 on Business+ routes.
  */
 export function ApiV1Controller(opts: { businessPlus: boolean }) {
   const errors: Record<number, string> = {
     401: '`UNAUTHORIZED`: the API key is missing, malformed, unknown or revoked.',
     429: '`RATE_LIMITED`: over the plan\'s requests per minute; retry after `Retry-After` seconds.',
     500: '`INTERNAL_ERROR`: something unexpected; logged under the request id, no internals in the body.',
+    503: '`SERVICE_UNAVAILABLE`: the database is unreachable or locked for now (a restart, a failover); retry after `Retry-After` seconds. Nothing was changed.',
   };
   if (opts.businessPlus) errors[403] = '`PLAN_REQUIRED`: the route needs the Business plan or above.';
   return applyDecorators(ApiBearerAuth(BEARER), ApiErrorResponses(errors));
