@@ -132,7 +132,8 @@ const PG_RECORD_CTES = `src AS (
     locked AS (SELECT w.id FROM webhooks w WHERE w.id IN (SELECT webhook_id FROM latest) ORDER BY w.id FOR UPDATE),
     touched AS (
       UPDATE webhooks w SET last_delivery_at = l.started_at, last_status = l.webhook_status, last_response_code = l.status_code
-      FROM latest l JOIN locked k ON k.id = l.webhook_id WHERE w.id = l.webhook_id)`;
+      FROM latest l JOIN locked k ON k.id = l.webhook_id
+      WHERE w.id = l.webhook_id AND (w.last_delivery_at IS NULL OR w.last_delivery_at <= l.started_at))`;
 
 const PG_CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${pgClaimCtes({ owner: '$1', leaseUntil: '$2', now: '$3', limit: '$4' })}
   SELECT ${PG_CLAIMED_COLUMNS}`;
@@ -254,7 +255,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
         `INSERT INTO delivery_attempts (id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      touchWebhook: db.prepare('UPDATE webhooks SET last_delivery_at = ?, last_status = ?, last_response_code = ? WHERE id = ?'),
+      // Only forward: an attempt that started earlier but finished later (a hang) must not hide a newer one.
+      touchWebhook: db.prepare(
+        'UPDATE webhooks SET last_delivery_at = @at, last_status = @status, last_response_code = @code WHERE id = @id AND (last_delivery_at IS NULL OR last_delivery_at <= @at)',
+      ),
       cancel: db.prepare(`UPDATE deliveries SET state = 'cancelled', next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?`),
     };
   }
@@ -410,7 +414,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
           const next = rec.nextAttemptAt ? rec.nextAttemptAt.getTime() : null;
           s.insertAttempt.run(ids[i], d.id, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt);
           held[i] = s.complete.run(rec.state, next, rec.lastError, a.statusCode, nowMs, rec.state, nowMs, d.id, owner).changes === 1;
-          if (held[i]) s.touchWebhook.run(a.startedAt.getTime(), rec.webhookStatus, a.statusCode, d.webhookId);
+          if (held[i]) s.touchWebhook.run({ at: a.startedAt.getTime(), status: rec.webhookStatus, code: a.statusCode, id: d.webhookId });
         }
         return { held, claimed: claim && claim.limit > 0 ? this.claimSqlite(claim) : [] };
       })();
