@@ -14,6 +14,7 @@ import { PostRepository } from '../src/posts/post.repository';
 import { POSTS_SUBREDDIT_ROUTE } from '../src/posts/posts.service';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
+import { mulberry32 } from '../src/common/prng';
 
 const ISO_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const BASE_MS = Date.UTC(2024, 0, 1);
@@ -322,14 +323,7 @@ describe.each(testDatabases())('posts API on %s', (_name, makeDb) => {
 
     it('keeps a randomized walk consistent while posts are deleted and inserted between pages', async () => {
       const seed0 = Date.now() >>> 0;
-      let state = seed0;
-      const rand = () => {
-        // mulberry32: reproducible from the seed printed on failure
-        state = (state + 0x6d2b79f5) >>> 0;
-        let x = Math.imul(state ^ (state >>> 15), 1 | state);
-        x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-        return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-      };
+      const rand = mulberry32(seed0); // reproducible from the seed printed on failure
       const sub = uniqueName('rw');
       const at = () => new Date(BASE_MS + Math.floor(rand() * 40) * 1000);
       const initial = Array.from({ length: 80 }, () => makePost({ subreddit: sub, createdAt: at() }));

@@ -9,6 +9,7 @@
  */
 
 import type { RedditPost } from '../posts/reddit-parse';
+import { mulberry32 as prng } from '../common/prng';
 
 /** A post as the poller reads it, plus the simulated time it was first polled. */
 export type DemoPost = RedditPost & { firstSeenAtMs: number };
@@ -71,17 +72,6 @@ const TARGETS = ['jupiter', 'saturn', 'moon', 'orion', 'andromeda', 'pleiades', 
 const ADJECTIVES = ['clear', 'hazy', 'dark', 'cold', 'windy', 'perfect', 'steady', 'humid', 'moonless', 'crisp'];
 const TOPICS = ['collimation', 'stacking', 'guiding', 'focusing', 'processing', 'filters', 'polar', 'alignment', 'exposure', 'dew'];
 
-/** mulberry32: tiny, fast, and the same sequence on every platform. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface PostPlan {
   post: DemoPost;

@@ -6,6 +6,7 @@ import { testDatabases } from '../support/databases';
 import { startTestApp, TestApp } from '../support/app';
 import { makeCert, Receiver, Received, sleep, TestCert } from '../support/receiver';
 import { killProcess, pollUntil, ServeProcess, spawnServe, stopProcess } from '../support/processes';
+import { mulberry32 as prng } from '../../src/common/prng';
 
 /**
  * Crash safety of the delivery queue: 5,000 deliveries sent by two real worker processes while
@@ -47,17 +48,6 @@ const WORKER_ENV: Record<string, string> = {
   LOG_LEVEL: 'warn',
 };
 
-/** mulberry32: a small seeded PRNG, so a failing schedule can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Kill {
   pid: number;

@@ -1,19 +1,10 @@
 import fc from 'fast-check';
 import { parseSeriesCsv, runBacktest, SeriesParseError, SeriesPoint } from './backtest';
 import { DEFAULT_SURGE_PARAMS, DEFAULT_VELOCITY_PARAMS } from './params';
+import { mulberry32 as rng } from '../../common/prng';
 
 const T0 = Date.UTC(2024, 0, 1);
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function poisson(r: () => number, mean: number): number {
   const l = Math.exp(-mean);

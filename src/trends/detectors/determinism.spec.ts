@@ -3,19 +3,10 @@ import { runBacktest } from './backtest';
 import { createRisingState, observeRising, RisingObservation } from './rising';
 import { createSurgeState, observeSurgeBucket } from './surge';
 import { createVelocityState, observeVelocityPosts, VelocityPost } from './velocity';
+import { mulberry32 as rng } from '../../common/prng';
 
 const T0 = Date.UTC(2024, 0, 1);
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One synthetic day of a subreddit, as the three detectors would see it. */
 function day(seed: number): { counts: number[]; buckets: VelocityPost[][]; observations: RisingObservation[] } {

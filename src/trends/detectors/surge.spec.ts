@@ -1,21 +1,11 @@
 import { DEFAULT_SURGE_PARAMS } from './params';
 import { createSurgeState, fillSurgeGaps, hourOfWeek, observeSurgeBucket, SurgeDetection, SurgeState } from './surge';
+import { mulberry32 as rng } from '../../common/prng';
 
 const B = DEFAULT_SURGE_PARAMS.bucketMs;
 /** Monday 2024-01-01 00:00 UTC. */
 const T0 = Date.UTC(2024, 0, 1);
 
-/** Seeded RNG (mulberry32) so every test series is the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Poisson draw (Knuth; means here stay small enough). */
 function poisson(r: () => number, mean: number): number {

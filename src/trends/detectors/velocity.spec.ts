@@ -1,5 +1,6 @@
 import { DEFAULT_VELOCITY_PARAMS } from './params';
 import { postKeywords } from './tokenizer';
+import { mulberry32 as rng } from '../../common/prng';
 import {
   createVelocityState,
   observeVelocityCounts,
@@ -12,16 +13,6 @@ import {
 const B = DEFAULT_VELOCITY_PARAMS.bucketMs;
 const T0 = Date.UTC(2024, 0, 1);
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** 800 pseudo-words with Zipf frequencies; titles of 8 words plus English filler. */
 const VOCAB = Array.from({ length: 800 }, (_, i) => `vw${i.toString(36)}x`);
