@@ -64,7 +64,7 @@ export function ApiV1Controller(opts: { businessPlus: boolean }) {
     401: '`UNAUTHORIZED`: the API key is missing, malformed, unknown or revoked.',
     429: '`RATE_LIMITED`: over the plan\'s requests per minute; retry after `Retry-After` seconds.',
     500: '`INTERNAL_ERROR`: something unexpected; logged under the request id, no internals in the body.',
-    503: '`SERVICE_UNAVAILABLE`: the database is unreachable or locked for now (a restart, a failover); retry after `Retry-After` seconds. Nothing was changed.',
+    503: '`SERVICE_UNAVAILABLE`: the database is unreachable or locked for now (a restart, a failover); retry after `Retry-After` seconds (a write whose connection was lost at its commit may still have been applied: list before re-creating).',
   };
   if (opts.businessPlus) errors[403] = '`PLAN_REQUIRED`: the route needs the Business plan or above.';
   return applyDecorators(ApiBearerAuth(BEARER), ApiErrorResponses(errors));
