@@ -20,30 +20,16 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
-const ROOT = path.resolve(__dirname, '../..');
-const CLI = path.join(ROOT, 'dist/cli.js');
-if (!fs.existsSync(CLI)) {
-  console.error('dist/ is missing: run `npm run build` first');
-  process.exit(1);
-}
-const autocannon = require('autocannon');
-const { Client } = require('pg');
+const { DIST, arg, log, median, requireBuild, scratchDatabase, sleep } = require('../lib');
 
-const arg = (name, def) => {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  return a ? Number(a.split('=')[1]) : def;
-};
+requireBuild('cli.js');
+const autocannon = require('autocannon');
+const CLI = path.join(DIST, 'cli.js');
+
 const SECONDS = arg('seconds', 5);
 const ROUNDS = arg('rounds', 3);
 const CONNECTIONS = arg('connections', 20);
 const WEBHOOKS = 30;
-const PG_ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -151,28 +137,19 @@ async function measure(label, databaseUrl) {
 
 async function main() {
   const results = [];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-bench-api-'));
-  try {
-    results.push(await measure('sqlite', `sqlite:${path.join(dir, 'bench.db')}`));
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-  const admin = new Client({ connectionString: PG_ADMIN });
-  let pg = true;
-  await admin.connect().catch(() => (pg = false));
-  if (pg) {
-    const db = `th_bench_api_${process.pid}`;
-    await admin.query(`CREATE DATABASE ${db}`);
+  for (const dialect of ['sqlite', 'postgres']) {
+    let db;
     try {
-      const url = new URL(PG_ADMIN);
-      url.pathname = `/${db}`;
-      results.push(await measure('postgres', url.toString()));
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-      await admin.end();
+      db = await scratchDatabase(dialect);
+    } catch (err) {
+      log(`PostgreSQL unreachable (${err.message}): its half is skipped`);
+      continue;
     }
-  } else {
-    console.warn('PostgreSQL unreachable: its half is skipped');
+    try {
+      results.push(await measure(dialect, db.url));
+    } finally {
+      await db.drop();
+    }
   }
   console.table(results.map(({ rounds: _rounds, ...r }) => r));
   const out = {

@@ -33,16 +33,12 @@ const { execFileSync, fork, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { URL } = require('node:url');
 
-const DIST = path.resolve(__dirname, '../../dist');
-if (!fs.existsSync(path.join(DIST, 'delivery/delivery.worker.js'))) {
-  console.error('dist/ is missing or predates the delivery engine: run `npm run build` first');
-  process.exit(1);
-}
+const { DIST, PG_ADMIN_URL, arg, log, median, pgAdmin, requireBuild, scratchDatabase, sleep } = require('../lib');
+
+requireBuild('delivery/delivery.worker.js', 'the delivery engine');
 require('reflect-metadata');
 const { getDataSourceToken } = require('@nestjs/typeorm');
-const { Client } = require('pg');
 const { Agent, request } = require('undici');
 const { createApp } = require(path.join(DIST, 'app'));
 const { loadConfig } = require(path.join(DIST, 'config/config'));
@@ -54,10 +50,6 @@ const { buildDeliveryBody } = require(path.join(DIST, 'delivery/payload'));
 const { generateWebhookSecret } = require(path.join(DIST, 'delivery/secret'));
 const { buildDeliveryHeaders } = require(path.join(DIST, 'delivery/signer'));
 
-const arg = (name, def) => {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  return a ? Number(a.split('=')[1]) : def;
-};
 const RUNS = arg('runs', 5);
 const WEBHOOKS = arg('webhooks', 100);
 const DELIVERIES = arg('deliveries', 8000);
@@ -79,20 +71,13 @@ const PARTS = list('parts', ['raw', 'e2e', 'latency', 'fanout']);
 const DBS = list('dbs', ['sqlite', 'postgres']);
 // --profile=DIR: CPU profile of each e2e drain (worker start → all delivered), for chrome://inspect.
 const PROFILE_DIR = process.argv.find((x) => x.startsWith('--profile='))?.split('=')[1];
-const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TARGETS = { e2e_ratio: { sqlite: 0.5, postgres: 0.35 }, latency_p50_ms: 50, latency_p99_ms: 250, fanout_ms: 1000 };
 const CLI = path.join(DIST, 'cli.js');
 const EVENT_TYPE = 'trends.surge';
 const eventData = (i) => ({ count: 420 + i, baseline: 17.25, ratio: 24.35, window_s: 3600, top_post: 't3_1abcde' });
 
-const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const wallMs = () => performance.timeOrigin + performance.now();
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 function quantiles(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const q = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
@@ -167,30 +152,6 @@ async function startReceiver(cert) {
 
 // ---------------------------------------------------------------------------------------------
 // Databases and apps
-
-async function pgAdmin(sql) {
-  const client = new Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-let scratch = 0;
-/** A fresh database for one measurement; `drop()` removes it. */
-async function scratchDatabase(dialect) {
-  if (dialect === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-bench-'));
-    return { database: { type: 'sqlite', path: path.join(dir, 'bench.db') }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `th_bench_${process.pid}_${scratch++}`;
-  await pgAdmin(`CREATE DATABASE ${name}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { database: { type: 'postgres', url: url.toString() }, drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
 
 function benchEnv(caFile) {
   return {

@@ -14,16 +14,11 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { URL } = require('node:url');
+const { DIST, PG_ADMIN_URL, arg, log, requireBuild, scratchDatabase } = require('../lib');
 
-const DIST = path.resolve(__dirname, '../../dist');
-if (!fs.existsSync(path.join(DIST, 'posts/post.repository.js'))) {
-  console.error('dist/ is missing or predates the posts module: run `npm run build` first');
-  process.exit(1);
-}
+requireBuild('posts/post.repository.js', 'the posts module');
 require('reflect-metadata');
 const { getDataSourceToken } = require('@nestjs/typeorm');
-const { Client } = require('pg');
 const { Agent, request } = require('undici');
 const { createApp } = require(path.join(DIST, 'app'));
 const { loadConfig } = require(path.join(DIST, 'config/config'));
@@ -32,10 +27,6 @@ const { CursorCodec, CursorKeyRing } = require(path.join(DIST, 'pagination/curso
 const { PostRepository } = require(path.join(DIST, 'posts/post.repository'));
 const { POSTS_SUBREDDIT_ROUTE } = require(path.join(DIST, 'posts/posts.service'));
 
-const arg = (name, def) => {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  return a ? Number(a.split('=')[1]) : def;
-};
 const ROWS = arg('rows', 1_000_000);
 const SAMPLES = arg('samples', 200);
 const WARMUP = arg('warmup', 50);
@@ -43,14 +34,12 @@ const LIMIT = 100;
 const SUB = 'benchdepth';
 const T0 = Date.UTC(2020, 0, 1);
 const SECRET = 'bench-cursor-secret-0123456789abcdefghijklmnopqrstuvwxyz';
-const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TARGET_RATIO = 1.3;
 
 // Row i (0 = oldest): created_at repeats in pairs so the id tie-breaker is on the path.
 const idOf = (i) => `b${String(i).padStart(7, '0')}`;
 const createdOf = (i) => T0 + Math.floor(i / 2) * 1000;
 
-const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
@@ -169,42 +158,22 @@ async function runOne(dialect, database) {
   }
 }
 
-async function pgAdmin(sql) {
-  const client = new Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 async function main() {
   const results = {};
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-bench-'));
-  try {
-    results.sqlite = await runOne('sqlite', { type: 'sqlite', path: path.join(dir, 'bench.db') });
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-
-  const dbName = `th_bench_${process.pid}`;
-  let created = false;
-  try {
-    await pgAdmin(`CREATE DATABASE ${dbName}`);
-    created = true;
-  } catch (err) {
-    log(`PostgreSQL at ${PG_ADMIN_URL} unavailable (${err.message}): skipped`);
-    results.postgres = { skipped: err.message };
-  }
-  if (created) {
+  for (const dialect of ['sqlite', 'postgres']) {
+    let db;
     try {
-      const url = new URL(PG_ADMIN_URL);
-      url.pathname = `/${dbName}`;
-      results.postgres = await runOne('postgres', { type: 'postgres', url: url.toString() });
+      db = await scratchDatabase(dialect);
+    } catch (err) {
+      log(`PostgreSQL at ${PG_ADMIN_URL} unavailable (${err.message}): skipped`);
+      results[dialect] = { skipped: err.message };
+      continue;
+    }
+    try {
+      results[dialect] = await runOne(dialect, db.database);
     } finally {
-      await pgAdmin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await db.drop();
     }
   }
 

@@ -1,0 +1,67 @@
+'use strict';
+/**
+ * Shared pieces of the benches that run trendhooks itself (api, delivery, pagination): the dist/
+ * check, `--name=value` options, medians, a log line with the time, and scratch databases.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { URL } = require('node:url');
+const { Client } = require('pg');
+
+const ROOT = path.resolve(__dirname, '..');
+const DIST = path.join(ROOT, 'dist');
+const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Exits with a hint when dist/ lacks `file` (relative to dist/), i.e. it is missing or older than `what`. */
+function requireBuild(file, what) {
+  if (fs.existsSync(path.join(DIST, file))) return;
+  console.error(`dist/ is missing${what ? ` or predates ${what}` : ''}: run \`npm run build\` first`);
+  process.exit(1);
+}
+
+/** The number given as `--name=value`, or `def`. */
+function arg(name, def) {
+  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
+  return a ? Number(a.split('=')[1]) : def;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** One statement on the PostgreSQL server's admin database (rejects when it is unreachable). */
+async function pgAdmin(sql) {
+  const client = new Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+let scratch = 0;
+/**
+ * A fresh database for one measurement: a SQLite file in a new temporary folder, or a PostgreSQL
+ * database `th_bench_<pid>_<n>`. `database` is the app's DatabaseConfig, `url` its DATABASE_URL;
+ * `drop()` removes it. Rejects when PostgreSQL is unreachable.
+ */
+async function scratchDatabase(dialect) {
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-bench-'));
+    const file = path.join(dir, 'bench.db');
+    return { database: { type: 'sqlite', path: file }, url: `sqlite:${file}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `th_bench_${process.pid}_${scratch++}`;
+  await pgAdmin(`CREATE DATABASE ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { database: { type: 'postgres', url: url.toString() }, url: url.toString(), drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, scratchDatabase };
