@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource, IsNull } from 'typeorm';
 import { AppError } from '../common/errors';
 import { CLOCK, Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { PLANS, Plan } from '../config/config';
+import { dialectOf, sqliteHandle } from '../database/data-source';
 import { ApiKeyEntity } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey, DISPLAY_PREFIX_LEN } from './api-key.format';
 import { CustomerEntity } from './customer.entity';
@@ -46,10 +46,10 @@ export class ApiKeyService {
     const issued = (row: ApiKeyEntity, customer: Pick<CustomerEntity, 'id' | 'name' | 'plan'>, created: boolean): IssuedKey => ({
       key, key_id: row.id, prefix: row.prefix, customer_id: customer.id, customer: customer.name, plan: customer.plan, created_customer: created,
     });
-    if (this.ds.options.type === 'better-sqlite3') {
+    if (dialectOf(this.ds) === 'sqlite') {
       // One synchronous transaction on the single shared connection: an async TypeORM transaction
       // there would take in the statements of requests served meanwhile (an API issuing keys in-process).
-      const db = (this.ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
+      const db = sqliteHandle(this.ds);
       return db.transaction(() => {
         let customer = db.prepare('SELECT id, name, plan FROM customers WHERE name = ?').get(name) as Pick<CustomerEntity, 'id' | 'name' | 'plan'> | undefined;
         const created = !customer;

@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/config';
 import { TRENDHOOKS_ENTITIES } from './entities';
@@ -10,6 +12,20 @@ export type Dialect = DatabaseConfig['type'];
 
 export function dialectOf(ds: DataSource): Dialect {
   return ds.options.type === 'postgres' ? 'postgres' : 'sqlite';
+}
+
+/**
+ * The better-sqlite3 handle under TypeORM: the one connection SQLite work shares, for statements
+ * prepared once and multi-statement writes as synchronous transactions (an async TypeORM
+ * transaction there would take in other requests' statements).
+ */
+export function sqliteHandle(ds: DataSource): SqliteDatabase {
+  return (ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
+}
+
+/** The node-postgres pool under TypeORM (its `options` are the connection settings). */
+export function pgPool(ds: DataSource): Pool {
+  return (ds.driver as unknown as { master: Pool }).master;
 }
 
 /** TypeORM options for one DATABASE_URL. Migrations are never run implicitly from here. */

@@ -6,7 +6,7 @@ import type { PoolConfig, QueryResultRow } from 'pg';
 import { DataSource, In } from 'typeorm';
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
-import { dialectOf } from '../database/data-source';
+import { dialectOf, pgPool, sqliteHandle } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { AttemptEntity } from './attempt.entity';
 import { DeliveryEntity, DeliveryState } from './delivery.entity';
@@ -216,7 +216,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
   }
 
   private get sqlite(): SqliteDatabase {
-    return (this.ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
+    return sqliteHandle(this.ds);
   }
 
   private prepareSqlite() {
@@ -272,7 +272,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
    */
   private async pgPrepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
     if (!this.hot) {
-      const base = (this.ds.driver as unknown as { master: { options: PoolConfig } }).master.options;
+      const base = pgPool(this.ds).options as PoolConfig;
       const options = [base.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ');
       this.hot = new Pool({ ...base, max: HOT_POOL_SIZE, options });
       this.hot.on('error', () => undefined); // an idle session dropped: the next query opens another

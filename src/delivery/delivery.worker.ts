@@ -6,7 +6,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
-import { dialectOf } from '../database/data-source';
+import { dialectOf, pgPool } from '../database/data-source';
 import { Metrics } from '../metrics/metrics.service';
 import { WebhookEntity } from '../webhooks/webhook.entity';
 import { AttemptOutcome, classifyError, classifyResponse, decideNext, retryAfterApplies } from './classify';
@@ -98,8 +98,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async listen(): Promise<void> {
     let client: PoolClient | undefined;
     try {
-      const pool = (this.ds.driver as unknown as { master: { connect(): Promise<PoolClient> } }).master;
-      client = await pool.connect();
+      client = await pgPool(this.ds).connect();
       const c = client;
       c.on('notification', () => this.wake());
       c.on('error', (err) => {

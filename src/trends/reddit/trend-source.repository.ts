@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import { dialectOf } from '../../database/data-source';
+import { dialectOf, sqliteHandle } from '../../database/data-source';
 
 /** A subreddit's row as a failed claim sees it: enough to tell when to try again. */
 export interface SourceState {
@@ -42,7 +42,7 @@ export class TrendSourceRepository {
   }
 
   private get sqlite(): SqliteDatabase {
-    return (this.ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
+    return sqliteHandle(this.ds);
   }
 
   private prepareSqlite() {
