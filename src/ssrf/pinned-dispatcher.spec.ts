@@ -147,6 +147,23 @@ describe('createPinnedDispatcher (real HTTPS server on 127.0.0.1)', () => {
     expect(seen).toEqual([]);
   });
 
+  it('turns a connect that fails synchronously into a rejected request, not a process crash', async () => {
+    // 127.255.255.255 is the broadcast address of lo's 127.0.0.0/8: the kernel refuses a TCP
+    // connect to it inside connect(2) (ENETUNREACH, nothing is sent), exactly like an IPv6-only
+    // address on a host without an IPv6 route. A lookup that called back synchronously made
+    // tls.connect throw and left the failed socket to emit 'error' with no listener: the process died.
+    const d = dest('hooks.test', ['127.255.255.255']);
+    const p = make();
+    for (let i = 0; i < 2; i++) {
+      await expect(request(d.url, { method: 'POST', body: '{}', dispatcher: p.dispatcherFor(d) })).rejects.toMatchObject({ code: 'ENETUNREACH' });
+    }
+    // The dispatcher still works afterwards.
+    const ok = dest('hooks.test', ['127.0.0.1']);
+    const res = await request(ok.url, { dispatcher: p.dispatcherFor(ok) });
+    expect(res.statusCode).toBe(200);
+    await res.body.text();
+  });
+
   it('fails closed when asked for a host it was not pinned to', async () => {
     const d = dest('hooks.test', ['127.0.0.1']);
     const dispatcher = make().dispatcherFor(d);
@@ -206,6 +223,21 @@ describe('pinnedLookup', () => {
     expect(await call('hooks.test', {})).toMatchObject({ err: null, address: '93.184.216.34', family: 4 });
     expect(await call('HOOKS.test.', { family: 6 })).toMatchObject({ err: null, address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 });
     expect(await call('hooks.test', { family: 'IPv4', all: true })).toMatchObject({ address: [{ address: '93.184.216.34', family: 4 }] });
+  });
+
+  it('always calls back asynchronously, like dns.lookup (net/tls attach their listeners after the lookup starts)', () => {
+    const calls: string[] = [];
+    lookup('hooks.test', { all: true }, () => calls.push('answer'));
+    lookup('hooks.test', {}, () => calls.push('answer'));
+    lookup('evil.test', {}, () => calls.push('refusal'));
+    pinnedLookup('a.test', ['8.8.8.8'])('a.test', { family: 6 }, () => calls.push('not found'));
+    expect(calls).toEqual([]);
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        expect(calls).toEqual(['answer', 'answer', 'refusal', 'not found']);
+        resolve();
+      }),
+    );
   });
 
   it('fails closed for any other host', async () => {

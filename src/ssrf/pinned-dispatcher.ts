@@ -53,12 +53,19 @@ export class PinnedDestinationError extends Error {
  * A dns.lookup replacement that answers only `host` and only with `addresses` (already
  * validated): the socket connects to exactly what the policy checked, while TLS still
  * verifies the certificate against the host name. Any other name fails closed.
+ *
+ * It always calls back on a later tick, as dns.lookup does. net and tls start the lookup inside
+ * `connect()` and only get their 'error' listeners afterwards: answered synchronously, a connect
+ * that the kernel refuses at once (ENETUNREACH to an IPv6-only host without an IPv6 route)
+ * destroyed the socket inside tls.connect, which then threw, and the socket's 'error' event
+ * fired with no listener and ended the process.
  */
 export function pinnedLookup(host: string, addresses: readonly string[]): LookupFunction {
   const pinned = addresses.map((address) => ({ address, family: isIP(address) }));
   return (hostname, options, callback) => {
     if (normaliseHost(hostname) !== host) {
-      callback(new PinnedDestinationError(`refusing to resolve ${hostname}: connection is pinned to ${host}`), '');
+      const err = new PinnedDestinationError(`refusing to resolve ${hostname}: connection is pinned to ${host}`);
+      process.nextTick(callback, err, '');
       return;
     }
     const want = familyNumber(options.family);
@@ -66,13 +73,13 @@ export function pinnedLookup(host: string, addresses: readonly string[]): Lookup
     if (candidates.length === 0) {
       const err: NodeJS.ErrnoException = new Error(`no pinned IPv${want} address for ${host}`);
       err.code = 'ENOTFOUND';
-      callback(err, '');
+      process.nextTick(callback, err, '');
       return;
     }
     if (options.all) {
-      callback(null, candidates.map((a) => ({ ...a })));
+      process.nextTick(callback, null, candidates.map((a) => ({ ...a })));
     } else {
-      callback(null, candidates[0].address, candidates[0].family);
+      process.nextTick(callback, null, candidates[0].address, candidates[0].family);
     }
   };
 }
@@ -117,7 +124,14 @@ export function createPinnedDispatcher(opts: PinnedDispatcherOptions = {}): Pinn
         );
         return;
       }
-      connector(o, callback);
+      // Third: a connector that throws (Node's tls.connect has, when its socket died inside it)
+      // fails this request only; a throw here would escape into undici's dispatch loop.
+      try {
+        return connector(o, callback);
+      } catch (err) {
+        callback(err instanceof Error ? err : new Error(String(err)), null);
+        return;
+      }
     };
     return new Agent({
       connect,
