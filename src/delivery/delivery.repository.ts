@@ -4,6 +4,7 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { Pool } from 'pg';
 import type { PoolConfig, QueryResultRow } from 'pg';
 import { DataSource, In } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import { dialectOf, pgPool, sqliteHandle } from '../database/data-source';
@@ -17,7 +18,16 @@ export interface ClaimedDelivery {
   id: string;
   eventId: string;
   webhookId: string;
+  /**
+   * Attempts charged so far, this claim's included: the claim itself counts the attempt, so a
+   * delivery whose attempts keep killing their worker still runs out of attempts.
+   */
   attempts: number;
+  /**
+   * Set when this claim took the row over from a worker whose lease expired: when that worker
+   * claimed it (the start of an attempt whose outcome was never recorded).
+   */
+  lostSince: Date | null;
 }
 
 /** The webhook fields an attempt needs, read with the claim. */
@@ -90,19 +100,19 @@ const ASYNC_COMMIT_CTE = `async_commit AS (SELECT set_config('synchronous_commit
  */
 function pgClaimCtes(p: { owner: string; leaseUntil: string; now: string; limit: string; exclude?: string }): string {
   return `pending AS (
-      SELECT id, next_attempt_at FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${p.now}
+      SELECT id, next_attempt_at, NULL::bigint AS lost_since FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${p.now}
       ORDER BY next_attempt_at LIMIT ${p.limit} FOR UPDATE SKIP LOCKED),
     expired AS (
-      SELECT id, next_attempt_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= ${p.now}${p.exclude ? ` AND NOT (id = ANY(${p.exclude}))` : ''}
+      SELECT id, next_attempt_at, updated_at AS lost_since FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= ${p.now}${p.exclude ? ` AND NOT (id = ANY(${p.exclude}))` : ''}
       ORDER BY next_attempt_at LIMIT ${p.limit} FOR UPDATE SKIP LOCKED),
-    pick AS (SELECT id FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired) due, async_commit ORDER BY next_attempt_at LIMIT ${p.limit}),
+    pick AS (SELECT id, lost_since FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired) due, async_commit ORDER BY next_attempt_at LIMIT ${p.limit}),
     claimed AS (
-      UPDATE deliveries d SET state = 'delivering', lease_owner = ${p.owner}, next_attempt_at = ${p.leaseUntil}, updated_at = ${p.now}
+      UPDATE deliveries d SET state = 'delivering', attempts = d.attempts + 1, lease_owner = ${p.owner}, next_attempt_at = ${p.leaseUntil}, updated_at = ${p.now}
       FROM pick WHERE d.id = pick.id
-      RETURNING d.id, d.event_id, d.webhook_id, d.attempts)`;
+      RETURNING d.id, d.event_id, d.webhook_id, d.attempts, pick.lost_since)`;
 }
 
-const PG_CLAIMED_COLUMNS = `c.id, c.event_id, c.webhook_id, c.attempts,
+const PG_CLAIMED_COLUMNS = `c.id, c.event_id, c.webhook_id, c.attempts, c.lost_since,
     w.url, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at,
     e.type AS event_type, e.subreddit AS event_subreddit, e.payload AS event_payload, e.created_at AS event_created_at
   FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id LEFT JOIN events e ON e.id = c.event_id`;
@@ -121,7 +131,7 @@ const PG_RECORD_CTES = `src AS (
       INSERT INTO delivery_attempts (id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt)
       SELECT attempt_id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt FROM src),
     held AS (
-      UPDATE deliveries d SET state = s.state, attempts = d.attempts + 1, next_attempt_at = s.next_attempt_at, lease_owner = NULL,
+      UPDATE deliveries d SET state = s.state, attempts = s.attempt_no, next_attempt_at = s.next_attempt_at, lease_owner = NULL,
         last_error = s.last_error, last_response_code = s.status_code, updated_at = s.now,
         delivered_at = CASE WHEN s.state = 'delivered' THEN s.now ELSE d.delivered_at END
       FROM src s WHERE d.id = s.delivery_id AND d.lease_owner = s.owner AND d.state = 'delivering'
@@ -145,7 +155,7 @@ const PG_RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${PG_RECORD_CTES}
 // outcomes whose lease still held; the others are newly leased deliveries.
 const PG_RECORD_AND_CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${PG_RECORD_CTES},
     ${pgClaimCtes({ owner: '$17', leaseUntil: '$18', now: '$19', limit: '$20', exclude: '$2::varchar[]' })}
-  SELECT true AS held, h.id, NULL AS event_id, NULL AS webhook_id, NULL AS attempts, NULL AS url, NULL AS allow_nonstandard_port, NULL AS secret,
+  SELECT true AS held, h.id, NULL AS event_id, NULL AS webhook_id, NULL AS attempts, NULL AS lost_since, NULL AS url, NULL AS allow_nonstandard_port, NULL AS secret,
          NULL AS previous_secret, NULL AS previous_secret_expires_at, NULL AS event_type, NULL AS event_subreddit, NULL AS event_payload, NULL AS event_created_at
   FROM held h
   UNION ALL
@@ -168,6 +178,7 @@ type ClaimRow = {
   event_id: string;
   webhook_id: string;
   attempts: number | string;
+  lost_since?: number | string | null;
   url: string | null;
   allow_nonstandard_port: boolean | number | null;
   secret: string | null;
@@ -230,8 +241,12 @@ export class DeliveryRepository implements OnApplicationShutdown {
       ),
       // Two ordered index range scans (pending; delivering with an expired lease), each stopping
       // after `limit` rows: `state IN (…) ORDER BY` would sort every due row on every claim.
+      // The rows among them whose lease expired (read first: RETURNING sees only new values).
+      expiredLeases: db.prepare(
+        `SELECT id, updated_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit`,
+      ),
       claim: db.prepare(
-        `UPDATE deliveries SET state = 'delivering', lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
+        `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
          WHERE id IN (
            SELECT id FROM (
              SELECT * FROM (SELECT id, next_attempt_at FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
@@ -247,7 +262,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
       event: db.prepare('SELECT type AS event_type, subreddit AS event_subreddit, payload AS event_payload, created_at AS event_created_at FROM events WHERE id = ?'),
       exists: db.prepare('SELECT 1 FROM webhooks WHERE id = ?').pluck(),
       complete: db.prepare(
-        `UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, lease_owner = NULL, last_error = ?,
+        `UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_owner = NULL, last_error = ?,
            last_response_code = ?, updated_at = ?, delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END
          WHERE id = ? AND lease_owner = ? AND state = 'delivering'`,
       ),
@@ -259,7 +274,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
       touchWebhook: db.prepare(
         'UPDATE webhooks SET last_delivery_at = @at, last_status = @status, last_response_code = @code WHERE id = @id AND (last_delivery_at IS NULL OR last_delivery_at <= @at)',
       ),
-      cancel: db.prepare(`UPDATE deliveries SET state = 'cancelled', next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?`),
+      // The claim's charge is given back: no attempt was made.
+      cancel: db.prepare(`UPDATE deliveries SET state = 'cancelled', attempts = attempts - 1, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?`),
     };
   }
 
@@ -366,6 +382,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
   /** SQLite claim; runs inside the caller's transaction. */
   private claimSqlite(req: ClaimRequest): ClaimedWork[] {
     const s = this.sq;
+    const expired = new Map<string, number>();
+    for (const r of s.expiredLeases.all({ now: req.now.getTime(), limit: req.limit }) as { id: string; updated_at: number }[]) expired.set(r.id, Number(r.updated_at));
     const rows = s.claim.all({ owner: req.owner, leaseUntil: req.leaseUntil.getTime(), now: req.now.getTime(), limit: req.limit }) as ClaimRow[];
     if (rows.length === 0) return [];
     // A claim holds few distinct webhooks and events (a fan-out is one event): each is read and
@@ -379,7 +397,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
       if (webhook === undefined) webhooks.set(r.webhook_id, (webhook = toWebhook(r.webhook_id, found.get(r.webhook_id))));
       let event = events.get(r.event_id);
       if (event === undefined) events.set(r.event_id, (event = toEvent(r.event_id, s.event.get(r.event_id) as ClaimRow | undefined)));
-      return { id: r.id, eventId: r.event_id, webhookId: r.webhook_id, attempts: Number(r.attempts), webhook, event };
+      const lost = expired.get(r.id);
+      return { id: r.id, eventId: r.event_id, webhookId: r.webhook_id, attempts: Number(r.attempts), lostSince: lost === undefined ? null : new Date(lost), webhook, event };
     });
   }
 
@@ -413,7 +432,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
           const nowMs = now.getTime();
           const next = rec.nextAttemptAt ? rec.nextAttemptAt.getTime() : null;
           s.insertAttempt.run(ids[i], d.id, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt);
-          held[i] = s.complete.run(rec.state, next, rec.lastError, a.statusCode, nowMs, rec.state, nowMs, d.id, owner).changes === 1;
+          held[i] = s.complete.run(rec.state, a.attemptNo, next, rec.lastError, a.statusCode, nowMs, rec.state, nowMs, d.id, owner).changes === 1;
           if (held[i]) s.touchWebhook.run({ at: a.startedAt.getTime(), status: rec.webhookStatus, code: a.statusCode, id: d.webhookId });
         }
         return { held, claimed: claim && claim.limit > 0 ? this.claimSqlite(claim) : [] };
@@ -459,26 +478,47 @@ export class DeliveryRepository implements OnApplicationShutdown {
     return { held: inputs.map((it) => heldIds.has(it.d.id)), claimed: rows.filter((r) => !r.held).map(toClaimed) };
   }
 
+  /** Logs one attempt row without touching the delivery (an attempt lost with its worker). */
+  async logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void> {
+    const row = [attemptUlid(), deliveryId, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt];
+    if (!this.pg) {
+      this.sq.insertAttempt.run(...row);
+      return;
+    }
+    await this.ds.query(
+      `INSERT INTO delivery_attempts (id, delivery_id, attempt_no, started_at, duration_ms, status_code, outcome, error_class, response_excerpt)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      row,
+    );
+  }
+
   /** The claimed delivery's webhook is gone: stop it without an attempt. */
   async cancelClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<void> {
     if (!this.pg) {
       this.sq.cancel.run(now.getTime(), d.id, owner);
       return;
     }
-    await this.ds.query(`UPDATE deliveries SET state = 'cancelled', next_attempt_at = NULL, lease_owner = NULL, updated_at = $1 WHERE id = $2 AND lease_owner = $3`, [
+    await this.ds.query(`UPDATE deliveries SET state = 'cancelled', attempts = attempts - 1, next_attempt_at = NULL, lease_owner = NULL, updated_at = $1 WHERE id = $2 AND lease_owner = $3`, [
       now.getTime(),
       d.id,
       owner,
     ]);
   }
 
-  /** Gives up the leases of a stopping worker so others pick its rows up at once. */
-  async releaseLeases(owner: string, ids: string[], now: Date): Promise<void> {
+  /**
+   * Gives up the leases of a stopping worker so others pick its rows up at once. `unstarted`
+   * rows (claimed, never sent) go back to pending with the claim's charge given back. Rows whose
+   * attempt is still `in_flight` stay charged and leased, the lease ending now: the next claim
+   * takes them over as an attempt whose outcome was lost (see the worker), as if this worker had died.
+   */
+  async releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight'): Promise<void> {
     if (ids.length === 0) return;
+    const set: QueryDeepPartialEntity<DeliveryEntity> =
+      what === 'unstarted' ? { state: 'pending', attempts: () => 'attempts - 1', leaseOwner: null, nextAttemptAt: now, updatedAt: now } : { nextAttemptAt: now };
     await this.ds
       .createQueryBuilder()
       .update(DeliveryEntity)
-      .set({ state: 'pending', leaseOwner: null, nextAttemptAt: now, updatedAt: now })
+      .set(set)
       .where('lease_owner = :owner AND state = :state AND id IN (:...ids)', { owner, state: 'delivering', ids })
       .execute();
   }
@@ -549,7 +589,16 @@ export class DeliveryRepository implements OnApplicationShutdown {
 const num = (v: number | string | null): number | null => (v == null ? null : Number(v));
 
 function toClaimed(r: ClaimRow): ClaimedWork {
-  return { id: r.id, eventId: r.event_id, webhookId: r.webhook_id, attempts: Number(r.attempts), webhook: toWebhook(r.webhook_id, r), event: toEvent(r.event_id, r) };
+  const lost = num(r.lost_since ?? null);
+  return {
+    id: r.id,
+    eventId: r.event_id,
+    webhookId: r.webhook_id,
+    attempts: Number(r.attempts),
+    lostSince: lost === null ? null : new Date(lost),
+    webhook: toWebhook(r.webhook_id, r),
+    event: toEvent(r.event_id, r),
+  };
 }
 
 /** null: the webhook is gone (a LEFT JOIN that found nothing, or no row on SQLite). */

@@ -19,6 +19,8 @@ import { DEFAULT_RETRY_SCHEDULE_S, parseRetryAfter, RetryPolicy } from './retry-
 import { buildDeliveryHeaders } from './signer';
 
 const POLL_INTERVAL_NAME = 'trendhooks-delivery-poll';
+/** `error_class` of an attempt whose worker died (or stopped) before recording its outcome. */
+export const WORKER_LOST = 'worker_lost';
 // Longest a busy worker waits for enough free slots before claiming for fewer (see minClaim).
 const LOW_WATER_WAIT_MS = 5;
 
@@ -209,7 +211,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       const { held, claimed } = await this.repo.recordAttempts(batch, limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit } : undefined);
       if (this.running) this.start(claimed);
       // Stopping meanwhile: give the new leases back at once rather than let them expire.
-      else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now()).catch(() => undefined);
+      else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
       return held;
     } finally {
       this.reserved -= limit;
@@ -234,6 +236,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async attempt(d: ClaimedWork, bodies: Map<string, (webhookId: string) => string>): Promise<void> {
     const { webhook, event } = d;
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
+    if (d.lostSince && (await this.recordLostAttempt(d))) return;
     const startedAt = this.clock.now();
     const t0 = performance.now();
     let outcome: AttemptOutcome;
@@ -263,7 +266,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const durationMs = Math.round(performance.now() - t0);
     this.metrics?.deliveryAttempt(outcome.kind, (performance.now() - t0) / 1000);
-    const attemptNo = d.attempts + 1;
+    const attemptNo = d.attempts; // charged by the claim
     const next = decideNext(outcome, attemptNo, this.policy, retryAfterMs);
     const now = this.clock.now();
     const rec: AttemptRecord = {
@@ -286,6 +289,43 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
+   * This claim took the delivery over from a worker whose lease expired: that worker claimed it
+   * (charging an attempt) and never recorded an outcome, most likely because the attempt killed
+   * it. The log gets that attempt as `worker_lost`, before anything is sent, so a chain of
+   * workers dying on the same delivery leaves one row per death. When that lost attempt was the
+   * last the schedule allows, the delivery fails here without another send (poison-message
+   * handling) and the current claim's charge is given back. Returns whether it ended so.
+   */
+  private async recordLostAttempt(d: ClaimedWork): Promise<boolean> {
+    const lostNo = d.attempts - 1;
+    const now = this.clock.now();
+    const since = d.lostSince!;
+    const lost = {
+      attemptNo: lostNo,
+      startedAt: since,
+      durationMs: Math.max(0, now.getTime() - since.getTime()),
+      statusCode: null,
+      outcome: 'transient',
+      errorClass: WORKER_LOST,
+      responseExcerpt: 'the worker stopped before recording the outcome of this attempt; its lease expired and another worker took the delivery over',
+    };
+    this.metrics?.deliveryAttempt('transient', lost.durationMs / 1000);
+    this.logger.warn(`delivery ${d.id}: attempt ${lostNo} was lost with its worker (claimed ${since.toISOString()})`);
+    if (decideNext({ kind: 'transient', errorClass: WORKER_LOST }, lostNo, this.policy, null).state !== 'failed') {
+      await this.repo.logAttempt(d.id, lost);
+      return false;
+    }
+    const held = await this.outcomes.push({
+      d,
+      owner: this.owner,
+      rec: { attempt: lost, state: 'failed', nextAttemptAt: null, lastError: WORKER_LOST, webhookStatus: 'failed' },
+      now,
+    });
+    if (!held) this.logger.warn(`delivery ${d.id}: lease lost while failing it; the new owner decides its state`);
+    return true;
+  }
+
+  /**
    * Stops claiming, lets attempts in flight finish within the attempt timeout, then gives back
    * what is left. onModuleDestroy, not onApplicationShutdown: TypeORM closes its pool in the
    * latter, and pg's pool.end() waits for the LISTEN client this releases (a SIGTERMed worker
@@ -303,7 +343,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const bound = new Promise((r) => setTimeout(r, this.opts.timeoutMs + 1000).unref());
     await Promise.race([Promise.allSettled(pending), bound]);
     const left = [...this.inflight.keys()];
-    if (left.length > 0) await this.repo.releaseLeases(this.owner, left, this.clock.now()).catch(() => undefined);
+    if (left.length > 0) await this.repo.releaseLeases(this.owner, left, this.clock.now(), 'in_flight').catch(() => undefined);
     const listener = this.listener;
     if (listener) {
       // Taken first, so the 'error' handler (which releases a lost connection) cannot release it too.
