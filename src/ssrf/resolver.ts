@@ -125,8 +125,11 @@ export class SystemDnsResolver implements DnsResolver {
     if (cached) return cached();
 
     const deadline = Date.now() + this.timeoutMs;
-    const release = await this.slots.acquire(context.customerId ?? '', deadline, () => new DnsBusyError(name, this.slots.limit, Math.ceil(this.timeoutMs / 1000)));
+    const busy = () => new DnsBusyError(name, this.slots.limit, Math.ceil(this.timeoutMs / 1000));
+    const release = await this.slots.acquire(context.customerId ?? '', deadline, busy);
     try {
+      // A slot freed at the very deadline is no use: do not start a query with no time left.
+      if (Date.now() >= deadline) throw busy();
       // Another lookup of the same name may have filled the cache while this one waited.
       const now = this.cached(name);
       if (now) return now();

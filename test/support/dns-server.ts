@@ -18,11 +18,11 @@ export class TestDnsServer {
     socket.on('message', (msg, rinfo) => this.onMessage(msg, rinfo));
   }
 
-  static async start(records: Record<string, string[]> = {}, opts: { blackHole?: (name: string) => boolean } = {}): Promise<TestDnsServer> {
+  static async start(records: Record<string, string[]> = {}, opts: { blackHole?: (name: string) => boolean; port?: number } = {}): Promise<TestDnsServer> {
     const socket = dgram.createSocket('udp4');
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind(0, '127.0.0.1', () => resolve());
+      socket.bind(opts.port ?? 0, '127.0.0.1', () => resolve());
     });
     const server = new TestDnsServer(socket);
     for (const [name, addresses] of Object.entries(records)) server.records.set(name.toLowerCase(), addresses);
