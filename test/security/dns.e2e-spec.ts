@@ -31,6 +31,8 @@ describe.each(testDatabases())('slow DNS of one customer on %s', (_name, makeDb)
   let cert: TestCert;
   let rx: Receiver;
   let storms = 0;
+  /** Customer B's webhook for the delivery test, made before any storm. */
+  let receiverHook: { auth: Record<string, string>; id: string; subreddit: string };
 
   beforeAll(async () => {
     dns = await TestDnsServer.start(DNS_E2E_RECORDS, { blackHole: isBlackHole });
@@ -52,6 +54,11 @@ describe.each(testDatabases())('slow DNS of one customer on %s', (_name, makeDb)
         DELIVERY_RETRY_SCHEDULE: '0.2,0.4',
       },
     });
+    const b = await t.customer();
+    const subreddit = `dns${Math.random().toString(36).slice(2, 10)}`;
+    const made = await create(b.auth, rx.namedUrl(), subreddit);
+    expect(made.status).toBe(201);
+    receiverHook = { auth: b.auth, id: made.body.data.id, subreddit };
   });
   afterAll(async () => {
     await t?.close();
@@ -111,10 +118,7 @@ describe.each(testDatabases())('slow DNS of one customer on %s', (_name, makeDb)
   });
 
   it("keeps another customer's deliveries fast (no dns_failure) while one customer's lookups hang", async () => {
-    const b = await t.customer();
-    const subreddit = `dns${Math.random().toString(36).slice(2, 10)}`;
-    const made = await create(b.auth, rx.namedUrl(), subreddit);
-    expect(made.status).toBe(201);
+    const { auth, id, subreddit } = receiverHook;
     const before = rx.received.length;
     const asked = dns.queriesFor('receiver.test');
     const a = await storm();
@@ -128,7 +132,7 @@ describe.each(testDatabases())('slow DNS of one customer on %s', (_name, makeDb)
     // The outcome is written just after the receiver answered.
     let attempts: unknown[] = [];
     for (const end = Date.now() + 2000; attempts.length === 0 && Date.now() < end; await sleep(25)) {
-      const res = await t.http().get(`/v1/webhooks/${made.body.data.id}/deliveries`).set(b.auth);
+      const res = await t.http().get(`/v1/webhooks/${id}/deliveries`).set(auth);
       expect(res.status).toBe(200);
       attempts = res.body.data[0]?.attempts ?? [];
     }
