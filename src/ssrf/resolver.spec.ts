@@ -87,11 +87,11 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
   });
 
   it('dozens of lookups stuck at a black hole do not slow another customer (no thread pool to fill)', async () => {
-    const r = make({ timeoutMs: 2000, maxConcurrentPerCustomer: 64 });
+    const r = make({ timeoutMs: 2500, maxConcurrentPerCustomer: 64 });
     const stuck = Array.from({ length: 40 }, (_, i) => r.resolve(`n${i}.blackhole.test`, { customerId: 'a' }).catch((e: unknown) => e));
     const t0 = Date.now();
     await expect(r.resolve('ok.test', { customerId: 'b' })).resolves.toEqual(['1.1.1.1']);
-    expect(Date.now() - t0).toBeLessThan(500);
+    expect(Date.now() - t0).toBeLessThan(1000);
     for (const e of await Promise.all(stuck)) expect(e).toMatchObject({ code: 'ETIMEOUT' });
   });
 
@@ -123,7 +123,7 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
   });
 
   it('caches "no such name" and failures briefly', async () => {
-    const r = make({ timeoutMs: 150, negativeTtlMs: 200 });
+    const r = make({ timeoutMs: 600, negativeTtlMs: 1000 });
     await r.resolve('nowhere.test');
     await r.resolve('nowhere.test');
     expect(dns.queriesFor('nowhere.test')).toBe(2);
@@ -132,10 +132,10 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
     const asked = dns.queriesFor('y.blackhole.test');
     const t0 = Date.now();
     await expect(r.resolve('y.blackhole.test')).rejects.toMatchObject({ code: 'ETIMEOUT' });
-    expect(Date.now() - t0).toBeLessThan(50);
+    expect(Date.now() - t0).toBeLessThan(300);
     expect(dns.queriesFor('y.blackhole.test')).toBe(asked);
 
-    await new Promise((res) => setTimeout(res, 250));
+    await new Promise((res) => setTimeout(res, 1050));
     await r.resolve('nowhere.test');
     expect(dns.queriesFor('nowhere.test')).toBe(4);
   });
@@ -162,11 +162,11 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
   });
 
   it('bounds one customer: extra lookups wait, then fail with DnsBusyError; other customers are not bounded by it', async () => {
-    const r = make({ timeoutMs: 300, maxConcurrentPerCustomer: 2 });
+    const r = make({ timeoutMs: 1000, maxConcurrentPerCustomer: 2 });
     const t0 = Date.now();
     const a = ['a1', 'a2', 'a3'].map((n) => r.resolve(`${n}.blackhole.test`, { customerId: 'a' }).catch((e: unknown) => e));
     await expect(r.resolve('ok.test', { customerId: 'b' })).resolves.toEqual(['1.1.1.1']);
-    expect(Date.now() - t0).toBeLessThan(250);
+    expect(Date.now() - t0).toBeLessThan(600);
     const [e1, e2, e3] = await Promise.all(a);
     expect([e1, e2]).toEqual([expect.objectContaining({ code: 'ETIMEOUT' }), expect.objectContaining({ code: 'ETIMEOUT' })]);
     // The third waited for a slot until its deadline and never reached the nameserver.
@@ -182,13 +182,13 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
   });
 
   it('refuses at once when the waiting room is full, and does not count cache hits', async () => {
-    const r = make({ timeoutMs: 500, maxConcurrentPerCustomer: 1 });
+    const r = make({ timeoutMs: 1500, maxConcurrentPerCustomer: 1 });
     await r.resolve('ok.test', { customerId: 'a' });
     const held = Array.from({ length: 9 }, (_, i) => r.resolve(`h${i}.blackhole.test`, { customerId: 'a' }).catch((e: unknown) => e));
     const t0 = Date.now();
     await expect(r.resolve('z.blackhole.test', { customerId: 'a' })).rejects.toBeInstanceOf(DnsBusyError);
     await expect(r.resolve('ok.test', { customerId: 'a' })).resolves.toEqual(['1.1.1.1']);
-    expect(Date.now() - t0).toBeLessThan(100);
+    expect(Date.now() - t0).toBeLessThan(750);
     await Promise.all(held);
   });
 
