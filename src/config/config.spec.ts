@@ -21,6 +21,35 @@ describe('loadConfig', () => {
     expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 60_000 });
     expect(c.trends).toMatchObject({ redditBaseUrl: 'https://www.reddit.com', redditClientId: null, redditUserAgent: null, trackedSubreddits: [] });
     expect(c.redisUrl).toBeNull();
+    expect(c.ssrf).toEqual({
+      allowCidrs: '',
+      denyCidrs: '',
+      dnsTimeoutMs: 5000,
+      dnsServers: null,
+      dnsCacheTtlMs: 60_000,
+      dnsNegativeTtlMs: 5000,
+      dnsCacheMaxEntries: 10_000,
+      dnsMaxConcurrentPerCustomer: 8,
+    });
+  });
+
+  it('reads the SSRF resolver settings', () => {
+    const c = loadConfig({
+      SSRF_DNS_SERVERS: '127.0.0.1:5353, [::1]:53 10.0.0.2',
+      SSRF_DNS_TIMEOUT_MS: '1500',
+      SSRF_DNS_CACHE_TTL_MS: '0',
+      SSRF_DNS_NEGATIVE_TTL_MS: '0',
+      SSRF_DNS_CACHE_MAX_ENTRIES: '50',
+      SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER: '2',
+    });
+    expect(c.ssrf).toMatchObject({
+      dnsServers: ['127.0.0.1:5353', '[::1]:53', '10.0.0.2'],
+      dnsTimeoutMs: 1500,
+      dnsCacheTtlMs: 0,
+      dnsNegativeTtlMs: 0,
+      dnsCacheMaxEntries: 50,
+      dnsMaxConcurrentPerCustomer: 2,
+    });
   });
 
   it('reads what is set, trimming blanks and normalising subreddit names', () => {
@@ -58,6 +87,14 @@ describe('loadConfig', () => {
     [{ REDDIT_USER_AGENT: 'x'.repeat(257) }, /REDDIT_USER_AGENT/],
     [{ PLAN_RATE_LIMITS: 'gold=5' }, /PLAN_RATE_LIMITS: bad entry "gold=5"/],
     [{ SSRF_ALLOW_CIDRS: '10.0.0.0/33' }, /^SSRF_ALLOW_CIDRS: /],
+    [{ SSRF_DNS_SERVERS: 'dns.example' }, /^SSRF_DNS_SERVERS: "dns.example" is not a nameserver address/],
+    [{ SSRF_DNS_SERVERS: '127.0.0.1:0' }, /^SSRF_DNS_SERVERS: "127.0.0.1:0" has a bad port/],
+    [{ SSRF_DNS_SERVERS: ' , ' }, /^SSRF_DNS_SERVERS: list at least one nameserver/],
+    [{ SSRF_DNS_TIMEOUT_MS: '50' }, /SSRF_DNS_TIMEOUT_MS must be between 100 and 60000/],
+    [{ SSRF_DNS_CACHE_TTL_MS: '-1' }, /SSRF_DNS_CACHE_TTL_MS must be an integer/],
+    [{ SSRF_DNS_NEGATIVE_TTL_MS: '5s' }, /SSRF_DNS_NEGATIVE_TTL_MS must be an integer/],
+    [{ SSRF_DNS_CACHE_MAX_ENTRIES: '0' }, /SSRF_DNS_CACHE_MAX_ENTRIES must be between 1 and 1000000/],
+    [{ SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER: '0' }, /SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER must be between 1 and 1024/],
   ])('refuses %j', (env, message) => bad(env as Record<string, string>, message));
 });
 

@@ -4,6 +4,7 @@ import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
+import { parseDnsServers } from '../ssrf/resolver';
 
 /**
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
@@ -39,7 +40,17 @@ export interface AppConfig {
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
   cursor: { secrets: string[]; ttlSeconds: number };
-  ssrf: { allowCidrs: string; denyCidrs: string; dnsTimeoutMs: number };
+  ssrf: {
+    allowCidrs: string;
+    denyCidrs: string;
+    dnsTimeoutMs: number;
+    /** Nameservers of the SSRF resolver; null: the system's (resolv.conf). */
+    dnsServers: string[] | null;
+    dnsCacheTtlMs: number;
+    dnsNegativeTtlMs: number;
+    dnsCacheMaxEntries: number;
+    dnsMaxConcurrentPerCustomer: number;
+  };
   delivery: {
     caFile: string | null;
     /** The PEM of caFile, read at boot so a wrong path stops the process at once. */
@@ -196,6 +207,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       allowCidrs: str(env, 'SSRF_ALLOW_CIDRS') ?? '',
       denyCidrs: str(env, 'SSRF_DENY_CIDRS') ?? '',
       dnsTimeoutMs: int(env, 'SSRF_DNS_TIMEOUT_MS', 5000, 100, 60_000),
+      dnsServers: parsed('SSRF_DNS_SERVERS', (raw) => {
+        const servers = parseDnsServers(raw.split(/[\s,]+/).filter(Boolean));
+        if (servers.length === 0) throw new Error('list at least one nameserver');
+        return servers;
+      }),
+      dnsCacheTtlMs: int(env, 'SSRF_DNS_CACHE_TTL_MS', 60_000, 0, 86_400_000),
+      dnsNegativeTtlMs: int(env, 'SSRF_DNS_NEGATIVE_TTL_MS', 5000, 0, 3_600_000),
+      dnsCacheMaxEntries: int(env, 'SSRF_DNS_CACHE_MAX_ENTRIES', 10_000, 1, 1_000_000),
+      dnsMaxConcurrentPerCustomer: int(env, 'SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER', 8, 1, 1024),
     },
     delivery: {
       caFile: str(env, 'DELIVERY_CA_FILE'),

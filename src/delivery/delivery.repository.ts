@@ -33,6 +33,8 @@ export interface ClaimedDelivery {
 /** The webhook fields an attempt needs, read with the claim. */
 export interface ClaimedWebhook {
   id: string;
+  /** The owner: the attempt's DNS lookup counts against this customer's bound. */
+  customerId: string;
   url: string;
   allowNonstandardPort: boolean;
   secret: string;
@@ -113,7 +115,7 @@ function pgClaimCtes(p: { owner: string; leaseUntil: string; now: string; limit:
 }
 
 const PG_CLAIMED_COLUMNS = `c.id, c.event_id, c.webhook_id, c.attempts, c.lost_since,
-    w.url, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at,
+    w.url, w.customer_id, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at,
     e.type AS event_type, e.subreddit AS event_subreddit, e.payload AS event_payload, e.created_at AS event_created_at
   FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id LEFT JOIN events e ON e.id = c.event_id`;
 
@@ -155,7 +157,7 @@ const PG_RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${PG_RECORD_CTES}
 // outcomes whose lease still held; the others are newly leased deliveries.
 const PG_RECORD_AND_CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, ${PG_RECORD_CTES},
     ${pgClaimCtes({ owner: '$17', leaseUntil: '$18', now: '$19', limit: '$20', exclude: '$2::varchar[]' })}
-  SELECT true AS held, h.id, NULL AS event_id, NULL AS webhook_id, NULL AS attempts, NULL AS lost_since, NULL AS url, NULL AS allow_nonstandard_port, NULL AS secret,
+  SELECT true AS held, h.id, NULL AS event_id, NULL AS webhook_id, NULL AS attempts, NULL AS lost_since, NULL AS url, NULL AS customer_id, NULL AS allow_nonstandard_port, NULL AS secret,
          NULL AS previous_secret, NULL AS previous_secret_expires_at, NULL AS event_type, NULL AS event_subreddit, NULL AS event_payload, NULL AS event_created_at
   FROM held h
   UNION ALL
@@ -180,6 +182,7 @@ type ClaimRow = {
   attempts: number | string;
   lost_since?: number | string | null;
   url: string | null;
+  customer_id: string | null;
   allow_nonstandard_port: boolean | number | null;
   secret: string | null;
   previous_secret: string | null;
@@ -257,7 +260,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
       ),
       // One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each.
       webhooks: db.prepare(
-        'SELECT id, url, allow_nonstandard_port, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id IN (SELECT value FROM json_each(?))',
+        'SELECT id, url, customer_id, allow_nonstandard_port, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id IN (SELECT value FROM json_each(?))',
       ),
       event: db.prepare('SELECT type AS event_type, subreddit AS event_subreddit, payload AS event_payload, created_at AS event_created_at FROM events WHERE id = ?'),
       exists: db.prepare('SELECT 1 FROM webhooks WHERE id = ?').pluck(),
@@ -608,6 +611,7 @@ function toWebhook(id: string, r: Partial<ClaimRow> | undefined): ClaimedWebhook
   return {
     id,
     url: r.url,
+    customerId: r.customer_id ?? '',
     allowNonstandardPort: r.allow_nonstandard_port === true || r.allow_nonstandard_port === 1,
     secret: r.secret,
     previousSecret: r.previous_secret ?? null,

@@ -36,9 +36,9 @@ export class DeliverySender implements OnApplicationShutdown {
     this.pinned = createPinnedDispatcher({ ca: options.ca, connectTimeoutMs: this.timeoutMs, connections: opts.concurrency });
   }
 
-  /** Re-resolves and re-checks the destination; throws DestinationBlockedError. */
-  check(url: string, allowNonstandardPort: boolean): Promise<CheckedDestination> {
-    return this.ssrf.checkDestination(url, { allowNonstandardPort });
+  /** Re-resolves and re-checks the destination (DNS bounded per customer); throws DestinationBlockedError. */
+  check(url: string, allowNonstandardPort: boolean, customerId?: string): Promise<CheckedDestination> {
+    return this.ssrf.checkDestination(url, { allowNonstandardPort, customerId });
   }
 
   async post(dest: CheckedDestination, headers: Record<string, string>, body: string): Promise<PostResult> {

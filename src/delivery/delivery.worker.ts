@@ -244,7 +244,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     let excerpt: string | null = null;
     let retryAfterMs: number | null = null;
     try {
-      const dest = await this.sender.check(webhook.url, webhook.allowNonstandardPort);
+      const dest = await this.sender.check(webhook.url, webhook.allowNonstandardPort, webhook.customerId);
       // The webhook may have been deleted while DNS was resolving: no attempt starts after its 204.
       if (!(await this.repo.webhookExists(webhook.id))) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
       let bodyFor = bodies.get(event.id);

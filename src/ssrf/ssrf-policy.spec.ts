@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { AppError } from '../common/errors';
-import { DnsResolutionError, DnsResolver, StaticDnsResolver } from './resolver';
-import { SsrfPolicy, SsrfPolicyOptions } from './ssrf-policy';
+import { TestDnsServer } from '../../test/support/dns-server';
+import { DnsBusyError, DnsResolutionError, DnsResolver, StaticDnsResolver, SystemDnsResolver } from './resolver';
+import { DestinationBlockedError, SsrfPolicy, SsrfPolicyOptions } from './ssrf-policy';
 
 const STD = { allowNonstandardPort: false };
 const ANY_PORT = { allowNonstandardPort: true };
@@ -291,6 +292,41 @@ describe('SsrfPolicy: DNS behaviour', () => {
     await p.checkUrl('https://8.8.8.8/', STD);
     await p.checkUrl('https://[2606:4700:4700::1111]/', STD);
     expect(seen).toEqual(['hooks.example.com']);
+  });
+
+  it('asks the resolver on behalf of the customer given', async () => {
+    const resolve = jest.fn(async () => ['8.8.8.8']);
+    const p = policy({}, { resolve });
+    await p.checkUrl('https://a.example.com/', { ...STD, customerId: 'cus_1' });
+    await p.checkDestination('https://b.example.com/', { ...STD, customerId: 'cus_2' });
+    await p.checkUrl('https://c.example.com/', STD);
+    expect(resolve.mock.calls).toEqual([
+      ['a.example.com', { customerId: 'cus_1' }],
+      ['b.example.com', { customerId: 'cus_2' }],
+      ['c.example.com', {}],
+    ]);
+  });
+
+  it('a customer over its DNS bound: 429 RATE_LIMITED with Retry-After on create, a retried DNS failure on delivery', async () => {
+    const busy: DnsResolver = { resolve: async (host) => Promise.reject(new DnsBusyError(host, 8, 5)) };
+    const api = await rejection(policy({}, busy).checkUrl('https://slow.example.com/', { ...STD, customerId: 'c' }));
+    expect([api.code, api.status, api.headers]).toEqual(['RATE_LIMITED', 429, { 'Retry-After': '5' }]);
+    expect(api.message).toBe('destination host slow.example.com could not be checked now: too many DNS lookups in progress for this customer (at most 8 at once); retry later');
+    const delivery = await rejection(policy({}, busy).checkDestination('https://slow.example.com/', { ...STD, customerId: 'c' }));
+    expect(delivery).toBeInstanceOf(DestinationBlockedError);
+    expect((delivery as DestinationBlockedError).unresolved).toBe(true);
+  });
+
+  it('checks every answer of a real lookup: a public A with a private AAAA is blocked', async () => {
+    const server = await TestDnsServer.start({ 'split.test': ['93.184.216.34', 'fd00::5'], 'fine.test': ['93.184.216.34', '2606:4700:4700::1111'] });
+    try {
+      const p = policy({}, new SystemDnsResolver({ servers: [server.address], hostsFile: null, timeoutMs: 1000 }));
+      const err = await rejection(p.checkUrl('https://split.test/', STD));
+      expect(err.message).toBe('destination fd00::5 (resolved from split.test) is a unique-local IPv6 address');
+      await expect(p.checkUrl('https://fine.test/', STD)).resolves.toMatchObject({ addresses: ['93.184.216.34', '2606:4700:4700::1111'] });
+    } finally {
+      await server.close();
+    }
   });
 
   it('never resolves a blocked name', async () => {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { Cidr, parseCidrList, parseIp } from './cidr';
 import { AddressPolicy, Classification, classifyAddress, classifyHostname } from './classify';
-import { DNS_RESOLVER, DnsResolutionError } from './resolver';
+import { DNS_RESOLVER, DnsBusyError, DnsResolutionError } from './resolver';
 import type { DnsResolver } from './resolver';
 import { SSRF_MODULE_OPTIONS } from './ssrf.module-definition';
 import type { SsrfModuleOptions } from './ssrf.module-definition';
@@ -20,6 +20,11 @@ export interface CheckedDestination {
 }
 
 export type SsrfPolicyOptions = Pick<SsrfModuleOptions, 'allowCidrs' | 'denyCidrs'>;
+
+export interface DestinationCheckOptions extends UrlCheckOptions {
+  /** The webhook's owner: DNS lookups are bounded per customer (see SystemDnsResolver). */
+  customerId?: string;
+}
 
 /**
  * Decides whether a webhook URL may be contacted. Call `checkUrl` when a webhook is
@@ -51,9 +56,24 @@ export class SsrfPolicy {
    * Validates a webhook URL and its current DNS answers.
    * @throws AppError VALIDATION_ERROR (400) for a malformed URL ("url must ...");
    *         WEBHOOK_DESTINATION_BLOCKED (422) for a blocked port, host name or address,
-   *         a host that does not resolve, or a failed lookup (fail closed).
+   *         a host that does not resolve, or a failed lookup (fail closed);
+   *         RATE_LIMITED (429, Retry-After) when the customer has too many lookups in flight.
    */
-  async checkUrl(rawUrl: string, opts: UrlCheckOptions): Promise<CheckedDestination> {
+  async checkUrl(rawUrl: string, opts: DestinationCheckOptions): Promise<CheckedDestination> {
+    return this.check(rawUrl, opts, 'api');
+  }
+
+  /**
+   * Delivery-time spelling of checkUrl (same checks, same result); accepts the stored URL
+   * as a string or URL. Call it on every attempt and pin the connection to the result.
+   * A customer over its DNS bound gets DestinationBlockedError with `unresolved` (a retried
+   * DNS failure), not a 429.
+   */
+  async checkDestination(url: string | URL, opts: DestinationCheckOptions): Promise<CheckedDestination> {
+    return this.check(typeof url === 'string' ? url : url.href, opts, 'delivery');
+  }
+
+  private async check(rawUrl: string, opts: DestinationCheckOptions, caller: 'api' | 'delivery'): Promise<CheckedDestination> {
     const { url, host, port, hostKind } = parseDestinationUrl(rawUrl, opts);
 
     if (hostKind !== 'name') {
@@ -65,7 +85,7 @@ export class SsrfPolicy {
     const nameVerdict = classifyHostname(host);
     if (nameVerdict.blocked) throw blockedError(`destination host ${host} is ${nameVerdict.description}`);
 
-    const addresses = await this.resolve(host);
+    const addresses = await this.resolve(host, opts.customerId, caller);
     for (const address of addresses) {
       const verdict = this.classify(address);
       // One bad answer blocks the lot: we cannot choose which address the connect uses.
@@ -76,19 +96,17 @@ export class SsrfPolicy {
     return { url, host, port, addresses: canonical(addresses) };
   }
 
-  /**
-   * Delivery-time spelling of checkUrl (same checks, same result); accepts the stored URL
-   * as a string or URL. Call it on every attempt and pin the connection to the result.
-   */
-  async checkDestination(url: string | URL, opts: UrlCheckOptions): Promise<CheckedDestination> {
-    return this.checkUrl(typeof url === 'string' ? url : url.href, opts);
-  }
-
-  private async resolve(host: string): Promise<string[]> {
+  private async resolve(host: string, customerId: string | undefined, caller: 'api' | 'delivery'): Promise<string[]> {
     let addresses: string[];
     try {
-      addresses = await this.resolver.resolve(host);
+      addresses = await this.resolver.resolve(host, customerId === undefined ? {} : { customerId });
     } catch (err) {
+      if (err instanceof DnsBusyError && caller === 'api') {
+        // Not the destination's fault: the caller's own lookups are still running. Try again shortly.
+        throw new AppError('RATE_LIMITED', `destination host ${host} could not be checked now: ${err.message}; retry later`, {
+          'Retry-After': String(err.retryAfterSeconds),
+        });
+      }
       const reason = err instanceof DnsResolutionError ? err.message : 'DNS lookup failed';
       throw blockedError(`destination host ${host} could not be resolved: ${reason}`, true);
     }

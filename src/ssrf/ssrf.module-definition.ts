@@ -9,8 +9,21 @@ export interface SsrfModuleOptions {
   denyCidrs?: string;
   /** Replaces the system resolver (tests, e2e suites). */
   resolver?: DnsResolver;
-  /** Timeout of the system resolver, default 5000 ms. Ignored when `resolver` is given. */
+  /** The settings below configure the built-in resolver; all are ignored when `resolver` is given. */
+  /** Timeout of one lookup (waiting for a slot included), default 5000 ms. */
   dnsTimeoutMs?: number;
+  /** Nameservers (`ip`, `ip:port`, `[ipv6]:port`); default the system's. */
+  dnsServers?: readonly string[];
+  /** Cap on how long an answer is cached (the record TTL when lower), default 60 000 ms; 0: no cache. */
+  dnsCacheTtlMs?: number;
+  /** How long no-such-name and failed lookups are cached, default 5000 ms; 0: not at all. */
+  dnsNegativeTtlMs?: number;
+  /** Most names cached, default 10 000. */
+  dnsCacheMaxEntries?: number;
+  /** Most DNS lookups one customer has in flight at once, default 8. */
+  dnsMaxConcurrentPerCustomer?: number;
+  /** Hosts file answered before DNS, default /etc/hosts; null: none. */
+  dnsHostsFile?: string | null;
 }
 
 // Kept apart from ssrf.module.ts so SsrfPolicy can inject the token without an import cycle.

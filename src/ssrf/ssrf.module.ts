@@ -8,7 +8,8 @@ import type { SsrfModuleOptions } from './ssrf.module-definition';
 /**
  * Destination validation for webhook URLs.
  *
- *   SsrfModule.forRoot({ allowCidrs, denyCidrs, resolver, dnsTimeoutMs, isGlobal? })
+ *   SsrfModule.forRoot({ allowCidrs, denyCidrs, resolver, dnsTimeoutMs, dnsServers, dnsCacheTtlMs,
+ *                        dnsNegativeTtlMs, dnsCacheMaxEntries, dnsMaxConcurrentPerCustomer, dnsHostsFile, isGlobal? })
  *   SsrfModule.forRootAsync({ imports, inject, useFactory, isGlobal? })
  *
  * Exports SsrfPolicy and DNS_RESOLVER. The module is global by default (isGlobal: true) so
@@ -20,7 +21,16 @@ import type { SsrfModuleOptions } from './ssrf.module-definition';
       provide: DNS_RESOLVER,
       inject: [SSRF_MODULE_OPTIONS],
       useFactory: (options: SsrfModuleOptions): DnsResolver =>
-        options.resolver ?? new SystemDnsResolver({ timeoutMs: options.dnsTimeoutMs }),
+        options.resolver ??
+        new SystemDnsResolver({
+          timeoutMs: options.dnsTimeoutMs,
+          servers: options.dnsServers,
+          cacheTtlMs: options.dnsCacheTtlMs,
+          negativeTtlMs: options.dnsNegativeTtlMs,
+          cacheMaxEntries: options.dnsCacheMaxEntries,
+          maxConcurrentPerCustomer: options.dnsMaxConcurrentPerCustomer,
+          hostsFile: options.dnsHostsFile,
+        }),
     },
     SsrfPolicy,
   ],
@@ -32,6 +42,7 @@ export class SsrfModule extends SsrfConfigurableModule implements OnModuleInit {
   constructor(
     @Inject(SSRF_MODULE_OPTIONS) private readonly options: SsrfModuleOptions,
     private readonly policy: SsrfPolicy,
+    @Inject(DNS_RESOLVER) private readonly resolver: DnsResolver,
   ) {
     super();
   }
@@ -46,6 +57,8 @@ export class SsrfModule extends SsrfConfigurableModule implements OnModuleInit {
     }
     if (this.options.resolver) {
       this.logger.log(`SSRF DNS resolver: ${this.options.resolver.constructor?.name ?? 'custom'}`);
+    } else if (this.resolver instanceof SystemDnsResolver) {
+      this.logger.log(`SSRF DNS nameservers: ${this.resolver.servers.join(', ')}`);
     }
   }
 }

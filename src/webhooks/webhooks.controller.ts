@@ -34,7 +34,8 @@ export class WebhooksController {
     403: '`PLAN_REQUIRED`, or `WEBHOOK_QUOTA_EXCEEDED` (business 100, enterprise 1000 webhooks).',
     413: '`PAYLOAD_TOO_LARGE`: the body is over 64 KiB.',
     415: '`UNSUPPORTED_MEDIA_TYPE`: the body is not `application/json`.',
-    422: '`WEBHOOK_DESTINATION_BLOCKED`: the URL fails the SSRF policy (the message names the address).',
+    422: '`WEBHOOK_DESTINATION_BLOCKED`: the URL fails the SSRF policy (the message names the address), its host does not resolve, or its DNS lookup failed or timed out.',
+    429: "`RATE_LIMITED`: over the plan's requests per minute, or too many of the customer's DNS lookups in progress at once; retry after `Retry-After` seconds.",
   })
   // The parameter is typed by an interface so a host app's global ValidationPipe skips it.
   create(@CurrentPrincipal() caller: Principal, @Body(new BodyValidationPipe(CreateWebhookDto)) body: CreateWebhookInput) {

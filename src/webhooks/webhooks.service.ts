@@ -32,7 +32,7 @@ export class WebhooksService {
     // Cheap early answer before the DNS work; the insert re-checks atomically.
     if ((await this.webhooks.countForCustomer(caller.customerId)) >= max) throw quotaExceeded(max);
     const allowNonstandardPort = dto.allow_nonstandard_port ?? false;
-    const dest = await this.ssrf.checkUrl(dto.url, { allowNonstandardPort });
+    const dest = await this.ssrf.checkUrl(dto.url, { allowNonstandardPort, customerId: caller.customerId });
     const row: WebhookEntity = {
       id: newUlid(),
       customerId: caller.customerId,

@@ -38,6 +38,7 @@ export interface TestApp {
   app: INestApplication;
   config: AppConfig;
   http: () => ReturnType<typeof request>;
+  /** The TEST_DNS map (not consulted with `systemDns`). */
   dns: StaticDnsResolver;
   logs: CapturingLogger;
   /** A fresh customer with one key on `plan`. */
@@ -58,6 +59,8 @@ export async function startTestApp(
     pollerTuning?: Partial<PollerTuning>;
     /** The HTTP server under Nest (HTTP_ADAPTER); express by default. */
     adapter?: HttpAdapterName;
+    /** The real resolver (SystemDnsResolver, configured by the SSRF_DNS_* variables) instead of the TEST_DNS map. */
+    systemDns?: boolean;
     /** The standalone JSON logs, written to this stream (then `logs` below stays empty); off by default, so runs stay quiet. */
     jsonLogs?: { write(line: string): void };
   } = {},
@@ -69,7 +72,7 @@ export async function startTestApp(
   const dns = new StaticDnsResolver(TEST_DNS);
   const logs = new CapturingLogger();
   const app = await createApp(config, {
-    resolver: dns,
+    resolver: opts.systemDns ? undefined : dns,
     logger: logs,
     role: opts.role,
     random: opts.random,
