@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { request } from 'undici';
 import { createPinnedDispatcher, PinnedDispatcher } from '../ssrf/pinned-dispatcher';
-import { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
+import { CheckedDestination, DestinationCheckOptions, SsrfPolicy } from '../ssrf/ssrf-policy';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -37,8 +37,8 @@ export class DeliverySender implements OnApplicationShutdown {
   }
 
   /** Re-resolves and re-checks the destination; throws DestinationBlockedError. */
-  check(url: string, allowNonstandardPort: boolean): Promise<CheckedDestination> {
-    return this.ssrf.checkDestination(url, { allowNonstandardPort });
+  check(url: string, allowNonstandardPort: boolean, privateGrants?: DestinationCheckOptions['privateGrants']): Promise<CheckedDestination> {
+    return this.ssrf.checkDestination(url, { allowNonstandardPort, privateGrants });
   }
 
   async post(dest: CheckedDestination, headers: Record<string, string>, body: string): Promise<PostResult> {
