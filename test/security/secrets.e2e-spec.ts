@@ -5,7 +5,6 @@ import * as path from 'node:path';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { EventsService } from '../../src/delivery/events.service';
-import { dataSourceOptions } from '../../src/database/data-source';
 import { generateEncryptionKey } from '../../src/crypto/key-ring';
 import type { DatabaseConfig } from '../../src/config/config';
 import { startTestApp, TestApp } from '../support/app';
@@ -52,16 +51,6 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
     child.stderr.on('data', (d) => (stderr += String(d)));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
-}
-
-async function rawQuery<T>(config: DatabaseConfig, sql: string, params: unknown[] = []): Promise<T[]> {
-  const ds = new DataSource(dataSourceOptions(config));
-  await ds.initialize();
-  try {
-    return (await ds.query(sql, params)) as T[];
-  } finally {
-    await ds.destroy();
-  }
 }
 
 function verify(secret: string, r: Received): unknown {
