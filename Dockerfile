@@ -13,6 +13,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
 COPY package.json ./
+# ./data holds the generated encryption key file (and the SQLite file when used); owned by the runtime user.
+RUN mkdir -p /app/data && chown node:node /app/data && chmod 700 /app/data
 USER node
 EXPOSE 8080
 ENTRYPOINT ["node", "bin/trendhooks.js"]

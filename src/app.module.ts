@@ -11,6 +11,8 @@ import { structuredLogModules } from './common/logging';
 import { RequestIdMiddleware } from './common/request-id.middleware';
 import type { AppConfig } from './config/config';
 import { APP_CONFIG } from './config/config.module';
+import { encryptionKeyFile } from './config/config';
+import { CryptoModule } from './crypto/crypto.module';
 import { dataSourceOptions } from './database/data-source';
 import { DeliveryModule } from './delivery/delivery.module';
 import { HealthModule } from './health/health.module';
@@ -61,6 +63,7 @@ export class AppModule implements NestModule {
         TypeOrmModule.forRoot(dataSourceOptions(config.database)),
         AuthModule.forRoot({ plans: config.plans, rateLimitStore }),
         HealthModule.forRoot({ pings: rateLimitStore ? { redis: () => rateLimitStore.ping() } : {} }),
+        CryptoModule.forRoot({ keys: config.encryption.keys, keyFile: encryptionKeyFile(config) ?? undefined }),
         PaginationModule.forRoot({ secrets: config.cursor.secrets, ttlSeconds: config.cursor.ttlSeconds }),
         SsrfModule.forRoot({
           allowCidrs: config.ssrf.allowCidrs,

@@ -4,19 +4,24 @@ import * as path from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Presets, SingleBar } from 'cli-progress';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DataSource } from 'typeorm';
 import { serve } from './app';
 import { AppModule, Role, ROLES } from './app.module';
 import { ApiKeyService } from './auth/api-key.service';
+import { PrivateDestinationsService } from './auth/private-destinations.service';
 import { AppError } from './common/errors';
+import { SecretBox } from './crypto/secret-box';
 import { EventsService } from './delivery/events.service';
 import { parseSeriesCsv, runBacktest } from './trends/detectors';
 import { AppConfig, ConfigError, loadConfig, PLANS } from './config/config';
+import { parsePrivateGrant } from './ssrf/ssrf-policy';
 import { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
 import { generateOpenApiDocument } from './openapi/generate';
 import { serialiseOpenApiDocument } from './openapi/document';
 import { IngestFileError, IngestProgress, IngestService } from './posts/ingest.service';
+import { CursorKeys } from './pagination/cursor-keys';
+import { WebhooksService } from './webhooks/webhooks.service';
 
 /** A failure the operator can act on: printed as one `error: …` line, exit 1, no stack. */
 export class CliError extends Error {
@@ -49,6 +54,18 @@ function progressBar(stream: NodeJS.WriteStream): { update: (p: IngestProgress) 
     stop: () => {
       if (started) bar.stop();
     },
+  };
+}
+
+/** A commander argument parser: a malformed value is a usage error (exit 2), the value kept as typed. */
+function usageCheck(parse: (v: string) => unknown): (v: string) => string {
+  return (v) => {
+    try {
+      parse(v);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+    return v;
   };
 }
 
@@ -177,6 +194,70 @@ export function buildCli(env: Record<string, string | undefined>): Command {
         return;
       }
       console.log(`revoked ${prefix}`);
+    });
+
+  const customers = program.command('customers').description("a customer's private destinations (README \"Destination (SSRF) policy\")");
+  const printGrants = (res: { customer: string; customer_id: string; grants: string[] }, json?: boolean) =>
+    console.log(json ? JSON.stringify(res) : `${res.customer} (${res.customer_id}) may reach: ${res.grants.length ? res.grants.join(' ') : 'public destinations only'}`);
+  customers
+    .command('allow-private')
+    .description(
+      "let one customer's webhooks reach a private network (RFC 1918, loopback, unique-local…) on the given ports; no other customer gains anything. " +
+        'Deliveries there keep no response excerpt, and every failure before a response is recorded as private_destination_error',
+    )
+    .argument('<customer>', 'customer name or cus_ id')
+    .argument('<grant>', 'CIDR[:PORTS], e.g. 10.20.0.0/16:443, 10.20.0.7/32:8443,9000-9010, fd00:1::/64:* (PORTS default 443; * = any)', usageCheck(parsePrivateGrant))
+    .option('--json', 'print one JSON object')
+    .action(async (customer: string, grant: string, opts: { json?: boolean }) => {
+      printGrants(await withAppContext(config(), 'api', (ctx) => ctx.get(PrivateDestinationsService).allow(customer, grant)), opts.json);
+    });
+  customers
+    .command('revoke-private')
+    .description("take back a customer's private destinations: one CIDR, or all; their webhooks there fail (destination_blocked) from the next attempt")
+    .argument('<customer>', 'customer name or cus_ id')
+    .argument('<cidr>', 'the CIDR of a grant, or "all"', usageCheck((v) => (v === 'all' ? v : parsePrivateGrant(v))))
+    .option('--json', 'print one JSON object')
+    .action(async (customer: string, cidr: string, opts: { json?: boolean }) => {
+      const res = await withAppContext(config(), 'api', async (ctx) => {
+        const svc = ctx.get(PrivateDestinationsService);
+        const removed = await svc.revoke(customer, cidr);
+        return { removed, ...(await svc.list(customer)) };
+      });
+      if (!res.removed) {
+        console.error(`${res.customer} has no private grant for ${cidr}`);
+        process.exitCode = 1;
+      }
+      printGrants(res, opts.json);
+    });
+  customers
+    .command('show-private')
+    .description("list a customer's private destinations")
+    .argument('<customer>', 'customer name or cus_ id')
+    .option('--json', 'print one JSON object')
+    .action(async (customer: string, opts: { json?: boolean }) => {
+      printGrants(await withAppContext(config(), 'api', (ctx) => ctx.get(PrivateDestinationsService).list(customer)), opts.json);
+    });
+
+  const encryption = program.command('encryption').description('encryption at rest of stored secrets (README "Secrets at rest")');
+  encryption
+    .command('reencrypt')
+    .description(
+      're-encrypt every stored secret (webhook signing secrets, the generated cursor secret) under the first key of ENCRYPTION_KEYS or the key file, ' +
+        'and encrypt any still in clear; row by row, safe while trendhooks runs and safe to interrupt and repeat',
+    )
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { json?: boolean }) => {
+      const res = await withAppContext(config(), 'api', async (ctx) => {
+        const webhooks = await ctx.get(WebhooksService).reencryptSecrets();
+        const cursorSecret = await ctx.get(CursorKeys).reencrypt();
+        return { key_id: ctx.get(SecretBox).ring.primaryId, webhooks_scanned: webhooks.scanned, webhooks_reencrypted: webhooks.reencrypted, webhooks_changed_meanwhile: webhooks.skipped, cursor_secret_reencrypted: cursorSecret };
+      });
+      if (opts.json) console.log(JSON.stringify(res));
+      else console.log(`re-encrypted ${res.webhooks_reencrypted} of ${res.webhooks_scanned} webhooks${res.cursor_secret_reencrypted ? ' and the cursor secret' : ''} under key ${res.key_id}`);
+      if (res.webhooks_changed_meanwhile > 0) {
+        console.error(`${res.webhooks_changed_meanwhile} webhooks kept changing while this ran; run the command again`);
+        process.exitCode = 1;
+      }
     });
 
   program

@@ -5,7 +5,8 @@
  *
  *   @Module({ imports: [
  *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: POSTGRES_MIGRATIONS, migrationsRun: true }),
- *     AuthModule.forRoot({}), PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
+ *     AuthModule.forRoot({}), CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }),
+ *     PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
  *     DeliveryModule.forRoot({ worker: true }), WebhooksModule, PostsModule,
  *   ] })
  *   NestFactory.create(HostModule, { bodyParser: false }) // trendhooks reads its own JSON bodies
@@ -33,6 +34,10 @@ export { TRENDHOOKS_ENTITIES } from './database/entities';
 export { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
 export { POSTGRES_MIGRATIONS } from './database/migrations/postgres';
 export { SQLITE_MIGRATIONS } from './database/migrations/sqlite';
+export { CryptoModule } from './crypto/crypto.module';
+export type { CryptoModuleOptions } from './crypto/crypto.options';
+export { SecretBox } from './crypto/secret-box';
+export { EncryptionKeyRing, parseEncryptionKeys, generateEncryptionKey, type EncryptionKey } from './crypto/key-ring';
 export { DeliveryModule } from './delivery/delivery.module';
 export type { DeliveryModuleOptions } from './delivery/delivery.options';
 export { EventsService } from './delivery/events.service';

@@ -7,6 +7,7 @@ import { ApiKeyService } from './api-key.service';
 import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
 import { CustomerEntity } from './customer.entity';
 import { PlanService } from './plan.service';
+import { PrivateDestinationsService } from './private-destinations.service';
 import { RateLimitService } from './rate-limit.service';
 import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
 
@@ -27,7 +28,8 @@ import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
     RateLimitService,
     PlanService,
     ApiKeyGuard,
+    PrivateDestinationsService,
   ],
-  exports: [ApiKeyService, RateLimitService, PlanService, ApiKeyGuard, AUTH_OPTIONS, RATE_LIMIT_STORE],
+  exports: [PrivateDestinationsService, ApiKeyService, RateLimitService, PlanService, ApiKeyGuard, AUTH_OPTIONS, RATE_LIMIT_STORE],
 })
 export class AuthModule extends AuthConfigurableModule {}

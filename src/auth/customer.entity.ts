@@ -14,6 +14,13 @@ export class CustomerEntity {
   @Column({ type: 'varchar', length: 20 })
   plan: Plan;
 
+  /**
+   * Private destinations the operator opened to this customer alone (`trendhooks customers
+   * allow-private`): space-separated `CIDR:PORTS` grants (see parsePrivateGrant). Null: none.
+   */
+  @Column({ type: 'text', name: 'private_allow', nullable: true })
+  privateAllow: string | null;
+
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
 }

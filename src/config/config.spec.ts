@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { ConfigError, loadConfig, parseDatabaseUrl, parsePlanRateLimits } from './config';
+import { ConfigError, encryptionKeyFile, loadConfig, parseDatabaseUrl, parsePlanRateLimits } from './config';
 
 /** loadConfig is the only reader of the environment: defaults, and a clear ConfigError for every bad value. */
 describe('loadConfig', () => {
@@ -95,7 +95,31 @@ describe('loadConfig', () => {
     [{ SSRF_DNS_NEGATIVE_TTL_MS: '5s' }, /SSRF_DNS_NEGATIVE_TTL_MS must be an integer/],
     [{ SSRF_DNS_CACHE_MAX_ENTRIES: '0' }, /SSRF_DNS_CACHE_MAX_ENTRIES must be between 1 and 1000000/],
     [{ SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER: '0' }, /SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER must be between 1 and 1024/],
+    [{ ENCRYPTION_KEYS: 'k1' }, /^ENCRYPTION_KEYS: entry 1 must be id:base64key/],
+    [{ ENCRYPTION_KEYS: 'k1:c2hvcnQ=' }, /^ENCRYPTION_KEYS: key "k1" must be 32 bytes/],
+    [{ ENCRYPTION_KEYS: 'k1:not*base64' }, /^ENCRYPTION_KEYS: key "k1" is not base64/],
+    [{ ENCRYPTION_KEYS: 'bad.id:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, /^ENCRYPTION_KEYS: entry 1: key id must be/],
+    [{ ENCRYPTION_KEYS: 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=,k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, /^ENCRYPTION_KEYS: key id "k1" appears twice/],
+    [{ ENCRYPTION_KEYS: 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', ENCRYPTION_KEY_FILE: '/tmp/x.key' }, /ENCRYPTION_KEYS and ENCRYPTION_KEY_FILE exclude each other/],
   ])('refuses %j', (env, message) => bad(env as Record<string, string>, message));
+});
+
+describe('encryption keys', () => {
+  const k = (byte: number) => Buffer.alloc(32, byte).toString('base64');
+  it('reads ENCRYPTION_KEYS newest first, in standard or URL-safe base64, and never echoes a key in an error', () => {
+    const c = loadConfig({ ENCRYPTION_KEYS: `k2:${k(2)}, k1:${k(0xfb).replace(/\+/g, '-').replace(/\//g, '_')}` });
+    expect(c.encryption.keys.map((e) => e.id)).toEqual(['k2', 'k1']);
+    expect(c.encryption.keys[1].key).toEqual(Buffer.alloc(32, 0xfb));
+    const wrongLength = Buffer.alloc(31, 7).toString('base64');
+    expect(() => loadConfig({ ENCRYPTION_KEYS: `k1:${wrongLength}` })).toThrow(expect.objectContaining({ message: expect.not.stringContaining(wrongLength) }));
+  });
+
+  it('puts the default key file beside the SQLite file, in ./data on PostgreSQL, and nowhere for :memory:', () => {
+    expect(encryptionKeyFile(loadConfig({ DATABASE_URL: 'sqlite:/srv/db/x.db' }))).toBe('/srv/db/trendhooks.key');
+    expect(encryptionKeyFile(loadConfig({ DATABASE_URL: 'postgres://h/db' }), '/srv')).toBe('/srv/data/trendhooks.key');
+    expect(encryptionKeyFile(loadConfig({ DATABASE_URL: 'sqlite::memory:' }))).toBeNull();
+    expect(encryptionKeyFile(loadConfig({ ENCRYPTION_KEY_FILE: 'keys/th.key' }, '/etc'), '/srv')).toBe('/etc/keys/th.key');
+  });
 });
 
 describe('parseDatabaseUrl', () => {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { parseRetrySchedule } from '../delivery/retry-policy';
+import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
 import { parseDnsServers } from '../ssrf/resolver';
@@ -40,6 +41,11 @@ export interface AppConfig {
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
   cursor: { secrets: string[]; ttlSeconds: number };
+  /**
+   * Encryption at rest (README "Secrets at rest"): `keys` from ENCRYPTION_KEYS, else the key file
+   * ENCRYPTION_KEY_FILE; `keyFile` null means the default beside the database (encryptionKeyFile()).
+   */
+  encryption: { keys: EncryptionKey[]; keyFile: string | null };
   ssrf: {
     allowCidrs: string;
     denyCidrs: string;
@@ -131,6 +137,18 @@ export function parseDatabaseUrl(raw: string | null, cwd: string): DatabaseConfi
   throw new ConfigError('DATABASE_URL must start with postgres:// or sqlite:');
 }
 
+/**
+ * The key file used without ENCRYPTION_KEYS: ENCRYPTION_KEY_FILE, else `trendhooks.key` beside the
+ * SQLite file (a separate file, so a copy of the database alone holds only ciphertext), else
+ * `./data/trendhooks.key` on PostgreSQL, shared by the processes of one machine (README: several
+ * machines set ENCRYPTION_KEYS). null: an in-memory SQLite database, whose key need not outlive it.
+ */
+export function encryptionKeyFile(config: Pick<AppConfig, 'database' | 'encryption'>, cwd = process.cwd()): string | null {
+  if (config.encryption.keyFile !== null) return config.encryption.keyFile;
+  if (config.database.type === 'sqlite') return config.database.path === ':memory:' ? null : path.join(path.dirname(config.database.path), 'trendhooks.key');
+  return path.resolve(cwd, 'data/trendhooks.key');
+}
+
 /** `free=60,pro=300` → overrides of the per-minute figures. */
 export function parsePlanRateLimits(raw: string | null): Partial<Record<Plan, number>> {
   const out: Partial<Record<Plan, number>> = {};
@@ -172,6 +190,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   parsed('SSRF_ALLOW_CIDRS', parseCidrList);
   parsed('SSRF_DENY_CIDRS', parseCidrList);
   const cursorSecrets = parsed('CURSOR_SECRET', parseCursorSecrets) ?? [];
+  const encryptionKeys = parsed('ENCRYPTION_KEYS', parseEncryptionKeys) ?? [];
+  const keyFileRaw = str(env, 'ENCRYPTION_KEY_FILE');
+  if (encryptionKeys.length > 0 && keyFileRaw !== null) throw new ConfigError('ENCRYPTION_KEYS and ENCRYPTION_KEY_FILE exclude each other: set one');
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   const timeoutMs = int(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000);
   const leaseMs = int(env, 'DELIVERY_LEASE_MS', 60_000, 1000, 3_600_000);
@@ -203,6 +224,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       secrets: cursorSecrets,
       ttlSeconds: int(env, 'CURSOR_TTL_SECONDS', 86_400, 1, 31 * 86_400),
     },
+    encryption: { keys: encryptionKeys, keyFile: keyFileRaw === null ? null : path.resolve(cwd, keyFileRaw) },
     ssrf: {
       allowCidrs: str(env, 'SSRF_ALLOW_CIDRS') ?? '',
       denyCidrs: str(env, 'SSRF_DENY_CIDRS') ?? '',

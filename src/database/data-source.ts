@@ -28,6 +28,17 @@ export function pgPool(ds: DataSource): Pool {
   return (ds.driver as unknown as { master: Pool }).master;
 }
 
+/**
+ * Creates the SQLite file 0600 before SQLite does (it would use 0644 under the usual umask; its
+ * -wal and -shm files copy the database file's mode), and tightens an existing one that others
+ * may read: the file holds customers' data and, encrypted, their signing secrets.
+ */
+export function createPrivateFile(file: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
+}
+
 /** TypeORM options for one DATABASE_URL. Migrations are never run implicitly from here. */
 export function dataSourceOptions(db: DatabaseConfig): DataSourceOptions {
   if (db.type === 'postgres') {
@@ -43,7 +54,7 @@ export function dataSourceOptions(db: DatabaseConfig): DataSourceOptions {
       extra: { max: 20, connectionTimeoutMillis: 5000 },
     };
   }
-  if (db.path !== ':memory:') fs.mkdirSync(path.dirname(db.path), { recursive: true });
+  if (db.path !== ':memory:') createPrivateFile(db.path);
   return {
     type: 'better-sqlite3',
     database: db.path,

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { request } from 'undici';
 import { createPinnedDispatcher, PinnedDispatcher } from '../ssrf/pinned-dispatcher';
-import { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
+import { CheckedDestination, DestinationCheckOptions, SsrfPolicy } from '../ssrf/ssrf-policy';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -37,8 +37,13 @@ export class DeliverySender implements OnApplicationShutdown {
   }
 
   /** Re-resolves and re-checks the destination (DNS bounded per customer); throws DestinationBlockedError. */
-  check(url: string, allowNonstandardPort: boolean, customerId?: string): Promise<CheckedDestination> {
-    return this.ssrf.checkDestination(url, { allowNonstandardPort, customerId });
+  check(
+    url: string,
+    allowNonstandardPort: boolean,
+    customerId?: string,
+    privateGrants?: DestinationCheckOptions['privateGrants'],
+  ): Promise<CheckedDestination> {
+    return this.ssrf.checkDestination(url, { allowNonstandardPort, customerId, privateGrants });
   }
 
   async post(dest: CheckedDestination, headers: Record<string, string>, body: string): Promise<PostResult> {

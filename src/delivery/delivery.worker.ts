@@ -6,9 +6,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
+import { PrivateDestinationsService } from '../auth/private-destinations.service';
+import { SecretBox } from '../crypto/secret-box';
 import { dialectOf, pgPool } from '../database/data-source';
 import { Metrics } from '../metrics/metrics.service';
-import { WebhookEntity } from '../webhooks/webhook.entity';
+import { WebhookEntity, webhookSecretContext } from '../webhooks/webhook.entity';
 import { AttemptOutcome, classifyError, classifyResponse, decideNext, retryAfterApplies } from './classify';
 import { DeliveryRepository, ClaimedWork, DELIVERY_NOTIFY_CHANNEL, AttemptRecord, RecordInput } from './delivery.repository';
 import { DeliverySender, truncateUtf8, RESPONSE_EXCERPT_BYTES } from './delivery.sender';
@@ -71,6 +73,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     @InjectDataSource() private readonly ds: DataSource,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
+    private readonly secretBox: SecretBox,
+    private readonly privateDestinations: PrivateDestinationsService,
     @Optional() private readonly scheduler?: SchedulerRegistry,
     @Optional() private readonly metrics?: Metrics,
   ) {
@@ -243,8 +247,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     let statusCode: number | null = null;
     let excerpt: string | null = null;
     let retryAfterMs: number | null = null;
+    let privateGrant = false;
     try {
-      const dest = await this.sender.check(webhook.url, webhook.allowNonstandardPort, webhook.customerId);
+      const dest = await this.sender.check(webhook.url, webhook.allowNonstandardPort, webhook.customerId, () =>
+        this.privateDestinations.forWebhook(webhook.id),
+      );
+      privateGrant = dest.privateGrant === true;
       // The webhook may have been deleted while DNS was resolving: no attempt starts after its 204.
       if (!(await this.repo.webhookExists(webhook.id))) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
       let bodyFor = bodies.get(event.id);
@@ -254,7 +262,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       }
       const body = bodyFor(webhook.id);
       const now = this.clock.now();
-      const headers = buildDeliveryHeaders(d.id, Math.floor(now.getTime() / 1000), body, signingSecrets(webhook, now));
+      const headers = buildDeliveryHeaders(d.id, Math.floor(now.getTime() / 1000), body, signingSecrets(webhook, now).map((s) => this.secretBox.decrypt(s, webhookSecretContext(webhook.id))));
       const res = await this.sender.post(dest, headers, body);
       statusCode = res.statusCode;
       excerpt = res.excerpt;
@@ -263,6 +271,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     } catch (err) {
       outcome = classifyError(err);
       excerpt = truncateUtf8(Buffer.from(describeError(err)), RESPONSE_EXCERPT_BYTES);
+    }
+    if (privateGrant) {
+      // A customer's own private network: what answers there, and how a connection fails, is not
+      // theirs to read through us (no excerpt; every failure before a response is one class).
+      excerpt = null;
+      if (outcome.kind !== 'delivered' && statusCode === null) outcome = { kind: outcome.kind, errorClass: 'private_destination_error' };
     }
     const durationMs = Math.round(performance.now() - t0);
     this.metrics?.deliveryAttempt(outcome.kind, (performance.now() - t0) / 1000);
@@ -362,7 +376,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** During a rotation both secrets sign, so receivers can switch at their own pace (24 h). */
+/** During a rotation both secrets sign, so receivers can switch at their own pace (24 h). Stored form: the caller decrypts. */
 export function signingSecrets(w: Pick<WebhookEntity, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, now: Date): string[] {
   return w.previousSecret && w.previousSecretExpiresAt && w.previousSecretExpiresAt > now ? [w.secret, w.previousSecret] : [w.secret];
 }

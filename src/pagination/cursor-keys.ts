@@ -2,15 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { SecretBox } from '../crypto/secret-box';
 import { SettingEntity } from '../database/setting.entity';
 import { CursorKeyRing } from './cursor-codec';
 import { PAGINATION_OPTIONS, PaginationModuleOptions } from './pagination.options';
 
 const SETTING_KEY = 'cursor_secret';
+const CONTEXT = `setting:${SETTING_KEY}`;
 
 /**
  * The cursor key ring: from CURSOR_SECRET when set; otherwise a secret generated on first use and
- * stored in the database, so cursors survive restarts and are shared by every instance.
+ * stored in the database (encrypted by SecretBox), so cursors survive restarts and are shared by every instance.
  * Loaded lazily (first list request), after migrations have run.
  */
 @Injectable()
@@ -20,6 +22,7 @@ export class CursorKeys {
   constructor(
     @Inject(PAGINATION_OPTIONS) private readonly options: PaginationModuleOptions,
     @InjectDataSource() private readonly ds: DataSource,
+    private readonly secrets: SecretBox,
   ) {}
 
   get(): Promise<CursorKeyRing> {
@@ -34,10 +37,24 @@ export class CursorKeys {
     if (this.options.secrets?.length) return CursorKeyRing.fromSecrets(this.options.secrets);
     const repo = this.ds.getRepository(SettingEntity);
     const existing = await repo.findOneBy({ key: SETTING_KEY });
-    if (existing) return CursorKeyRing.fromSecrets([existing.value]);
+    if (existing) return CursorKeyRing.fromSecrets([this.secrets.decrypt(existing.value, CONTEXT)]);
     // Two processes may race here: both insert-or-ignore, then both read the winner.
-    await repo.createQueryBuilder().insert().values({ key: SETTING_KEY, value: randomBytes(32).toString('base64url') }).orIgnore().execute();
+    const value = this.secrets.encrypt(randomBytes(32).toString('base64url'), CONTEXT);
+    await repo.createQueryBuilder().insert().values({ key: SETTING_KEY, value }).orIgnore().execute();
     const stored = await repo.findOneByOrFail({ key: SETTING_KEY });
-    return CursorKeyRing.fromSecrets([stored.value]);
+    return CursorKeyRing.fromSecrets([this.secrets.decrypt(stored.value, CONTEXT)]);
+  }
+
+  /**
+   * Re-encrypts the stored cursor secret under the newest key (plaintext from before encryption
+   * included). Compare-and-set, so it is safe beside running processes. True when it changed.
+   */
+  async reencrypt(): Promise<boolean> {
+    const repo = this.ds.getRepository(SettingEntity);
+    const existing = await repo.findOneBy({ key: SETTING_KEY });
+    if (!existing || this.secrets.ring.isCurrent(existing.value)) return false;
+    const value = this.secrets.encrypt(this.secrets.decrypt(existing.value, CONTEXT), CONTEXT);
+    const res = await repo.update({ key: SETTING_KEY, value: existing.value }, { value });
+    return (res.affected ?? 0) > 0;
   }
 }

@@ -9,6 +9,6 @@ import { PaginationService } from './pagination.service';
 @Module({
   imports: [TypeOrmModule.forFeature([SettingEntity])],
   providers: [{ provide: CLOCK, useClass: SystemClock }, CursorKeys, PaginationService],
-  exports: [PaginationService],
+  exports: [PaginationService, CursorKeys],
 })
 export class PaginationModule extends PaginationConfigurableModule {}

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { AppError } from '../common/errors';
 import { TestDnsServer } from '../../test/support/dns-server';
 import { DnsBusyError, DnsResolutionError, DnsResolver, StaticDnsResolver, SystemDnsResolver } from './resolver';
-import { DestinationBlockedError, SsrfPolicy, SsrfPolicyOptions } from './ssrf-policy';
+import { DestinationBlockedError, parsePrivateGrant, parsePrivateGrants, SsrfPolicy, SsrfPolicyOptions } from './ssrf-policy';
 
 const STD = { allowNonstandardPort: false };
 const ANY_PORT = { allowNonstandardPort: true };
@@ -368,5 +368,47 @@ describe('property: encoded blocked IPv4 hosts are blocked end to end', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('per-customer private allow-list', () => {
+  const grants = (...g: string[]) => async () => parsePrivateGrants(g.join(' '));
+
+  it('opens a private destination only to a customer whose grant covers its address and port', async () => {
+    const p = policy();
+    const ok = await p.checkUrl('https://private.test/hook', { ...STD, privateGrants: grants('10.1.0.0/16') });
+    expect(ok).toMatchObject({ addresses: ['10.1.2.3'], privateGrant: true });
+    // Another customer (no grant), another port, another range: still blocked.
+    expect((await rejection(p.checkUrl('https://private.test/hook', { ...STD, privateGrants: grants() }))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+    expect((await rejection(p.checkUrl('https://private.test:8443/hook', { ...ANY_PORT, privateGrants: grants('10.1.0.0/16') }))).message).toMatch(/10\.1\.2\.3/);
+    expect((await rejection(p.checkUrl('https://hooks.example.com/', { ...STD, privateGrants: grants('10.1.0.0/16') }))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+    await expect(p.checkUrl('https://private.test:8443/hook', { ...ANY_PORT, privateGrants: grants('10.1.2.3/32:8000-9000') })).resolves.toMatchObject({ port: 8443, privateGrant: true });
+    await expect(p.checkUrl('https://[fd00::1]:7000/', { ...ANY_PORT, privateGrants: grants('fd00::/64:*') })).resolves.toMatchObject({ privateGrant: true });
+  });
+
+  it('never opens metadata addresses, denied ranges or blocked host names, and reads no grants for public destinations', async () => {
+    let reads = 0;
+    const counted = async () => {
+      reads++;
+      return parsePrivateGrants('0.0.0.0/0:* ::/0:*');
+    };
+    const p = policy({ denyCidrs: '10.1.2.0/24' });
+    expect((await rejection(p.checkUrl('https://metadata.example.com/', { ...STD, privateGrants: counted }))).message).toMatch(/metadata/);
+    expect((await rejection(p.checkUrl('https://private.test/', { ...STD, privateGrants: counted }))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+    expect((await rejection(p.checkUrl('https://localhost/', { ...STD, privateGrants: counted }))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+    expect(reads).toBe(0);
+    const pub = await p.checkUrl('https://public.example.com/', { ...STD, privateGrants: counted });
+    expect(pub.privateGrant).toBeUndefined();
+    expect(reads).toBe(0);
+  });
+
+  it('parses CIDR[:PORTS] grants strictly into one canonical spelling', () => {
+    expect(parsePrivateGrant('10.0.0.0/8').text).toBe('10.0.0.0/8:443');
+    expect(parsePrivateGrant(' 10.20.0.7/32:8443,9000-9010 ').text).toBe('10.20.0.7/32:8443,9000-9010');
+    expect(parsePrivateGrant('fd00:0001::/64:*').text).toBe('fd00:1::/64:*');
+    for (const bad of ['10.0.0.1', '10.0.0.1/8', '10.0.0.0/8:0', '10.0.0.0/8:70000', '10.0.0.0/8:9-1', '10.0.0.0/8:', '10.0.0.0/8:http']) {
+      expect(() => parsePrivateGrant(bad)).toThrow();
+    }
+    expect(parsePrivateGrants(null)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
-import { Cidr, parseCidrList, parseIp } from './cidr';
+import { Cidr, cidrContains, parseCidr, parseCidrList, parseIp } from './cidr';
 import { AddressPolicy, Classification, classifyAddress, classifyHostname } from './classify';
 import { DNS_RESOLVER, DnsBusyError, DnsResolutionError } from './resolver';
 import type { DnsResolver } from './resolver';
@@ -17,6 +17,16 @@ export interface CheckedDestination {
   port: number;
   /** Every address the host resolved to, all validated (for an IP literal: just it). */
   addresses: string[];
+  /**
+   * True when an address passed only through the customer's private allow-list: the sender
+   * keeps no response excerpt and reports connection failures as one class (README).
+   */
+  privateGrant?: boolean;
+}
+
+/** Options of one check: the URL rules, and the customer's private allow-list, loaded only when an address needs it. */
+export interface DestinationCheckOptions extends UrlCheckOptions {
+  privateGrants?: () => Promise<readonly PrivateGrant[]>;
 }
 
 export type SsrfPolicyOptions = Pick<SsrfModuleOptions, 'allowCidrs' | 'denyCidrs'>;
@@ -75,11 +85,24 @@ export class SsrfPolicy {
 
   private async check(rawUrl: string, opts: DestinationCheckOptions, caller: 'api' | 'delivery'): Promise<CheckedDestination> {
     const { url, host, port, hostKind } = parseDestinationUrl(rawUrl, opts);
+    let grants: readonly PrivateGrant[] | undefined;
+    let privateGrant = false;
+    /** A blocked address still passes when the customer's own grant covers it and its port (never a metadata address or a denied one). */
+    const granted = async (address: string, verdict: Classification): Promise<boolean> => {
+      if (!verdict.blocked || !opts.privateGrants || !GRANTABLE.has(verdict.class)) return false;
+      // The deny list classifies as `denied`, which no grant opens.
+      const ip = parseIp(address);
+      if (!ip) return false;
+      grants ??= await opts.privateGrants();
+      const ok = grants.some((g) => cidrContains(g.cidr, ip) && portAllowed(g, port));
+      if (ok) privateGrant = true;
+      return ok;
+    };
 
     if (hostKind !== 'name') {
       const verdict = this.classify(host);
-      if (verdict.blocked) throw blockedError(`destination ${host} is ${verdict.description}`);
-      return { url, host, port, addresses: [host] };
+      if (verdict.blocked && !(await granted(host, verdict))) throw blockedError(`destination ${host} is ${verdict.description}`);
+      return { url, host, port, addresses: [host], ...(privateGrant ? { privateGrant } : {}) };
     }
 
     const nameVerdict = classifyHostname(host);
@@ -89,11 +112,11 @@ export class SsrfPolicy {
     for (const address of addresses) {
       const verdict = this.classify(address);
       // One bad answer blocks the lot: we cannot choose which address the connect uses.
-      if (verdict.blocked) {
+      if (verdict.blocked && !(await granted(address, verdict))) {
         throw blockedError(`destination ${address} (resolved from ${host}) is ${verdict.description}`);
       }
     }
-    return { url, host, port, addresses: canonical(addresses) };
+    return { url, host, port, addresses: canonical(addresses), ...(privateGrant ? { privateGrant } : {}) };
   }
 
   private async resolve(host: string, customerId: string | undefined, caller: 'api' | 'delivery'): Promise<string[]> {
@@ -137,4 +160,52 @@ function blockedError(message: string, unresolved = false): AppError {
 /** One spelling per address (e.g. compressed IPv6), no duplicates; input already validated. */
 function canonical(addresses: string[]): string[] {
   return [...new Set(addresses.map((a) => String(parseIp(a))))];
+}
+
+/**
+ * One private destination the operator opened to one customer: `CIDR[:PORTS]`, PORTS being
+ * `443` (the default), a list `443,8443`, ranges `8000-8100`, or `*` for any port. The CIDR needs
+ * its prefix length (`10.1.2.3/32`), so an IPv6 address's colons never read as a port.
+ */
+export interface PrivateGrant {
+  cidr: Cidr;
+  /** null: any port. */
+  ports: readonly (readonly [number, number])[] | null;
+  /** Canonical spelling, as stored and shown. */
+  text: string;
+}
+
+/** Address classes a grant may open: private and local networks. Metadata, multicast and the like stay closed whatever the grant says. */
+const GRANTABLE = new Set<string>(['private', 'shared', 'loopback', 'link-local', 'unique-local', 'site-local', 'not-global', 'reserved', 'benchmarking']);
+
+export function parsePrivateGrant(raw: string): PrivateGrant {
+  const text = raw.trim();
+  const slash = text.lastIndexOf('/');
+  if (slash < 0) throw new Error(`"${text}" must be CIDR[:PORTS] with a prefix length, e.g. 10.0.0.0/8:443 or 10.1.2.3/32:8443`);
+  const colon = text.indexOf(':', slash);
+  const cidr = parseCidr(colon < 0 ? text : text.slice(0, colon));
+  const portText = colon < 0 ? '443' : text.slice(colon + 1);
+  let ports: [number, number][] | null = null;
+  if (portText !== '*') {
+    ports = portText.split(',').map((part) => {
+      const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(part);
+      const lo = m ? Number(m[1]) : NaN;
+      const hi = m ? Number(m[2] ?? m[1]) : NaN;
+      if (!(lo >= 1 && hi <= 65535 && lo <= hi)) throw new Error(`"${text}": ports must be * or a list of ports and ranges from 1 to 65535, e.g. 443,8000-8100`);
+      return [lo, hi];
+    });
+  }
+  return { cidr, ports, text: `${cidr.text}:${ports === null ? '*' : ports.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',')}` };
+}
+
+/** The stored list (space-separated grants) → grants; null or blank: none. */
+export function parsePrivateGrants(stored: string | null | undefined): PrivateGrant[] {
+  return (stored ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(parsePrivateGrant);
+}
+
+function portAllowed(g: PrivateGrant, port: number): boolean {
+  return g.ports === null || g.ports.some(([lo, hi]) => port >= lo && port <= hi);
 }

@@ -29,12 +29,16 @@ export class WebhookEntity {
   @Column({ type: 'boolean', name: 'allow_nonstandard_port', default: false })
   allowNonstandardPort: boolean;
 
-  /** Signing secret (`whsec_…`). Needed in clear to sign; never returned after create/rotate. */
-  @Column({ type: 'varchar', length: 80 })
+  /**
+   * Signing secret (`whsec_…`), stored encrypted (`enc:v1:…`, SecretBox, context `webhook:<id>`);
+   * rows from before encryption hold it in clear until `trendhooks encryption reencrypt`.
+   * Never returned after create/rotate.
+   */
+  @Column({ type: 'varchar', length: 255 })
   secret: string;
 
   /** The secret before the last rotation; it keeps signing until previousSecretExpiresAt. */
-  @Column({ type: 'varchar', length: 80, name: 'previous_secret', nullable: true })
+  @Column({ type: 'varchar', length: 255, name: 'previous_secret', nullable: true })
   previousSecret: string | null;
 
   @TimestampColumn({ name: 'previous_secret_expires_at', nullable: true })
@@ -51,4 +55,9 @@ export class WebhookEntity {
 
   @Column({ type: 'integer', name: 'last_response_code', nullable: true })
   lastResponseCode: number | null;
+}
+
+/** Encryption context of a webhook's secret columns: a ciphertext copied onto another webhook does not decrypt. */
+export function webhookSecretContext(webhookId: string): string {
+  return `webhook:${webhookId}`;
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull, MoreThan } from 'typeorm';
 import { dialectOf } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
@@ -24,6 +24,23 @@ export class WebhookRepository {
 
   async updateSecrets(customerId: string, w: Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>): Promise<void> {
     await this.repo.update({ customerId, id: w.id }, { secret: w.secret, previousSecret: w.previousSecret, previousSecretExpiresAt: w.previousSecretExpiresAt });
+  }
+
+  /** Every customer's webhooks, by id, secrets only: the re-encrypt command's walk (operator-only, not tenant-facing). */
+  secretsPage(afterId: string, limit: number): Promise<Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret'>[]> {
+    return this.repo.find({ select: { id: true, secret: true, previousSecret: true }, where: { id: MoreThan(afterId) }, order: { id: 'ASC' }, take: limit });
+  }
+
+  /**
+   * Swaps a webhook's stored secrets only if they are still `before`: a rotation or delete that
+   * happened meanwhile wins, and the re-encrypt command simply finds that row current next time.
+   */
+  async replaceSecrets(id: string, before: Pick<WebhookEntity, 'secret' | 'previousSecret'>, after: Pick<WebhookEntity, 'secret' | 'previousSecret'>): Promise<boolean> {
+    const res = await this.repo.update(
+      { id, secret: before.secret, previousSecret: before.previousSecret === null ? IsNull() : before.previousSecret },
+      { secret: after.secret, previousSecret: after.previousSecret },
+    );
+    return (res.affected ?? 0) > 0;
   }
 
   /** Deletes the customer's webhook if it exists; another customer's row is never touched. */

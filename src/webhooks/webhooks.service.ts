@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Principal } from '../auth/api-key.service';
 import { PlanService } from '../auth/plan.service';
+import { PrivateDestinationsService } from '../auth/private-destinations.service';
 import { CLOCK, Clock } from '../common/clock';
+import { SecretBox } from '../crypto/secret-box';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { newUlid, normaliseUlid } from '../common/ids';
@@ -11,7 +13,7 @@ import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
-import { WebhookEntity } from './webhook.entity';
+import { WebhookEntity, webhookSecretContext } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
@@ -24,6 +26,8 @@ export class WebhooksService {
     private readonly plans: PlanService,
     private readonly ssrf: SsrfPolicy,
     private readonly pagination: PaginationService,
+    private readonly secrets: SecretBox,
+    private readonly privateDestinations: PrivateDestinationsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -32,15 +36,21 @@ export class WebhooksService {
     // Cheap early answer before the DNS work; the insert re-checks atomically.
     if ((await this.webhooks.countForCustomer(caller.customerId)) >= max) throw quotaExceeded(max);
     const allowNonstandardPort = dto.allow_nonstandard_port ?? false;
-    const dest = await this.ssrf.checkUrl(dto.url, { allowNonstandardPort, customerId: caller.customerId });
+    const dest = await this.ssrf.checkUrl(dto.url, {
+      allowNonstandardPort,
+      customerId: caller.customerId,
+      privateGrants: () => this.privateDestinations.forCustomer(caller.customerId),
+    });
+    const id = newUlid();
+    const secret = generateWebhookSecret();
     const row: WebhookEntity = {
-      id: newUlid(),
+      id,
       customerId: caller.customerId,
       url: dest.url.href,
       event: dto.event,
       subreddit: normaliseSubreddit(dto.subreddit),
       allowNonstandardPort,
-      secret: generateWebhookSecret(),
+      secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
       previousSecret: null,
       previousSecretExpiresAt: null,
       createdAt: this.clock.now(),
@@ -49,7 +59,7 @@ export class WebhooksService {
       lastResponseCode: null,
     };
     if (!(await this.webhooks.insertWithinQuota(row, max))) throw quotaExceeded(max);
-    return toWebhookResource(row, { withSecret: true });
+    return toWebhookResource(row, { secret });
   }
 
   async list(caller: Principal, query: ListQuery): Promise<Paged<WebhookResource>> {
@@ -79,14 +89,53 @@ export class WebhooksService {
     const row = await this.webhooks.findForCustomer(caller.customerId, id);
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     const now = this.clock.now();
+    const secret = generateWebhookSecret();
     const rotated: WebhookEntity = {
       ...row,
-      secret: generateWebhookSecret(),
+      // The old value moves as it is stored: both columns of a row share one encryption context.
+      secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
       previousSecret: row.secret,
       previousSecretExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
     };
     await this.webhooks.updateSecrets(caller.customerId, rotated);
-    return toWebhookResource(rotated, { withSecret: true });
+    return toWebhookResource(rotated, { secret });
+  }
+
+  /**
+   * Re-encrypts every stored signing secret that is not under the newest key (or still in clear),
+   * row by row with compare-and-set: safe while the service runs, safe to interrupt and run again.
+   */
+  async reencryptSecrets(opts: { batchSize?: number } = {}): Promise<{ scanned: number; reencrypted: number; skipped: number }> {
+    const total = { scanned: 0, reencrypted: 0, skipped: 0 };
+    // A row rotated meanwhile keeps its old secret as previous_secret, perhaps under an old key: passes repeat until one loses no race.
+    for (let pass = 0; pass < 5; pass++) {
+      const r = await this.reencryptPass(opts.batchSize ?? 500);
+      total.scanned += r.scanned;
+      total.reencrypted += r.reencrypted;
+      total.skipped = r.lost;
+      if (r.lost === 0) break;
+    }
+    return total;
+  }
+
+  private async reencryptPass(batch: number): Promise<{ scanned: number; reencrypted: number; lost: number }> {
+    const ring = this.secrets.ring;
+    const out = { scanned: 0, reencrypted: 0, lost: 0 };
+    for (let after = ''; ; ) {
+      const rows = await this.webhooks.secretsPage(after, batch);
+      for (const row of rows) {
+        out.scanned++;
+        const stale = !ring.isCurrent(row.secret) || (row.previousSecret !== null && !ring.isCurrent(row.previousSecret));
+        if (!stale) continue;
+        const ctx = webhookSecretContext(row.id);
+        const recrypt = (v: string) => (ring.isCurrent(v) ? v : ring.encrypt(ring.decrypt(v, ctx), ctx));
+        const next = { secret: recrypt(row.secret), previousSecret: row.previousSecret === null ? null : recrypt(row.previousSecret) };
+        if (await this.webhooks.replaceSecrets(row.id, row, next)) out.reencrypted++;
+        else out.lost++; // rotated or deleted meanwhile: the next pass looks at it again
+      }
+      if (rows.length < batch) return out;
+      after = rows[rows.length - 1].id;
+    }
   }
 
   /** Idempotent: absent or another customer's webhook is a no-op (DECISIONS). */

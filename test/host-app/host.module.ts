@@ -17,7 +17,9 @@ import { Type } from 'class-transformer';
 import { IsInt, Min } from 'class-validator';
 import {
   AuthModule,
+  CryptoModule,
   DEFAULT_PLAN_LIMITS,
+  generateEncryptionKey,
   DeliveryModule,
   PaginationModule,
   POSTGRES_MIGRATIONS,
@@ -109,6 +111,8 @@ export class HostAppModule {
             plans: { ...DEFAULT_PLAN_LIMITS, business: { ...DEFAULT_PLAN_LIMITS.business, requestsPerMinute: s.businessRequestsPerMinute } },
           }),
         }),
+        // The host's own key (a real host would keep it in its secret store).
+        CryptoModule.forRoot({ keys: [generateEncryptionKey()] }),
         PaginationModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ secrets: [s.cursorSecret], ttlSeconds: 600 }) }),
         SsrfModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ resolver: new StaticDnsResolver(s.dns), denyCidrs: s.denyCidrs }) }),
         // No worker in this process: nothing is sent anywhere.

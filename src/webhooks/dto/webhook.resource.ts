@@ -47,7 +47,8 @@ export class WebhookWithSecretResource extends WebhookResource {
   override secret: string;
 }
 
-export function toWebhookResource(w: WebhookEntity, opts: { withSecret?: boolean } = {}): WebhookResource {
+/** `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted). */
+export function toWebhookResource(w: WebhookEntity, opts: { secret?: string } = {}): WebhookResource {
   const out: WebhookResource = {
     id: w.id,
     url: w.url,
@@ -59,6 +60,6 @@ export function toWebhookResource(w: WebhookEntity, opts: { withSecret?: boolean
     last_status: w.lastStatus,
     last_response_code: w.lastResponseCode,
   };
-  if (opts.withSecret) out.secret = w.secret;
+  if (opts.secret !== undefined) out.secret = opts.secret;
   return out;
 }

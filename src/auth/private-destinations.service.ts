@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppError } from '../common/errors';
+import { parsePrivateGrant, parsePrivateGrants, PrivateGrant } from '../ssrf/ssrf-policy';
+import { CustomerEntity } from './customer.entity';
+
+/**
+ * The per-customer private allow-list (operator CLI `trendhooks customers allow-private`): which
+ * private destinations one customer's webhooks may reach. Kept on the customer row, read by the
+ * SSRF check at create and at every delivery, only when a destination is not public.
+ */
+@Injectable()
+export class PrivateDestinationsService {
+  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+
+  private get customers() {
+    return this.ds.getRepository(CustomerEntity);
+  }
+
+  /** By name or `cus_` id; NOT_FOUND names what was asked for. */
+  private async find(customer: string): Promise<CustomerEntity> {
+    const row = (await this.customers.findOneBy({ name: customer })) ?? (customer.startsWith('cus_') ? await this.customers.findOneBy({ id: customer }) : null);
+    if (!row) throw new AppError('NOT_FOUND', `no customer named ${customer}`);
+    return row;
+  }
+
+  async list(customer: string): Promise<{ customer: string; customer_id: string; grants: string[] }> {
+    const row = await this.find(customer);
+    return { customer: row.name, customer_id: row.id, grants: parsePrivateGrants(row.privateAllow).map((g) => g.text) };
+  }
+
+  /** Adds one `CIDR[:PORTS]` grant (a grant for the same CIDR is replaced). */
+  async allow(customer: string, grantText: string): Promise<{ customer: string; customer_id: string; grants: string[] }> {
+    let grant: PrivateGrant;
+    try {
+      grant = parsePrivateGrant(grantText);
+    } catch (err) {
+      throw new AppError('VALIDATION_ERROR', (err as Error).message);
+    }
+    const row = await this.find(customer);
+    const grants = parsePrivateGrants(row.privateAllow).filter((g) => g.cidr.text !== grant.cidr.text);
+    grants.push(grant);
+    await this.customers.update({ id: row.id }, { privateAllow: grants.map((g) => g.text).join(' ') });
+    return this.list(row.id);
+  }
+
+  /** Removes the grant for one CIDR, or every grant with `all`. False when there was none. */
+  async revoke(customer: string, cidrText: string): Promise<boolean> {
+    const row = await this.find(customer);
+    const before = parsePrivateGrants(row.privateAllow);
+    let after: PrivateGrant[] = [];
+    if (cidrText !== 'all') {
+      let cidr: string;
+      try {
+        cidr = parsePrivateGrant(cidrText).cidr.text;
+      } catch (err) {
+        throw new AppError('VALIDATION_ERROR', (err as Error).message);
+      }
+      after = before.filter((g) => g.cidr.text !== cidr);
+    }
+    if (after.length === before.length) return false;
+    await this.customers.update({ id: row.id }, { privateAllow: after.length ? after.map((g) => g.text).join(' ') : null });
+    return true;
+  }
+
+  /** The grants of the customer owning a webhook (delivery time). */
+  async forWebhook(webhookId: string): Promise<PrivateGrant[]> {
+    const rows: { private_allow: string | null }[] = await this.ds
+      .createQueryBuilder()
+      .select('c.private_allow', 'private_allow')
+      .from('webhooks', 'w')
+      .innerJoin('customers', 'c', 'c.id = w.customer_id')
+      .where('w.id = :id', { id: webhookId })
+      .getRawMany();
+    return parsePrivateGrants(rows[0]?.private_allow);
+  }
+
+  /** The grants of one customer (create time). */
+  async forCustomer(customerId: string): Promise<PrivateGrant[]> {
+    const row = await this.customers.findOne({ select: { id: true, privateAllow: true }, where: { id: customerId } });
+    return parsePrivateGrants(row?.privateAllow);
+  }
+}

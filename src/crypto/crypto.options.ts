@@ -1,0 +1,15 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { EncryptionKey } from './key-ring';
+
+export interface CryptoModuleOptions {
+  /** The key ring, newest (encrypting) first (ENCRYPTION_KEYS). */
+  keys?: EncryptionKey[];
+  /** Without `keys`: the key file, created with a generated key when absent (ENCRYPTION_KEY_FILE). */
+  keyFile?: string;
+}
+
+export const { ConfigurableModuleClass: CryptoConfigurableModule, MODULE_OPTIONS_TOKEN: CRYPTO_OPTIONS } = new ConfigurableModuleBuilder<CryptoModuleOptions>()
+  .setClassMethodName('forRoot')
+  // Global by default so webhooks, delivery and pagination share one key ring.
+  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .build();
