@@ -14,12 +14,17 @@ export function loadOrCreateKeyFile(file: string): { keys: EncryptionKey[]; crea
   if (!fs.existsSync(file)) {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const { entry } = generateEncryptionKey();
+    // Written whole under a temporary name, then linked into place: processes starting at once
+    // all try, one link wins, and no process ever reads a half-written file.
+    const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
     try {
-      // wx: two processes starting at once both try; the loser reads the winner's file.
-      fs.writeFileSync(file, `# trendhooks encryption keys (newest first). Back this file up apart from the database.\n${entry}\n`, { mode: 0o600, flag: 'wx' });
+      fs.writeFileSync(tmp, `# trendhooks encryption keys (newest first). Back this file up apart from the database.\n${entry}\n`, { mode: 0o600, flag: 'wx' });
+      fs.linkSync(tmp, file);
       created = true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw keyFileError(file, err);
+    } finally {
+      fs.rmSync(tmp, { force: true });
     }
   }
   let text: string;

@@ -114,3 +114,4 @@ describe('loadOrCreateKeyFile', () => {
     expect(() => loadOrCreateKeyFile(file)).toThrow(`encryption key file ${file}: key "k1" must be 32 bytes`);
   });
 });
+

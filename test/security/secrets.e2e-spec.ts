@@ -309,6 +309,14 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       expect(revoke.code).toBe(0);
       const third = await t.http().post('/v1/webhooks').set(granted.auth).send({ url: `https://receiver.test:${port}/again`, event: 'trends.surge', subreddit, allow_nonstandard_port: true });
       expect(third.status).toBe(422);
+      // …and at delivery: the granted webhook's next attempt is refused before any connection.
+      await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit, data: { n: 3 } });
+      const blocked = await pollUntil(
+        async () => (await t!.http().get(`/v1/webhooks/${ok.body.data.id}/deliveries`).set(granted.auth)).body.data,
+        (ds: { state: string; attempts: { error_class: string | null }[] }[]) => ds.some((d) => d.attempts.some((a) => a.error_class === 'destination_blocked')),
+        10_000,
+      );
+      expect(blocked.some((d: { state: string; attempts: { error_class: string | null }[] }) => d.state === 'failed' && d.attempts.some((a) => a.error_class === 'destination_blocked'))).toBe(true);
     } finally {
       await local.close().catch(() => undefined);
       await t?.app.close();
