@@ -230,15 +230,20 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
     expect(delivered).toBe(TOTAL);
     const states: { state: string; n: string | number }[] = await ds.query('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state');
     expect(states.map((s) => [s.state, Number(s.n)])).toEqual([['delivered', TOTAL]]);
-    const attempts: { delivery_id: string; status_code: number | null; outcome: string }[] = await ds.query('SELECT delivery_id, status_code, outcome FROM delivery_attempts');
+    const attempts: { delivery_id: string; status_code: number | null; outcome: string; error_class: string | null }[] = await ds.query(
+      'SELECT delivery_id, status_code, outcome, error_class FROM delivery_attempts',
+    );
     const perId = new Map<string, { ok: number; answered: number; delivered: number }>();
     let transient = 0;
+    // Attempts a killed worker never recorded, logged by the worker that took the row over.
+    let lost = 0;
     for (const a of attempts) {
       let s = perId.get(a.delivery_id);
       if (!s) perId.set(a.delivery_id, (s = { ok: 0, answered: 0, delivered: 0 }));
       if (a.status_code !== null) s.answered++;
       if (a.status_code !== null && a.status_code >= 200 && a.status_code < 300) s.ok++;
       if (a.outcome === 'delivered') s.delivered++;
+      else if (a.error_class === 'worker_lost') lost++;
       else transient++;
     }
     const attemptProblems: string[] = [];
@@ -260,7 +265,7 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
     // may also have reached the receiver before it was retried.
     const bound = kills.reduce((sum, k) => sum + Math.min(CONCURRENCY, k.leasesHeld), 0) + transient;
     console.log(
-      `crash/${name}: ${TOTAL} deliveries, ${kills.length} kills (${biting.length} holding leases, ${kills.map((k) => k.leasesHeld).join('/')} leased at death), ` +
+      `crash/${name}: ${TOTAL} deliveries, ${kills.length} kills (${biting.length} holding leases, ${kills.map((k) => k.leasesHeld).join('/')} leased at death, ${lost} logged as worker_lost), ` +
         `${repeats} repeats over ${repeatedIds} ids (bound ${bound} = Σ min(${CONCURRENCY}, leased at death) + ${transient} transient attempts; ` +
         `kills × DELIVERY_CONCURRENCY + transient = ${loose}), ${throttled} answers held back, kill phase ${killPhaseS.toFixed(1)} s, total ${seconds.toFixed(1)} s, seed ${seed}`,
     );
@@ -269,5 +274,10 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
     expect(biting.length).toBeGreaterThanOrEqual(MIN_KILLS);
     expect(repeats).toBeLessThanOrEqual(bound);
     expect(repeats).toBeLessThanOrEqual(loose);
+    // Every lease a dead worker held is charged and logged once by its taker (fewer only when the
+    // taker died too before logging it).
+    const leased = kills.reduce((sum, k) => sum + k.leasesHeld, 0);
+    expect(lost).toBeGreaterThan(0);
+    expect(lost).toBeLessThanOrEqual(leased);
   }, 300_000);
 });

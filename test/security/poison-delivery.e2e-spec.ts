@@ -5,7 +5,7 @@ import { EventsService } from '../../src/delivery/events.service';
 import { testDatabases } from '../support/databases';
 import { startTestApp, TestApp } from '../support/app';
 import { makeCert, Receiver, sleep, TestCert } from '../support/receiver';
-import { pollUntil, spawnServe, stopProcess } from '../support/processes';
+import { pollUntil, ServeProcess, spawnServe, stopProcess } from '../support/processes';
 
 // Three attempts (two delays). spawnServe's lease (6.5 s, the least a 1 s attempt timeout allows)
 // is how long a dead worker's delivery waits before it is due again.
@@ -25,7 +25,7 @@ describe.each(testDatabases())('a delivery that kills its worker, on %s', (name,
   let rx: Receiver;
   let ds: DataSource;
   const workers: ChildProcess[] = [];
-  let current: ChildProcess | undefined;
+  let current: ServeProcess | undefined;
   let supervising = false;
   let deaths = 0;
   const selfExits: string[] = [];
