@@ -181,6 +181,20 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
     expect(results.map((x) => x.length)).toEqual([1, 2, 2]);
   });
 
+  it('cancels a query at its caller\'s deadline: nothing is sent after the caller gave up', async () => {
+    const r = make({ timeoutMs: 400, maxConcurrentPerCustomer: 1 });
+    const first = r.resolve('q0.blackhole.test', { customerId: 'a' }).catch((e: unknown) => e);
+    await new Promise((res) => setTimeout(res, 60));
+    // Waits for the first's slot, gets it ~60 ms before its own deadline and starts a query then.
+    const second = r.resolve('q1.blackhole.test', { customerId: 'a' }).catch((e: unknown) => e);
+    for (const e of await Promise.all([first, second])) expect(e).toMatchObject({ code: 'ETIMEOUT' });
+    expect(dns.queriesFor('q1.blackhole.test')).toBeGreaterThan(0);
+    const sent = dns.queries.length;
+    // c-ares would retry (every timeout / 3) if the query were still running.
+    await new Promise((res) => setTimeout(res, 400));
+    expect(dns.queries.length).toBe(sent);
+  });
+
   it('refuses at once when the waiting room is full, and does not count cache hits', async () => {
     const r = make({ timeoutMs: 1500, maxConcurrentPerCustomer: 1 });
     await r.resolve('ok.test', { customerId: 'a' });

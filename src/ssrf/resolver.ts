@@ -135,7 +135,8 @@ export class SystemDnsResolver implements DnsResolver {
       if (now) return now();
       let query = this.inflight.get(name);
       if (!query) {
-        query = this.query(name).finally(() => this.inflight.delete(name));
+        // The query ends at its first caller's deadline, so it never outlives the slot it was started under.
+        query = this.query(name, deadline).finally(() => this.inflight.delete(name));
         this.inflight.set(name, query);
       }
       return [...(await withDeadline(query, deadline, () => timeoutError(name, this.timeoutMs)))];
@@ -174,7 +175,7 @@ export class SystemDnsResolver implements DnsResolver {
   }
 
   /** One A + AAAA query on a channel of its own, cancelled at the deadline. */
-  private async query(name: string): Promise<string[]> {
+  private async query(name: string, deadline: number): Promise<string[]> {
     // c-ares retries by itself within the deadline; the timer below is the hard bound.
     const resolver = new dnsPromises.Resolver({ timeout: Math.max(50, Math.floor(this.timeoutMs / 3)), tries: 2 });
     resolver.setServers([...this.servers]);
@@ -182,7 +183,7 @@ export class SystemDnsResolver implements DnsResolver {
     const timer = setTimeout(() => {
       timedOut = true;
       resolver.cancel();
-    }, this.timeoutMs);
+    }, deadline - Date.now());
     let results: PromiseSettledResult<RecordWithTtl[]>[];
     try {
       results = await Promise.allSettled([resolver.resolve4(name, { ttl: true }), resolver.resolve6(name, { ttl: true })]);
