@@ -149,6 +149,35 @@ describe('trends.surge detector', () => {
     expect(state.observed).toBe(1); // warm-up again
   });
 
+  it('traces expected and the firing bound per bucket: a count at lastUpper fires, one below does not', () => {
+    const history = poissonSeries(31, 2016 * 2, (i) => 20 * (1 + 0.5 * Math.sin((2 * Math.PI * i) / 288)));
+    const warm = createSurgeState();
+    feed(warm, history.slice(0, 5));
+    expect(warm.lastExpected).toBeNaN();
+    expect(warm.lastUpper).toBeNaN();
+    let checked = 0;
+    for (const at of [700, 1500, 3000, 4000]) {
+      const probe = () => {
+        const s = createSurgeState();
+        feed(s, history.slice(0, at));
+        return s;
+      };
+      const a = probe();
+      observeSurgeBucket(a, T0 + at * B, history[at]);
+      const upper = a.lastUpper;
+      expect(a.lastExpected).toBeGreaterThan(0);
+      expect(upper).toBeGreaterThan(a.lastExpected);
+      const b = probe();
+      const c = probe();
+      // The bound does not depend on the bucket's own count, so it holds for the same bucket in a twin state.
+      expect(observeSurgeBucket(b, T0 + at * B, Math.ceil(upper))).not.toBeNull();
+      expect(b.lastUpper).toBeCloseTo(upper, 9);
+      expect(observeSurgeBucket(c, T0 + at * B, Math.ceil(upper) - 1)).toBeNull();
+      checked++;
+    }
+    expect(checked).toBe(4);
+  });
+
   it('floors bucket starts to the grid', () => {
     const state = createSurgeState();
     observeSurgeBucket(state, T0 + 1234, 3);

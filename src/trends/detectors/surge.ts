@@ -75,6 +75,13 @@ export interface SurgeState {
   ringFilled: number;
   /** Score of the last bucket fed (0 during warm-up), for backtests and dashboards. */
   lastScore: number;
+  /** Expected count of the last bucket fed (NaN during warm-up), for plots. */
+  lastExpected: number;
+  /**
+   * Smallest count that would have fired the last bucket fed, given its expected count, the
+   * threshold and the minimums (cooldown aside; NaN during warm-up), for plots.
+   */
+  lastUpper: number;
   readonly alphaLevel: number;
   readonly alphaVariance: number;
   readonly alphaReference: number;
@@ -107,6 +114,8 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     ringPos: 0,
     ringFilled: 0,
     lastScore: 0,
+    lastExpected: NaN,
+    lastUpper: NaN,
     alphaLevel: alphaFromHalfLife(p.levelHalfLifeBuckets),
     alphaVariance: alphaFromHalfLife(p.varianceHalfLifeBuckets),
     alphaReference: alphaFromHalfLife(p.referenceHalfLifeBuckets),
@@ -176,6 +185,8 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
     state.level = count / factor;
     state.reference = count;
     state.lastScore = 0;
+    state.lastExpected = NaN;
+    state.lastUpper = NaN;
     state.observed = 1;
     return null;
   }
@@ -213,6 +224,13 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
 
   const warm = n >= p.warmupBuckets;
   state.lastScore = warm ? Math.max(z1, zw) : 0;
+  state.lastExpected = warm ? expected : NaN;
+  if (warm) {
+    const upper1 = Math.max(expected + p.threshold * sd, p.minCount);
+    const prev = sumCount - count;
+    const upperW = zw === -Infinity ? Infinity : Math.max(sumExpected + p.threshold * Math.sqrt(sumVariance) - prev, p.minCount - prev, expected);
+    state.lastUpper = Math.min(upper1, upperW);
+  } else state.lastUpper = NaN;
   if (evaluate && warm && start >= state.cooldownUntil) {
     if (z1 >= p.threshold && count >= p.minCount) {
       detection = makeDetection(start, start, count, expected, sd, z1, p.threshold, 1, seasonalReady, p.bucketMs);
