@@ -33,6 +33,8 @@ export interface VelocityDetection {
   /** Signed root of the binomial deviance / dispersion (≈ z-score). */
   readonly score: number;
   readonly threshold: number;
+  /** Fewest posts with the keyword that may fire (`params.minCount`). */
+  readonly minCount: number;
   /** Up to `maxEvidence` ids of posts containing the keyword, in input order. */
   readonly postIds: readonly string[];
   readonly permalinks: readonly string[];
@@ -493,6 +495,7 @@ function foldBucket(
           baselineShare: round6(base),
           score: round4(score),
           threshold: p.threshold,
+          minCount: p.minCount,
         });
       }
     }
