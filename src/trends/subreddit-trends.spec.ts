@@ -60,7 +60,8 @@ describe('SubredditTrends', () => {
     const quiet = feed(new SubredditTrends('t'), 400, 4);
     expect(quiet.filter((d) => d.kind !== 'trends.rising')).toEqual([]);
 
-    const loud = feed(new SubredditTrends('t'), 400, 60);
+    // 4 → 250 posts in five minutes: enough to double the surge detector's two-hour window.
+    const loud = feed(new SubredditTrends('t'), 400, 250);
     const kinds = new Set(loud.map((d) => d.kind));
     expect(kinds.has('trends.surge')).toBe(true);
     expect(kinds.has('trends.velocity')).toBe(true);
