@@ -434,6 +434,23 @@ export function observeVelocityCounts(
   }));
 }
 
+/**
+ * The baseline share `keyword` would be scored against in the next bucket (its decayed EWMA,
+ * bias-corrected, floored at priorShare) and whether the state is past warm-up. For plots.
+ */
+export function velocityBaseline(state: VelocityState, keyword: string): { baseShare: number; warm: boolean } {
+  const p = state.params;
+  const N = state.observedBuckets;
+  const keep = 1 - state.alpha;
+  const correction = N > 0 ? 1 - Math.pow(keep, N) : 1;
+  const slot = state.keywords.slot(keyword, spanHash(keyword));
+  const decayed = slot >= 0 ? state.keywords.share(slot) * Math.pow(keep, N - state.keywords.updatedAt(slot)) : 0;
+  return {
+    baseShare: Math.max(N > 0 ? decayed / correction : 0, p.priorShare),
+    warm: N >= p.warmupBuckets && state.observedPosts >= p.warmupPosts,
+  };
+}
+
 function alignedStart(state: VelocityState, bucketStartMs: number): number | null {
   if (!Number.isFinite(bucketStartMs)) throw new RangeError('bucketStartMs must be a finite number');
   const b = state.params.bucketMs;
