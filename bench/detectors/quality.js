@@ -292,9 +292,10 @@ function loadRealSeries(det, dir) {
 /** NAB score of one file under `params` (the production backtest, as `trendhooks backtest --kind surge` runs it). */
 function scoreRealFile(det, nab, f, params) {
   const points = det.runBacktest('surge', f.series, params);
+  // A detection is stamped with its bucket's own row timestamp where the backtest gives one (as the CLI prints it).
   const flags = nab.nabFlags(
     f.rows,
-    points.filter((p) => p.detected).map((p) => p.timestamp),
+    points.filter((p) => p.detected).map((p) => p.rowTimestamp ?? p.timestamp),
   );
   return nab.scoreNabFile(f.rows, flags, f.windows);
 }

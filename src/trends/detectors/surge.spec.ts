@@ -64,9 +64,9 @@ describe('trends.surge detector', () => {
     expect(d.baseline).toBeLessThan(w * 25);
     const k = DEFAULT_SURGE_PARAMS.windowPseudoCount;
     expect((d.count + k) / (d.baseline + k)).toBeGreaterThanOrEqual(DEFAULT_SURGE_PARAMS.minLift);
-    // stddev = (baseline + k)(e^scale − 1) and score = ln((count + k)/(baseline + k)) / scale.
-    const scale = Math.log1p(d.stddev / (d.baseline + k));
-    expect(d.score).toBeCloseTo(Math.log((d.count + k) / (d.baseline + k)) / scale, 2);
+    // The payload's documented relation holds: score = (count − baseline) / stddev.
+    expect(d.stddev).toBeGreaterThan(0);
+    expect(d.score).toBeCloseTo((d.count - d.baseline) / d.stddev, 2);
   });
 
   it('does not fire on a one-bucket blip, however sharp, that does not lift the window', () => {

@@ -43,9 +43,9 @@ export interface SurgeDetection {
   readonly count: number;
   /** Posts expected in the window. */
   readonly baseline: number;
-  /** Spread of the window's count at the baseline: (baseline + k_w)·(e^scale − 1) posts. */
+  /** (count − baseline) / score: the spread under which the score reads as a z-score (posts). */
   readonly stddev: number;
-  /** ln((count + k_w) / (baseline + k_w)) / scale. */
+  /** ln((count + k_w) / (baseline + k_w)) / scale, the subreddit's robust scale of that log lift. */
   readonly score: number;
   readonly threshold: number;
   /** Buckets in the evidence window (`windowBuckets`, fewer right after warm-up). */
@@ -245,7 +245,9 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
         bucketEnd: start + p.bucketMs,
         count: sumCount,
         baseline: round4(sumExpected),
-        stddev: round4((sumExpected + kw) * Math.expm1(state.scale)),
+        // The spread under which the score reads as a z-score, so (count − baseline) / stddev = score
+        // holds for every kind of detection the payload documents.
+        stddev: round4((sumCount - sumExpected) / score),
         score: round4(score),
         threshold: p.threshold,
         windowBuckets: filled,
