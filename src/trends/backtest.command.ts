@@ -85,12 +85,13 @@ export function runBacktestCommand(opts: BacktestCommandOptions, out: (line: str
     }
   }
 
-  if (!opts.json) err(`${opts.kind} backtest of ${series.length} rows in ${points.length} buckets of ${describeMs(usedBucketMs)} (${bucketSource})`);
+  // Everything that can fail happens before anything is printed: a failure is one error line.
+  const lines: string[] = [];
   for (const p of points.filter((x) => x.detected)) {
     const ts = new Date(p.rowTimestamp).toISOString();
     const bucketStart = new Date(p.timestamp).toISOString();
     const expected = round(p.expected);
-    out(
+    lines.push(
       opts.json
         ? JSON.stringify({ timestamp: ts, bucket_start: bucketStart, value: p.value, expected, lift: round(p.value / Math.max(p.expected, 1e-3)), score: p.score })
         : `${ts}  value=${p.value}  expected=${expected}  score=${p.score}`,
@@ -98,7 +99,7 @@ export function runBacktestCommand(opts: BacktestCommandOptions, out: (line: str
   }
   if (windows !== undefined) {
     const s = scoreBacktest(series, points, windows);
-    out(opts.json ? JSON.stringify({ nab: nabSummary(s) }) : nabLine(s));
+    lines.push(opts.json ? JSON.stringify({ nab: nabSummary(s) }) : nabLine(s));
   }
   if (opts.plot !== undefined) {
     const svg = backtestSvg(points, {
@@ -111,8 +112,12 @@ export function runBacktestCommand(opts: BacktestCommandOptions, out: (line: str
     } catch (e) {
       throw new AppError('VALIDATION_ERROR', `cannot write plot ${opts.plot}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    if (!opts.json) err(`plot written to ${opts.plot}`);
   }
+  if (!opts.json) {
+    err(`${opts.kind} backtest of ${series.length} rows in ${points.length} buckets of ${describeMs(usedBucketMs)} (${bucketSource})`);
+    if (opts.plot !== undefined) err(`plot written to ${opts.plot}`);
+  }
+  for (const line of lines) out(line);
 }
 
 function nabSummary(s: LabelledScore): Record<string, number | null> {

@@ -201,8 +201,11 @@ function backtestVelocity(buckets: Bucket[], params: VelocityBacktestParams): Ba
  * minCount and minRatio × the baseline, and a deviance score ≥ threshold (Infinity when none ≤ n can).
  */
 export function velocityUpper(p: Readonly<VelocityParams>, n: number, base: number): number {
-  const lo = Math.max(p.minCount, Math.ceil(p.minRatio * base * n - 1e-9), Math.floor(n * base) + 1);
-  const fires = (c: number) => Math.sqrt(binomialDeviance(c, n, base) / p.dispersion) >= p.threshold;
+  // The same comparisons as the detector (share ≥ minRatio × base, in floating point).
+  let ratioMin = Math.max(0, Math.ceil(p.minRatio * base * n) - 1);
+  while (ratioMin / n < p.minRatio * base) ratioMin++;
+  const lo = Math.max(p.minCount, ratioMin, Math.floor(n * base) + 1);
+  const fires = (c: number) => c > n * base && Math.sqrt(binomialDeviance(c, n, base) / p.dispersion) >= p.threshold;
   if (lo > n || !fires(n)) return Infinity;
   let a = lo;
   let b = n;
