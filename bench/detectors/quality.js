@@ -258,7 +258,7 @@ const probationRows = (n) => Math.min(Math.floor(0.15 * n), 750);
  * window, episode length, how fast the level moves). Everything else stays at its default.
  */
 const REAL_GRID = {
-  threshold: [3, 4, 5],
+  threshold: [3, 3.5, 4, 5],
   minLift: [1.5, 2, 3],
   windowBuckets: [12, 24, 48],
   cooldownBuckets: [144, 288],
