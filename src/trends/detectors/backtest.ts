@@ -55,7 +55,22 @@ export type VelocityBacktestParams = Partial<VelocityParams> & {
 };
 
 const BACKTEST_KEYWORD = 'keyword';
-const DEFAULT_ASSUMED_TOTAL = 1000;
+/** Assumed posts per bucket: at least this many… */
+const MIN_ASSUMED_TOTAL = 1000;
+/** …and this many times the series' median bucket: the keyword's typical share is then 1/20 = 5%. */
+const ASSUMED_TOTAL_PER_MEDIAN = 20;
+
+/**
+ * Without a total column a keyword count series says nothing of the posts around it. The default
+ * assumes a keyword typically in 5% of posts (20 × the median bucket, at least 1000): far above the
+ * detector's 0.2% prior floor, so the floor does not decide, and a burst of up to 20× its median
+ * stays a share below 1 (a fixed 1000 turned busy series' bursts into shares of 100%).
+ */
+function autoAssumedTotal(buckets: readonly Bucket[]): number {
+  const values = buckets.map((b) => b.value).sort((a, b) => a - b);
+  const median = values.length > 0 ? values[Math.floor(values.length / 2)] : 0;
+  return Math.max(MIN_ASSUMED_TOTAL, Math.ceil(ASSUMED_TOTAL_PER_MEDIAN * median));
+}
 
 /**
  * Rows are sorted by time and floored to the bucket grid; rows in the same bucket are summed. The
@@ -89,7 +104,10 @@ export function backtest(
     if (!Number.isFinite(pt.value) || pt.value < 0) throw new RangeError(`series[${i}].value must be a finite number ≥ 0`);
   }
   const given = params.bucketMs;
-  const bucketMs = given ?? inferBucketMs(series);
+  const inferred = inferBucketMs(series);
+  // Velocity never runs finer than its production width (30 min): a keyword count per 5 minutes is
+  // mostly noise, and its "…Buckets" parameters are tuned at that width. Finer rows are summed.
+  const bucketMs = given ?? (kind === 'velocity' && inferred !== undefined ? Math.max(inferred, defaultBucketMs(kind)) : inferred);
   const run = (points: BacktestPoint[], width: number): BacktestRun => ({ bucketMs: width, bucketSource: given === undefined ? 'inferred' : 'given', points });
   if (series.length === 0) return run([], bucketMs ?? defaultBucketMs(kind));
   if (bucketMs === undefined) {
@@ -168,7 +186,7 @@ function backtestSurge(buckets: Bucket[], params: Partial<SurgeParams>): Backtes
 }
 
 function backtestVelocity(buckets: Bucket[], params: VelocityBacktestParams): BacktestPoint[] {
-  const { assumedTotal = DEFAULT_ASSUMED_TOTAL, ...velocityParams } = params;
+  const { assumedTotal = autoAssumedTotal(buckets), ...velocityParams } = params;
   if (!(Number.isInteger(assumedTotal) && assumedTotal > 0)) throw new RangeError('assumedTotal must be a positive integer');
   const state = createVelocityState(withoutUndefined(velocityParams));
   return buckets.map((b) => {
@@ -178,7 +196,7 @@ function backtestVelocity(buckets: Bucket[], params: VelocityBacktestParams): Ba
       throw new RangeError(`total at ${b.start} must be an integer ≥ value (${b.value}), got ${total}`);
     }
     // The baseline this bucket is scored against, read before the bucket is folded in.
-    const { baseShare: base, warm } = velocityBaseline(state, BACKTEST_KEYWORD);
+    const { baseShare: base, warm, dispersion } = velocityBaseline(state, BACKTEST_KEYWORD);
     let score = 0;
     const fired = observeVelocityCounts(state, b.start, total, new Map([[BACKTEST_KEYWORD, b.value]]), (_k, s) => {
       score = s;
@@ -190,7 +208,7 @@ function backtestVelocity(buckets: Bucket[], params: VelocityBacktestParams): Ba
       value: b.value,
       score: round4(score),
       expected: warm ? total * base : NaN,
-      upper: warm ? velocityUpper(state.params, total, base) : NaN,
+      upper: warm ? velocityUpper({ ...state.params, dispersion }, total, base) : NaN,
       detected: fired.length > 0,
     };
   });

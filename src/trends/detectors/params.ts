@@ -60,8 +60,10 @@ export interface VelocityParams {
   readonly minRatio: number;
   /** Signed square root of the binomial deviance (≈ z-score, well calibrated at small counts) to reach. */
   readonly threshold: number;
-  /** Buckets after a keyword fires during which that keyword cannot fire again. */
+  /** Buckets after a keyword fires during which that keyword cannot fire again; after it, the keyword fires again only once its episode has ended (a bucket in which it was not hot). */
   readonly cooldownBuckets: number;
+  /** A count above expected + clipZ·√(expected·dispersion) (and above minCount) updates the baseline as if it were at that bound, so a burst does not raise its own baseline. */
+  readonly clipZ: number;
   /** Non-empty buckets observed before any detection. */
   readonly warmupBuckets: number;
   /** Posts observed before any detection (a quiet subreddit needs enough text to know its vocabulary). */
@@ -132,6 +134,7 @@ export const DEFAULT_VELOCITY_PARAMS: Readonly<VelocityParams> = Object.freeze({
   minRatio: 3,
   threshold: 4,
   cooldownBuckets: 12,
+  clipZ: 3,
   warmupBuckets: 12,
   warmupPosts: 200,
   maxKeywords: 5000,
@@ -203,7 +206,7 @@ export function resolveSurgeParams(overrides: Partial<SurgeParams> = {}): Readon
 
 export function resolveVelocityParams(overrides: Partial<VelocityParams> = {}): Readonly<VelocityParams> {
   const p = { ...DEFAULT_VELOCITY_PARAMS, ...stripUndefined(overrides) };
-  positive(p, ['bucketMs', 'baselineHalfLifeBuckets', 'priorShare', 'dispersion', 'threshold', 'maxKeywords']);
+  positive(p, ['bucketMs', 'baselineHalfLifeBuckets', 'priorShare', 'dispersion', 'threshold', 'maxKeywords', 'clipZ']);
   nonNegative(p, ['minCount', 'minRatio', 'cooldownBuckets', 'warmupBuckets', 'warmupPosts', 'maxEvidence']);
   integers(p, ['bucketMs', 'cooldownBuckets', 'warmupBuckets', 'maxKeywords', 'maxEvidence']);
   check(p.priorShare < 1, 'priorShare', '< 1');
