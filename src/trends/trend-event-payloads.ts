@@ -30,15 +30,15 @@ export interface TrendEvidence {
 export interface SurgeEventData extends TrendEvidence {
   /** Posts in the window (= `observed`). */
   count: number;
-  /** Posts the model expected in the window: seasonal level (= `expected`). */
+  /** Posts the model expected in the window: level with the hour-of-day offset (= `expected`). */
   baseline: number;
-  /** Standard deviation of the count under the model (Poisson plus learnt overdispersion). */
+  /** The spread under which `score` reads as a z-score: (count − baseline) / score (the model scores ln(lift) against the subreddit's own robust scale). */
   stddev: number;
-  /** (count − baseline) / stddev: the z-score that reached `threshold`. */
+  /** ln((count + 5) / (baseline + 5)) over the subreddit's robust scale of it, = (count − baseline) / stddev; it reached `threshold`. */
   score: number;
-  /** Buckets in the window: 1 when one bucket fired, more when a run of buckets did together. */
+  /** Buckets in the window that was scored (24 five-minute buckets by default; fewer just after warm-up). */
   window_buckets: number;
-  /** Whether the hour-of-week pattern was part of `baseline`. */
+  /** Whether the hour-of-day pattern was part of `baseline`. */
   seasonal: boolean;
 }
 
