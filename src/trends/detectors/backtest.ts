@@ -196,7 +196,7 @@ function backtestVelocity(buckets: Bucket[], params: VelocityBacktestParams): Ba
       throw new RangeError(`total at ${b.start} must be an integer ≥ value (${b.value}), got ${total}`);
     }
     // The baseline this bucket is scored against, read before the bucket is folded in.
-    const { baseShare: base, warm, dispersion } = velocityBaseline(state, BACKTEST_KEYWORD);
+    const { baseShare: base, warm, dispersion } = velocityBaseline(state, BACKTEST_KEYWORD, total);
     let score = 0;
     const fired = observeVelocityCounts(state, b.start, total, new Map([[BACKTEST_KEYWORD, b.value]]), (_k, s) => {
       score = s;

@@ -132,7 +132,7 @@ export const DEFAULT_VELOCITY_PARAMS: Readonly<VelocityParams> = Object.freeze({
   dispersion: 1.5,
   minCount: 5,
   minRatio: 3,
-  threshold: 4,
+  threshold: 6,
   cooldownBuckets: 12,
   clipZ: 3,
   warmupBuckets: 12,

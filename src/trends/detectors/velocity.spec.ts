@@ -254,20 +254,20 @@ describe('velocity: false-alarm discipline', () => {
     expect(after / before).toBeLessThan(1.6);
   });
 
-  it('learns the dispersion of overdispersed counts, and stays near the binomial on Poisson counts', () => {
+  it('learns the negative-binomial excess of overdispersed counts, and about none on Poisson counts', () => {
     const r = rng(10);
     const poissonState = createVelocityState();
     feed(poissonState, Array.from({ length: 400 }, () => poissonDraw(r, 20)));
-    expect(poissonState.learntDispersion).toBeGreaterThan(0.6);
-    expect(poissonState.learntDispersion).toBeLessThan(1.5);
-    // Negative binomial with shape 4 at mean 20: variance 20 + 400/4 = 120, i.e. dispersion ≈ 6.
+    expect(Math.abs(poissonState.learntExcess)).toBeLessThan(0.03);
+    // Negative binomial with shape 4 at mean 20: variance 20 + 20²/4, i.e. φ = 0.25.
     const nbState = createVelocityState();
     const nb = Array.from({ length: 400 }, () => poissonDraw(r, (20 * gammaDraw(r, 4)) / 4));
     const fired = feed(nbState, nb);
-    expect(nbState.learntDispersion).toBeGreaterThan(3);
-    // With the learnt dispersion, NB noise alone raises few alarms (a fixed 1.5 raised several).
-    const fixed = createVelocityState({ clipZ: 1e9 });
-    fixed.dispersionBuckets = -1e9; // never trusts a learnt figure: the fixed 1.5 only
+    expect(nbState.learntExcess).toBeGreaterThan(0.12);
+    expect(nbState.learntExcess).toBeLessThan(0.4);
+    // With the learnt excess, NB noise alone raises fewer alarms than with the fixed 1.5 only.
+    const fixed = createVelocityState();
+    fixed.dispersionBuckets = -1e9; // never trusts a learnt figure
     expect(fired.length).toBeLessThan(feed(fixed, nb).length);
   });
 });

@@ -55,17 +55,18 @@ export interface VelocityState {
    */
   readonly episodes: Map<string, number>;
   /**
-   * Learnt overdispersion of this subreddit's keyword counts: EWMA (half-life 4 × the baseline's) of
-   * the Pearson ratio (c − λ)² / (λ(1 − share)) over keywords expected in ≥ 5 posts (where zero counts
-   * are rare, so skipping absent keywords does not bias it), after warm-up, with c clipped at the
-   * robust bound and hot buckets and running episodes left out (so a burst does not teach the
-   * detector that bursts are normal). The score divides
-   * by max(params.dispersion, this) once 12 buckets have fed it.
+   * Learnt negative-binomial excess φ of this subreddit's keyword counts (variance ≈ λ + φ·λ²: the
+   * relative noise of a busy keyword does not shrink the way the binomial says): bias-corrected EWMA
+   * (half-life 4 × the baseline's) of ((c − λ)² − λ(1 − share)) / λ² over keywords expected in ≥ 5
+   * posts (where zero counts are rare, so skipping absent keywords does not bias it), after warm-up,
+   * with c clipped at the robust bound and hot buckets and running episodes left out (so a burst does
+   * not teach the detector that bursts are normal). Once 12 buckets have fed it, a keyword expected
+   * in λ posts is scored with dispersion max(params.dispersion, 1 + φ·λ).
    */
-  learntDispersion: number;
-  /** The EWMA behind learntDispersion (started at 0; learntDispersion is it bias-corrected). */
-  dispersionSum: number;
-  /** Buckets that fed learntDispersion. */
+  learntExcess: number;
+  /** The EWMA behind learntExcess (started at 0; learntExcess is it bias-corrected). */
+  excessSum: number;
+  /** Buckets that fed learntExcess. */
   dispersionBuckets: number;
   /** Non-empty buckets folded in: the clock of the lazy decay. */
   observedBuckets: number;
@@ -81,8 +82,8 @@ export function createVelocityState(params: Partial<VelocityParams> = {}): Veloc
     keywords: new KeywordTable(p.maxKeywords),
     cooldowns: new Map(),
     episodes: new Map(),
-    learntDispersion: 0,
-    dispersionSum: 0,
+    learntExcess: 0,
+    excessSum: 0,
     dispersionBuckets: 0,
     observedBuckets: 0,
     observedPosts: 0,
@@ -469,24 +470,25 @@ export function observeVelocityCounts(
  * The baseline share `keyword` would be scored against in the next bucket (its decayed EWMA,
  * bias-corrected, floored at priorShare) and whether the state is past warm-up. For plots.
  */
-export function velocityBaseline(state: VelocityState, keyword: string): { baseShare: number; warm: boolean; dispersion: number } {
+export function velocityBaseline(state: VelocityState, keyword: string, posts: number): { baseShare: number; warm: boolean; dispersion: number } {
   const p = state.params;
   const N = state.observedBuckets;
   const keep = 1 - state.alpha;
   const correction = N > 0 ? 1 - Math.pow(keep, N) : 1;
   const slot = state.keywords.slot(keyword, spanHash(keyword));
   const decayed = slot >= 0 ? state.keywords.share(slot) * Math.pow(keep, N - state.keywords.updatedAt(slot)) : 0;
+  const baseShare = Math.max(N > 0 ? decayed / correction : 0, p.priorShare);
   return {
-    baseShare: Math.max(N > 0 ? decayed / correction : 0, p.priorShare),
+    baseShare,
     warm: N >= p.warmupBuckets && state.observedPosts >= p.warmupPosts,
-    dispersion: effectiveDispersion(state),
+    dispersion: effectiveDispersion(state, posts * baseShare),
   };
 }
 
-/** The dispersion scores are divided by: the parameter, or the learnt one once it has evidence and is larger. */
-function effectiveDispersion(state: VelocityState): number {
+/** The dispersion a keyword expected in `expected` posts is scored with: the parameter, or 1 + φ·λ once φ is learnt and that is larger. */
+function effectiveDispersion(state: VelocityState, expected: number): number {
   const p = state.params;
-  return state.dispersionBuckets >= DISPERSION_MIN_BUCKETS ? Math.max(p.dispersion, state.learntDispersion) : p.dispersion;
+  return state.dispersionBuckets >= DISPERSION_MIN_BUCKETS ? Math.max(p.dispersion, 1 + Math.max(0, state.learntExcess) * expected) : p.dispersion;
 }
 
 function alignedStart(state: VelocityState, bucketStartMs: number): number | null {
@@ -518,7 +520,6 @@ function foldBucket(
   const warm = N >= p.warmupBuckets && state.observedPosts >= p.warmupPosts;
   const fired: Fired[] = [];
   const table = state.keywords;
-  const dispersion = effectiveDispersion(state);
   let ratioSum = 0;
   let ratioN = 0;
 
@@ -533,6 +534,7 @@ function foldBucket(
 
     const base = Math.max(N > 0 ? decayed / correction : 0, p.priorShare);
     const expected = n * base;
+    const dispersion = effectiveDispersion(state, expected);
     const episode = state.episodes.size > 0 ? state.episodes.get(keyword) : undefined;
     // Robust update (below): a count the detector could fire on enters the baseline at most at
     // expected + clipZ·sd, so a burst does not raise its own baseline (and long bursts stay visible).
@@ -565,7 +567,7 @@ function foldBucket(
     // Bursts do not teach the detector that bursts are normal: hot buckets and episodes are left out.
     if (warm && expected >= DISPERSION_MIN_EXPECTED && !hot && episode === undefined) {
       const clipped = Math.min(c, bound);
-      ratioSum += ((clipped - expected) * (clipped - expected)) / (expected * (1 - base));
+      ratioSum += ((clipped - expected) * (clipped - expected) - expected * (1 - base)) / (expected * expected);
       ratioN++;
     }
     const next = decayed * keep + state.alpha * (c > bound ? bound / n : share);
@@ -575,9 +577,9 @@ function foldBucket(
   if (ratioN > 0) {
     // EWMA from 0, bias-corrected like the shares: a weighted mean of the buckets seen, not of the first.
     const keepD = 1 - state.alpha / DISPERSION_HALF_LIFE_FACTOR;
-    state.dispersionSum = state.dispersionSum * keepD + (1 - keepD) * (ratioSum / ratioN);
+    state.excessSum = state.excessSum * keepD + (1 - keepD) * (ratioSum / ratioN);
     state.dispersionBuckets++;
-    state.learntDispersion = state.dispersionSum / (1 - Math.pow(keepD, state.dispersionBuckets));
+    state.learntExcess = state.excessSum / (1 - Math.pow(keepD, state.dispersionBuckets));
   }
   // An episode ends with the first non-empty bucket in which its keyword was not hot.
   if (state.episodes.size > 0) for (const [k, last] of state.episodes) if (last < N) state.episodes.delete(k);
