@@ -150,7 +150,7 @@ export const DEFAULT_RISING_PARAMS: Readonly<RisingParams> = Object.freeze({
   normMaxAgeMs: 3 * HOUR,
   normUpperQuantile: 0.9,
   minLogSpread: 0.5,
-  threshold: 2.5,
+  threshold: 3.5,
   minRatio: 5,
   minGrowthPerHour: 20,
   warmupSamples: 100,
