@@ -153,6 +153,8 @@ describe('backtest: what a user expects back', () => {
     expect(inferBucketMs(series)).toBe(5 * MIN);
     expect(backtest('surge', series)).toMatchObject({ bucketMs: 5 * MIN, bucketSource: 'inferred' });
     expect(backtest('surge', series, { bucketMs: 10 * MIN })).toMatchObject({ bucketMs: 10 * MIN, bucketSource: 'given' });
+    expect(backtest('velocity', series)).toMatchObject({ bucketMs: 30 * MIN, bucketSource: 'detector minimum' });
+    expect(backtest('velocity', series).points[0]).toMatchObject({ timestamp: T0, rows: 6, rowTimestamp: T0 + offset + 25 * MIN });
     expect(inferBucketMs([{ timestamp: T0, value: 1 }])).toBeUndefined();
     expect(backtest('surge', [{ timestamp: T0, value: 1 }]).bucketMs).toBe(DEFAULT_SURGE_PARAMS.bucketMs);
   });

@@ -45,7 +45,8 @@ export interface BacktestPoint {
 /** What a backtest ran with: the bucket width it used and how it got it. */
 export interface BacktestRun {
   readonly bucketMs: number;
-  readonly bucketSource: 'given' | 'inferred';
+  /** `given` (params.bucketMs), `inferred` (the series' spacing), or `detector minimum` (velocity's 30 min, coarser than the series). */
+  readonly bucketSource: 'given' | 'inferred' | 'detector minimum';
   readonly points: BacktestPoint[];
 }
 
@@ -108,7 +109,8 @@ export function backtest(
   // Velocity never runs finer than its production width (30 min): a keyword count per 5 minutes is
   // mostly noise, and its "…Buckets" parameters are tuned at that width. Finer rows are summed.
   const bucketMs = given ?? (kind === 'velocity' && inferred !== undefined ? Math.max(inferred, defaultBucketMs(kind)) : inferred);
-  const run = (points: BacktestPoint[], width: number): BacktestRun => ({ bucketMs: width, bucketSource: given === undefined ? 'inferred' : 'given', points });
+  const source = given !== undefined ? 'given' : bucketMs !== undefined && bucketMs !== inferred ? 'detector minimum' : 'inferred';
+  const run = (points: BacktestPoint[], width: number): BacktestRun => ({ bucketMs: width, bucketSource: source, points });
   if (series.length === 0) return run([], bucketMs ?? defaultBucketMs(kind));
   if (bucketMs === undefined) {
     // One distinct timestamp: nothing to infer from, so the detector's own default width.
