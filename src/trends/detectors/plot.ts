@@ -141,7 +141,9 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     out.push(`<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH - 10}" stroke="#d62728" stroke-width="2"/>`);
     out.push(
       `<circle cx="${f(xx)}" cy="${f(y(p.value))}" r="4" fill="#d62728"><title>${esc(
-        `${new Date(p.rowTimestamp).toISOString()} value ${fmtNum(p.value)} expected ${fmtNum(p.expected)} fires at ${fmtNum(p.upper)} score ${p.score}`,
+        `${new Date(p.rowTimestamp).toISOString()} value ${fmtNum(p.value)} expected ${fmtNum(p.expected)} ${
+          Number.isFinite(p.upper) ? `fires from ${fmtNum(p.upper)}` : 'no firing bound'
+        } score ${p.score}`,
       )}</title></circle>`,
     );
   }
