@@ -9,6 +9,7 @@ import { exitOnSignals } from './common/graceful-shutdown';
 import type { AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
+import { answerClientError } from './common/client-error';
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 
@@ -46,13 +47,15 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (config.http.adapter === 'fastify') {
     // Loaded only when chosen, so express processes never load fastify.
     const { FastifyAdapter } = await import('@nestjs/platform-fastify');
-    const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES });
+    // Requests the HTTP parser refuses (a NUL in a header, a bad chunk size) get the envelope too.
+    const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, clientErrorHandler: answerClientError });
     // Fastify parses bodies itself, after middleware; this parser mirrors JsonBodyMiddleware.
     installFastifyJsonBody(adapter.getInstance());
     app = await NestFactory.create<NestFastifyApplication>(module, adapter, nestOptions);
   } else {
     const express = await NestFactory.create<NestExpressApplication>(module, nestOptions);
     express.disable('x-powered-by');
+    express.getHttpServer().on('clientError', answerClientError);
     app = express;
   }
   if (logs !== false) {
