@@ -12,6 +12,7 @@ import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middl
 import { answerClientError } from './common/client-error';
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
+import { MetricsListener } from './metrics/metrics.listener';
 
 export interface CreateAppOptions extends AppModuleOverrides {
   /** A Nest logger instead of the JSON logs (tests, benchmarks), unless `logs` asks for those too. */
@@ -79,12 +80,17 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { bufferLogs: true });
     ctx.useLogger(ctx.get(JsonLogger));
     exitOnSignals(ctx, config.ops.shutdownTimeoutMs);
-    console.log(`trendhooks ${role} running (${where})`);
+    console.log(`trendhooks ${role} running (${where})${metricsNote(ctx)}`);
     return ctx;
   }
   const app = await createApp(config, { role });
   await app.listen(config.http.port, config.http.host);
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
-  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})`);
+  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})${metricsNote(app)}`);
   return app;
+}
+
+function metricsNote(app: INestApplicationContext): string {
+  const url = app.get(MetricsListener).url;
+  return url ? `, metrics on ${url}` : ', no metrics listener (METRICS_PORT unset)';
 }
