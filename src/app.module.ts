@@ -16,7 +16,9 @@ import { CryptoModule } from './crypto/crypto.module';
 import { dataSourceOptions } from './database/data-source';
 import { DeliveryModule } from './delivery/delivery.module';
 import { HealthModule } from './health/health.module';
+import { MetricsListener } from './metrics/metrics.listener';
 import { MetricsModule } from './metrics/metrics.module';
+import { Metrics } from './metrics/metrics.service';
 import { DocsModule } from './openapi/docs.module';
 import { PaginationModule } from './pagination/pagination.module';
 import { PostsModule } from './posts/posts.module';
@@ -109,6 +111,8 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        // Prometheus on its own listener (METRICS_PORT), in every role; none when unset.
+        { provide: MetricsListener, useFactory: (metrics: Metrics) => new MetricsListener(metrics, config.metrics), inject: [Metrics] },
         // Leaves 2 s of the shutdown bound for closing connections once requests are done.
         ...httpDrainProviders({ graceMs: Math.max(500, config.ops.shutdownTimeoutMs - 2000) }),
       ],

@@ -9,8 +9,10 @@ import { exitOnSignals } from './common/graceful-shutdown';
 import type { AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
+import { answerClientError } from './common/client-error';
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
+import { MetricsListener } from './metrics/metrics.listener';
 
 export interface CreateAppOptions extends AppModuleOverrides {
   /** A Nest logger instead of the JSON logs (tests, benchmarks), unless `logs` asks for those too. */
@@ -46,13 +48,15 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (config.http.adapter === 'fastify') {
     // Loaded only when chosen, so express processes never load fastify.
     const { FastifyAdapter } = await import('@nestjs/platform-fastify');
-    const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES });
+    // Requests the HTTP parser refuses (a NUL in a header, a bad chunk size) get the envelope too.
+    const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, clientErrorHandler: answerClientError });
     // Fastify parses bodies itself, after middleware; this parser mirrors JsonBodyMiddleware.
     installFastifyJsonBody(adapter.getInstance());
     app = await NestFactory.create<NestFastifyApplication>(module, adapter, nestOptions);
   } else {
     const express = await NestFactory.create<NestExpressApplication>(module, nestOptions);
     express.disable('x-powered-by');
+    express.getHttpServer().on('clientError', answerClientError);
     app = express;
   }
   if (logs !== false) {
@@ -76,12 +80,17 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { bufferLogs: true });
     ctx.useLogger(ctx.get(JsonLogger));
     exitOnSignals(ctx, config.ops.shutdownTimeoutMs);
-    console.log(`trendhooks ${role} running (${where})`);
+    console.log(`trendhooks ${role} running (${where})${metricsNote(ctx)}`);
     return ctx;
   }
   const app = await createApp(config, { role });
   await app.listen(config.http.port, config.http.host);
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
-  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})`);
+  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})${metricsNote(app)}`);
   return app;
+}
+
+function metricsNote(app: INestApplicationContext): string {
+  const url = app.get(MetricsListener).url;
+  return url ? `, metrics on ${url}` : ', no metrics listener (METRICS_PORT unset)';
 }

@@ -24,6 +24,7 @@ export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './auth/red
 export { MetricsModule } from './metrics/metrics.module';
 export type { MetricsModuleOptions } from './metrics/metrics.options';
 export { Metrics, type DeliveryOutcome } from './metrics/metrics.service';
+export { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics/metrics.listener';
 export { CLOCK, Clock, SystemClock } from './common/clock';
 export { AppError, ErrorCode, ERROR_STATUS } from './common/errors';
 export { ApiExceptionFilter } from './common/exception.filter';

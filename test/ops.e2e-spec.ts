@@ -3,6 +3,8 @@ import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { DataSource } from 'typeorm';
 import { ApiKeyService } from '../src/auth/api-key.service';
 import { EventsService } from '../src/delivery/events.service';
+import request from 'supertest';
+import { MetricsListener } from '../src/metrics/metrics.listener';
 import { Metrics } from '../src/metrics/metrics.service';
 import { testDatabases, testTargets } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
@@ -18,6 +20,13 @@ function sample(text: string, series: string): number | undefined {
 
 const httpCount = (text: string, method: string, route: string, status: number) =>
   sample(text, `http_request_duration_seconds_count{method="${method}",route="${route}",status="${status}"}`);
+
+/** GET on the app's own metrics listener (started by METRICS_PORT=0), never the API's. */
+function scrape(t: TestApp, path = '/metrics') {
+  const port = t.app.get(MetricsListener).port;
+  if (port === null) throw new Error('no metrics listener: start the app with METRICS_PORT');
+  return request(`http://127.0.0.1:${port}`).get(path);
+}
 
 async function until<T>(fn: () => Promise<T>, pred: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -39,7 +48,7 @@ describe.each(testTargets())('metrics on %s', (_name, makeDb, adapter) => {
     rx = await Receiver.start(cert);
     t = await startTestApp(makeDb(), {
       adapter,
-      env: { SSRF_ALLOW_CIDRS: '127.0.0.1/32', DELIVERY_CA_FILE: cert.caFile, DELIVERY_POLL_INTERVAL_MS: '50', DELIVERY_TIMEOUT_MS: '2000', DELIVERY_LEASE_MS: '8000' },
+      env: { METRICS_PORT: '0', SSRF_ALLOW_CIDRS: '127.0.0.1/32', DELIVERY_CA_FILE: cert.caFile, DELIVERY_POLL_INTERVAL_MS: '50', DELIVERY_TIMEOUT_MS: '2000', DELIVERY_LEASE_MS: '8000' },
     });
   });
   afterAll(async () => {
@@ -65,7 +74,7 @@ describe.each(testTargets())('metrics on %s', (_name, makeDb, adapter) => {
     await until(() => ds.query(q, [id]), (rows: { state: string }[]) => rows[0]?.state === 'delivered');
     t.app.get(Metrics).pollerError('typescript');
 
-    const res = await t.http().get('/metrics');
+    const res = await scrape(t);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain;.*version=0\.0\.4/);
     const text = res.text;
@@ -91,31 +100,37 @@ describe.each(testTargets())('metrics on %s', (_name, makeDb, adapter) => {
     expect(text).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
   });
 
-  it('is not rate limited and needs no key', async () => {
+  it('is served on its own listener, not rate limited and with no key, and not at all on the API listener', async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await t.http().get('/metrics');
+      const res = await scrape(t);
       expect(res.status).toBe(200);
       expect(res.headers['x-ratelimit-limit']).toBeUndefined();
     }
+    const api = await t.http().get('/metrics');
+    expect(api.status).toBe(404);
+    expect(api.body.error).toMatchObject({ code: 'NOT_FOUND', request_id: api.headers['x-request-id'] });
+    const other = await scrape(t, '/healthz');
+    expect(other.status).toBe(404);
+    expect(other.body.error.code).toBe('NOT_FOUND');
   });
 });
 
 describe.each(testDatabases())('queue gauges and separate registries on %s', (_name, makeDb) => {
   it('counts due deliveries and the age of the oldest, in a registry of its own', async () => {
     // Two apps in one process: each counts only its own traffic (no shared global registry).
-    const other = await startTestApp(makeDb());
-    const t = await startTestApp(makeDb(), { role: 'api' }); // no worker: deliveries stay queued
+    const other = await startTestApp(makeDb(), { env: { METRICS_PORT: '0' } });
+    const t = await startTestApp(makeDb(), { role: 'api', env: { METRICS_PORT: '0' } }); // no worker: deliveries stay queued
     try {
       const c = await t.customer();
       const subreddit = `queue${Math.random().toString(36).slice(2, 10)}`;
       expect((await t.http().post('/v1/webhooks').set(c.auth).send({ url: 'https://hooks.example.com/q', event: 'trends.rising', subreddit })).status).toBe(201);
       for (let i = 0; i < 2; i++) await t.app.get(EventsService).emit({ type: 'trends.rising', subreddit, data: { i } });
       await sleep(1100);
-      const text = (await t.http().get('/metrics')).text;
+      const text = (await scrape(t)).text;
       expect(sample(text, 'trendhooks_delivery_queue_depth')).toBe(2);
       expect(sample(text, 'trendhooks_delivery_oldest_due_age_seconds')).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'trendhooks_events_total{type="trends.rising"}')).toBe(2);
-      const otherText = (await other.http().get('/metrics')).text;
+      const otherText = (await scrape(other)).text;
       expect(sample(otherText, 'trendhooks_events_total{type="trends.rising"}')).toBeUndefined();
       expect(httpCount(otherText, 'POST', '/v1/webhooks', 201)).toBeUndefined();
     } finally {

@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { AppError } from '../common/errors';
 import { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from '../config/config';
-import { ApiKeyService } from './api-key.service';
+import { ApiKeyService, unauthorized } from './api-key.service';
 import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
 import { PLAN_TIER_KEY, PlanTier, PRINCIPAL } from './plan.decorator';
 import { RateLimitService } from './rate-limit.service';
@@ -37,7 +37,7 @@ export class ApiKeyGuard implements CanActivate {
 
     let principal;
     try {
-      principal = await this.keys.authenticate(req.headers.authorization);
+      principal = await this.keys.authenticate(authorizationHeader(req));
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const state = await this.limits.consume(`ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`, this.anonymousLimit);
@@ -57,4 +57,21 @@ export class ApiKeyGuard implements CanActivate {
     req[PRINCIPAL] = principal;
     return true;
   }
+}
+
+type RawRequest = { rawHeaders?: string[]; headers?: Record<string, unknown>; raw?: RawRequest };
+
+/**
+ * The request's one Authorization header. Node keeps the first of several Authorization headers
+ * and drops the rest, while a proxy in front may act on the last: a request carrying more than one
+ * is refused, never read as one of them. The raw headers are counted (express hands over the Node
+ * request, fastify wraps it in `raw`).
+ */
+export function authorizationHeader(req: RawRequest): string | undefined {
+  const raw = req.rawHeaders ?? req.raw?.rawHeaders ?? [];
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'authorization') count++;
+  if (count > 1) throw unauthorized(`send exactly one Authorization header; this request has ${count}`);
+  const value = req.headers?.authorization;
+  return typeof value === 'string' ? value : undefined;
 }

@@ -97,11 +97,15 @@ export class ApiKeyService {
     return 1;
   }
 
-  /** `Authorization: Bearer <key>` → the caller, or UNAUTHORIZED with nothing about why beyond the shape. */
+  /**
+   * `Authorization: Bearer <key>` → the caller, or UNAUTHORIZED with nothing about why beyond the shape.
+   * Exactly `Bearer`, one space and the key: any other spelling (another case, tabs, extra blanks)
+   * may be read differently by a proxy in front, so it is refused rather than guessed at.
+   */
   async authenticate(header: string | string[] | undefined): Promise<Principal> {
-    if (typeof header !== 'string' || header.length > 200) throw unauthorized('missing Authorization: Bearer <API key> header');
-    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (!m) throw unauthorized('Authorization header must be "Bearer <API key>"');
+    if (typeof header !== 'string' || header === '') throw unauthorized('missing Authorization: Bearer <API key> header');
+    const m = header.length <= 200 ? /^Bearer ([^\s]+)$/.exec(header) : null;
+    if (!m) throw unauthorized('Authorization header must be exactly "Bearer <API key>" (one space, no other blanks)');
     const key = m[1];
     if (!isWellFormedApiKey(key)) throw unauthorized('API key is malformed');
     const row = await this.ds
@@ -116,6 +120,7 @@ export class ApiKeyService {
   }
 }
 
-function unauthorized(message: string): AppError {
+/** 401 UNAUTHORIZED with the challenge every such answer carries. */
+export function unauthorized(message: string): AppError {
   return new AppError('UNAUTHORIZED', message, { 'WWW-Authenticate': 'Bearer realm="trendhooks"' });
 }

@@ -5,6 +5,12 @@ import type { Readable } from 'node:stream';
 import { AppError } from './errors';
 
 export const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * The deepest nesting a JSON body may have (the outer object is level 1). Every body the API takes
+ * is one flat object; a bound keeps recursive code further on (class-transformer) from running out
+ * of stack on `[[[[…]]]]`, which 64 KiB could otherwise nest 32,000 levels deep.
+ */
+export const MAX_JSON_DEPTH = 16;
 /** Where a body error waits until the controller's interceptor can raise it inside our envelope. */
 export const BODY_ERROR = Symbol('trendhooks:body-error');
 
@@ -28,6 +34,27 @@ function checkHeaders(headers: Headers): AppError | undefined {
   if (typeof type !== 'string' || !JSON_TYPE.test(type.trim())) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
   if (Number(headers['content-length'] ?? 0) > MAX_BODY_BYTES) return new AppError('PAYLOAD_TOO_LARGE', 'request body is larger than 64 KiB');
   return undefined;
+}
+
+/**
+ * Whether `value` nests objects/arrays deeper than `max` levels (a scalar is level 0, `{}` level 1).
+ * Iterative, so it cannot itself overflow the stack whatever it is handed.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+export function tooDeep(): AppError {
+  return new AppError('VALIDATION_ERROR', `request body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`);
 }
 
 /**
@@ -66,6 +93,7 @@ export function readJsonBody(headers: Headers, stream: Readable, done: (error: A
     } catch {
       return finish(new AppError('INVALID_JSON', 'request body is not valid JSON'));
     }
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) return finish(tooDeep());
     finish(undefined, body);
   });
 }
@@ -90,7 +118,7 @@ export class JsonBodyMiddleware implements NestMiddleware {
     if (!hasBody(req)) return next();
     if (req._body || req.body !== undefined) {
       // A host app's own parser got here first: hold the parsed body to the same rules.
-      const early = checkHeaders(req.headers);
+      const early = checkHeaders(req.headers) ?? (nestsDeeperThan(req.body, MAX_JSON_DEPTH) ? tooDeep() : undefined);
       if (early) req[BODY_ERROR] = early;
       return next();
     }

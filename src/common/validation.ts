@@ -2,6 +2,41 @@ import { ArgumentMetadata, Injectable, Optional, PipeTransform, Type } from '@ne
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validate, ValidationError } from 'class-validator';
 import { AppError } from './errors';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './json-body.middleware';
+
+const SCALARS = new Map<unknown, string>([
+  [String, 'a string'],
+  [Number, 'a number'],
+  [Boolean, 'a boolean'],
+]);
+
+/**
+ * A field that holds an object or an array although the DTO declares no nested or array rule for
+ * it: refused before class-transformer walks into it. The declared TypeScript type, where emitted,
+ * words the message.
+ */
+function structuredWhereScalar(dto: Type<unknown>, value: object): AppError | undefined {
+  let structured: Set<string> | undefined;
+  for (const [key, v] of Object.entries(value)) {
+    if (v === null || typeof v !== 'object') continue;
+    structured ??= takesStructure(dto);
+    if (structured.has(key)) continue;
+    const scalar = SCALARS.get(Reflect.getMetadata('design:type', dto.prototype as object, key));
+    const what = Array.isArray(v) ? 'an array' : 'an object';
+    return new AppError('VALIDATION_ERROR', scalar ? `${key} must be ${scalar}, not ${what}` : `${key} must be a single value, not ${what}`);
+  }
+  return undefined;
+}
+
+/** Fields of `dto` that may hold an object or array: nested validation, or an object/array rule. */
+function takesStructure(dto: Type<unknown>): Set<string> {
+  return new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(dto, '', true, false)
+      .filter((m) => m.type === 'nestedValidation' || /^(isObject|isArray|isNotEmptyObject|array)/.test(m.name ?? ''))
+      .map((m) => m.propertyName),
+  );
+}
 
 function knownFields(dto: Type<unknown>): Set<string> {
   return new Set(getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false).map((m) => m.propertyName));
@@ -18,8 +53,10 @@ function firstMessage(errors: ValidationError[]): string {
 
 /**
  * Validates a JSON body against a class-validator DTO: must be an object, no unknown fields
- * (checked on the raw keys, before any transformation, so `__proto__` cannot sneak through), and
- * every constraint met. Failures are `400 VALIDATION_ERROR` naming the field.
+ * (checked on the raw keys, before any transformation, so `__proto__` cannot sneak through), no
+ * deeper than MAX_JSON_DEPTH, no object or array where the DTO expects a single value (so
+ * class-transformer never recurses into hostile nesting), and every constraint met. Failures are
+ * `400 VALIDATION_ERROR` naming the field.
  */
 @Injectable()
 export class BodyValidationPipe implements PipeTransform {
@@ -41,6 +78,10 @@ export class BodyValidationPipe implements PipeTransform {
     for (const key of Object.keys(value)) {
       if (!fields.has(key)) throw new AppError('VALIDATION_ERROR', `unknown field ${JSON.stringify(key).slice(0, 80)}`);
     }
+    // Bodies parsed by a host app's own parser have not been through JsonBodyMiddleware's bound.
+    if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw tooDeep();
+    const wrongType = structuredWhereScalar(dto, value);
+    if (wrongType) throw wrongType;
     const instance = plainToInstance(dto, value, { enableImplicitConversion: false });
     const errors = await validate(instance as object, { forbidUnknownValues: true, validationError: { target: false, value: false } });
     if (errors.length > 0) throw new AppError('VALIDATION_ERROR', firstMessage(errors));

@@ -18,6 +18,7 @@ describe('loadConfig', () => {
     const c = loadConfig({}, '/srv');
     expect(c.database).toEqual({ type: 'sqlite', path: path.resolve('/srv', 'data/trendhooks.db') });
     expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', adapter: 'express' });
+    expect(c.metrics).toEqual({ port: null, host: '127.0.0.1' });
     expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 60_000 });
     expect(c.trends).toMatchObject({ redditBaseUrl: 'https://www.reddit.com', redditClientId: null, redditUserAgent: null, trackedSubreddits: [] });
     expect(c.redisUrl).toBeNull();
@@ -56,6 +57,8 @@ describe('loadConfig', () => {
     const c = loadConfig({
       DATABASE_URL: 'postgres://u@db:5432/th',
       PORT: '0',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '::1',
       HTTP_ADAPTER: 'Fastify',
       DELIVERY_CONCURRENCY: ' 128 ',
       TRACKED_SUBREDDITS: 'r/Node, /r/typescript ,,rust',
@@ -65,6 +68,7 @@ describe('loadConfig', () => {
     });
     expect(c.database).toEqual({ type: 'postgres', url: 'postgres://u@db:5432/th' });
     expect(c.http).toMatchObject({ port: 0, adapter: 'fastify' });
+    expect(c.metrics).toEqual({ port: 9464, host: '::1' });
     expect(c.delivery.concurrency).toBe(128);
     expect(c.trends.trackedSubreddits).toEqual(['node', 'typescript', 'rust']);
     expect(c.trends.redditUserAgent).toBe('linux:com.example.trends:1.0 (by /u/example)');
@@ -75,6 +79,11 @@ describe('loadConfig', () => {
   it.each([
     [{ PORT: '80a' }, /PORT must be an integer/],
     [{ PORT: '70000' }, /PORT must be between 0 and 65535/],
+    [{ METRICS_PORT: 'nine' }, /METRICS_PORT must be an integer/],
+    [{ METRICS_PORT: '65536' }, /METRICS_PORT must be between 0 and 65535/],
+    [{ METRICS_PORT: '-1' }, /METRICS_PORT must be an integer/],
+    [{ PORT: '9000', METRICS_PORT: '9000' }, /METRICS_PORT \(9000\) must differ from PORT/],
+    [{ METRICS_HOST: '0.0.0.0' }, /METRICS_HOST is set but METRICS_PORT is not/],
     [{ DELIVERY_CONCURRENCY: '0' }, /DELIVERY_CONCURRENCY must be between 1 and 1024/],
     [{ DELIVERY_TIMEOUT_MS: '10000', DELIVERY_LEASE_MS: '15000' }, /DELIVERY_LEASE_MS \(15000\) must exceed/],
     [{ HTTP_ADAPTER: 'koa' }, /HTTP_ADAPTER must be express or fastify/],

@@ -38,6 +38,8 @@ export interface AppConfig {
   database: DatabaseConfig;
   /** `adapter`: the HTTP server under Nest (HTTP_ADAPTER); both answer identically. */
   http: { port: number; host: string; adapter: HttpAdapterName };
+  /** The Prometheus listener, apart from the API (METRICS_PORT/METRICS_HOST); port null: none. */
+  metrics: { port: number | null; host: string };
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
   cursor: { secrets: string[]; ttlSeconds: number };
@@ -173,6 +175,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     .split(',')
     .map((s) => s.trim().replace(/^\/?r\//i, '').toLowerCase())
     .filter(Boolean);
+  const http = { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')) };
+  const metrics = { port: str(env, 'METRICS_PORT') === null ? null : int(env, 'METRICS_PORT', 0, 0, 65535), host: str(env, 'METRICS_HOST') ?? '127.0.0.1' };
+  if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port) {
+    throw new ConfigError(`METRICS_PORT (${metrics.port}) must differ from PORT: metrics are never served on the API listener`);
+  }
+  if (str(env, 'METRICS_HOST') !== null && metrics.port === null) throw new ConfigError('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT to serve metrics');
   // Polled by name and stored in varchar(21) columns: a typo must stop the start, not every poll.
   const badTracked = tracked.find((s) => !SUBREDDIT_INPUT.test(s));
   if (badTracked !== undefined) throw new ConfigError(`TRACKED_SUBREDDITS: "${badTracked}" is not a subreddit name`);
@@ -217,7 +225,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   }
   return {
     database: parseDatabaseUrl(str(env, 'DATABASE_URL'), cwd),
-    http: { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')) },
+    http,
+    metrics,
     plans,
     redisUrl,
     cursor: {

@@ -1,15 +1,15 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { FastifyHttpMetrics, HttpMetricsMiddleware } from './http-metrics';
-import { MetricsController } from './metrics.controller';
 import { MetricsConfigurableModule } from './metrics.options';
 import { Metrics } from './metrics.service';
 
 /**
- * `GET /metrics` (Prometheus text) and the injectable `Metrics` every module records into. Global
- * by default; `MetricsModule.forRoot({})`. Times every HTTP request of the app (route pattern, never the raw URL).
+ * The injectable `Metrics` every module records into. Global by default; `MetricsModule.forRoot({})`.
+ * Times every HTTP request of the app (route pattern, never the raw URL). It adds no route: the
+ * series are served on a listener of their own (`startMetricsServer`; the standalone app's
+ * METRICS_PORT), never on the API's.
  */
 @Module({
-  controllers: [MetricsController],
   providers: [Metrics, HttpMetricsMiddleware, FastifyHttpMetrics],
   exports: [Metrics],
 })

@@ -1,6 +1,9 @@
 import * as fc from 'fast-check';
+import type { Server } from 'node:http';
+import { MAX_JSON_DEPTH } from '../../src/common/json-body.middleware';
 import { testDatabases } from '../support/databases';
 import { startTestApp, TestApp } from '../support/app';
+import { listening, rawRequest } from '../support/raw-http';
 
 /**
  * Hostile input on every route: fast-check-generated bodies, query strings, path segments and
@@ -39,6 +42,27 @@ const segment = fc.oneof(
 const query = fc.dictionary(fc.constantFrom('limit', 'cursor', 'x', 'limit[]', 'cursor[a]'), fc.oneof(fc.string({ maxLength: 60 }), fc.integer().map(String), fc.constant('')), { maxKeys: 3 });
 const rawBody = fc.oneof(fc.string({ maxLength: 200 }), fc.constantFrom('{', '[', '{"url":', '\u0000', '{"a":1}{"b":2}', 'null', '1e309', '"\\ud800"'));
 const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json', '', 'multipart/form-data; boundary=x');
+
+/** A JSON value nested `depth` levels deep, as text: arrays, objects or both, around any leaf. */
+const deepJson = fc
+  .record({ depth: fc.integer({ min: 1, max: 3000 }), kinds: fc.array(fc.constantFrom('[', '{'), { minLength: 1, maxLength: 3 }), leaf: fc.constantFrom('1', '"x"', 'null', '[]', '{}', '"https://hooks.example.com/x"') })
+  .map(({ depth, kinds, leaf }) => {
+    let open = '';
+    let close = '';
+    for (let i = 0; i < depth; i++) {
+      const k = kinds[i % kinds.length];
+      open += k === '[' ? '[' : '{"a":';
+      close = (k === '[' ? ']' : '}') + close;
+    }
+    return { depth: depth + (leaf === '[]' || leaf === '{}' ? 1 : 0), text: open + leaf + close };
+  });
+
+/** Header lines with bytes the HTTP parser refuses or must handle: controls, NUL, DEL, high bytes, bare CR/LF. */
+const hostileHeaderValue = fc
+  .array(fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.constantFrom(0x00, 0x01, 0x09, 0x0b, 0x0d, 0x7f, 0x80, 0xff, 0x0a)), { maxLength: 60 })
+  .map((codes) => Buffer.from(codes));
+// Sizes that are wrong in form, or the right one (2, for `{}`): a well-formed wrong size would only make the server wait.
+const chunkSize = fc.constantFrom('zz', '-1', '', ' 2', '2;ext', 'ffffffffffffffffff', '0x2', '2 ', 'g', '2\u0000', '2', '02');
 
 describe.each(testDatabases())('fuzzing every route on %s', (_name, makeDb) => {
   let t: TestApp;
@@ -88,6 +112,34 @@ describe.each(testDatabases())('fuzzing every route on %s', (_name, makeDb) => {
       }),
       { numRuns: RUNS },
     );
+  });
+
+  it(`deeply nested JSON in any field never causes a 5xx, and nesting past ${MAX_JSON_DEPTH} levels is 400 VALIDATION_ERROR`, async () => {
+    await fc.assert(
+      fc.asyncProperty(deepJson, fc.constantFrom('url', 'event', 'subreddit', 'allow_nonstandard_port', 'extra'), async (deep, field) => {
+        const text = `{"url":"https://hooks.example.com/x","event":"trends.surge","subreddit":"fuzzing",${JSON.stringify(field)}:${deep.text}}`;
+        const res = await t.http().post('/v1/webhooks').set(auth).set('Content-Type', 'application/json').send(text);
+        expectEnvelope(res, `depth ${deep.depth} in ${field}`);
+        if (deep.depth + 1 > MAX_JSON_DEPTH) {
+          if (res.status !== 400 || res.body.error.code !== 'VALIDATION_ERROR') throw new Error(`depth ${deep.depth} in ${field}: ${res.status} ${res.text.slice(0, 200)}`);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('header bytes and chunk sizes the HTTP parser refuses are answered in the envelope, and the server keeps serving', async () => {
+    const port = await listening(t.app.getHttpServer() as Server);
+    await fc.assert(
+      fc.asyncProperty(hostileHeaderValue, chunkSize, fc.boolean(), async (value, size, chunked) => {
+        const head = Buffer.from(`POST /v1/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.Authorization}\r\nContent-Type: application/json\r\nX-Fuzz: `);
+        const tail = chunked ? `\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${size}\r\n{}\r\n0\r\n\r\n` : '\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}';
+        const res = await rawRequest(port, Buffer.concat([head, value, Buffer.from(tail)]));
+        expectEnvelope(res, `X-Fuzz ${JSON.stringify(value.toString('latin1'))} chunk ${JSON.stringify(size)}`);
+      }),
+      { numRuns: RUNS },
+    );
+    expect((await t.http().get('/healthz')).status).toBe(200);
   });
 
   it('arbitrary Authorization and X-Request-Id headers never cause a 5xx', async () => {
