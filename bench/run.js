@@ -71,6 +71,15 @@ const BENCHES = [
       'see bench/results/detectors-quality.json (recall, precision, delay, false alarms per day)',
     ],
   },
+  {
+    name: 'detectors-calibrated',
+    script: 'bench/detectors/calibrated.js',
+    args: quick ? ['--weeks=2'] : [],
+    json: 'detectors-calibrated.json',
+    summary: ({ summary: s }) => [
+      `on counts calibrated to the real series' burstiness: velocity ${s.velocity.falseAlarmsPerSubredditWeek} false alarms per subreddit-week (recall ${s.velocity.recall}), rising ${s.rising.falseAlarmsPerSubredditWeek} (recall ${s.rising.recall})`,
+    ],
+  },
 ];
 
 function main() {

@@ -205,15 +205,22 @@ function main() {
   console.log(`\ntrends.rising, 3 subreddits × ${WEEKS} weeks (parameters: defaults${Object.keys(RISING_PARAMS).length ? ' + ' + JSON.stringify(RISING_PARAMS) : ''}):`);
   console.table(rising);
   const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
+  const summary = {
+    velocity: {
+      falseAlarmsPerSubredditWeek: L.round(sum(velocity, 'falseAlarms') / (3 * WEEKS), 2),
+      recall: L.round(velocity.reduce((a, x) => a + x.recall * x.bursts, 0) / sum(velocity, 'bursts'), 3),
+    },
+    rising: {
+      falseAlarmsPerSubredditWeek: L.round(sum(rising, 'falseAlarms') / (3 * WEEKS), 2),
+      recall: L.round(rising.reduce((a, x) => a + x.recall * x.risers, 0) / sum(rising, 'risers'), 3),
+    },
+  };
   console.log(
-    `\nsummary: velocity ${L.round(sum(velocity, 'falseAlarms') / (3 * WEEKS), 2)} false alarms per subreddit-week, recall ${L.round(
-      velocity.reduce((a, x) => a + x.recall * x.bursts, 0) / sum(velocity, 'bursts'),
-      3,
-    )}; rising ${L.round(sum(rising, 'falseAlarms') / (3 * WEEKS), 2)} false alarms per subreddit-week, recall ${L.round(
-      rising.reduce((a, x) => a + x.recall * x.risers, 0) / sum(rising, 'risers'),
-      3,
-    )}`,
+    `\nsummary: velocity ${summary.velocity.falseAlarmsPerSubredditWeek} false alarms per subreddit-week, recall ${summary.velocity.recall}; ` +
+      `rising ${summary.rising.falseAlarmsPerSubredditWeek} false alarms per subreddit-week, recall ${summary.rising.recall}`,
   );
+  const out = path.join(__dirname, '../results/detectors-calibrated.json');
+  fs.writeFileSync(out, JSON.stringify({ when: new Date().toISOString(), weeks: WEEKS, seed: SEED, calibration: cal, velocity, rising, summary }, null, 2) + '\n');
 }
 
 main();

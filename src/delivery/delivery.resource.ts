@@ -21,10 +21,12 @@ export class AttemptResource {
   @ApiProperty({ enum: ['delivered', 'transient', 'permanent'], description: '`transient` failures are retried; `permanent` ones are final.' })
   outcome: string;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Failure class, e.g. `http_503`, `timeout`, `destination_blocked`.' })
+  @ApiProperty({ type: 'string', nullable: true, description:
+      'Failure class, e.g. `http_503`, `timeout`, `destination_blocked`; `worker_lost` when the worker died during the attempt; `private_destination_error` for any failure before an HTTP status at an operator-allowed private destination.',
+  })
   error_class: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: "The first 1 KiB of the receiver's answer." })
+  @ApiProperty({ type: 'string', nullable: true, description: "The first 1 KiB of the receiver's answer; never kept for operator-allowed private destinations." })
   response_excerpt: string | null;
 }
 
