@@ -1,7 +1,5 @@
 import { hash } from 'node:crypto';
-
-/** Crockford base32, lower-case (no i, l, o, u): readable in logs and distinct from upper-case ULIDs. */
-const CROCKFORD_LOWER = '0123456789abcdefghjkmnpqrstvwxyz';
+import { crockfordBase32 } from '../common/base32';
 
 /** 26 chars × 5 bits = 130 bits of the digest: collisions are out of reach at any realistic volume. */
 export const DELIVERY_ID_LENGTH = 26;
@@ -9,23 +7,6 @@ export const DELIVERY_ID_RE = /^msg_[0-9a-hjkmnp-tv-z]{26}$/;
 
 // Domain tag: the hash can never coincide with some other SHA-256 we compute over the same ids.
 const DOMAIN = 'trendhooks/delivery-id/v1';
-
-function base32Crockford(bytes: Buffer, chars: number): string {
-  let out = '';
-  let acc = 0;
-  let bits = 0;
-  for (const byte of bytes) {
-    acc = (acc << 8) | byte;
-    bits += 8;
-    while (bits >= 5 && out.length < chars) {
-      bits -= 5;
-      out += CROCKFORD_LOWER[(acc >>> bits) & 31];
-    }
-    acc &= (1 << bits) - 1; // keep only the unread bits so acc never overflows
-    if (out.length >= chars) break;
-  }
-  return out;
-}
 
 /**
  * The `webhook-id` of the delivery of one event to one webhook: `msg_` + 26 lower-case Crockford
@@ -48,5 +29,5 @@ export function deliveryId(eventId: string, webhookId: string): string {
     `${DOMAIN}\0${Buffer.byteLength(eventId, 'utf8')}:${eventId}\0${Buffer.byteLength(webhookId, 'utf8')}:${webhookId}`,
     'buffer',
   );
-  return `msg_${base32Crockford(digest, DELIVERY_ID_LENGTH)}`;
+  return `msg_${crockfordBase32(digest, DELIVERY_ID_LENGTH)}`;
 }

@@ -92,6 +92,11 @@ describe('trend events', () => {
     expect(trendEventId('k')).not.toBe(trendEventId('k2'));
   });
 
+  it('keeps the event ids already stored and delivered (pinned values)', () => {
+    expect(trendEventId('k')).toBe('evt_g9ac6ad9518fdn9svmvpyj0pxr');
+    expect(trendEventId('trends.surge|x|1')).toBe('evt_me4r8ggwrb04jvs36n5apezcwp');
+  });
+
   it('carries the evidence in snake_case with absolute permalinks', () => {
     const ev = toTrendEvent('typescript', {
       kind: 'trends.rising',

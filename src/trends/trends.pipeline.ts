@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, LessThan, MoreThanOrEqual } from 'typeorm';
+import { crockfordBase32 } from '../common/base32';
 import { CLOCK, Clock } from '../common/clock';
 import { EventsService } from '../delivery/events.service';
 import type { IngestListener } from '../posts/ingest.service';
@@ -11,25 +12,11 @@ import { Detection, ObservedPost, SubredditTrends } from './subreddit-trends';
 import { RisingEventData, SurgeEventData, TrendEventDataByKind, VelocityEventData } from './trend-event-payloads';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
 
-const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 const DEFAULT_HISTORY_MS = 3 * 24 * 3600_000;
 
 /** `evt_` + 26 base32 characters of SHA-256(event key): the same detection always has the same id. */
 export function trendEventId(key: string): string {
-  const digest = createHash('sha256').update(key).digest();
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of digest) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5 && out.length < 26) {
-      out += CROCKFORD[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    value &= (1 << bits) - 1;
-  }
-  return `evt_${out}`;
+  return `evt_${crockfordBase32(createHash('sha256').update(key).digest(), 26)}`;
 }
 
 /** A trend event before delivery: deterministic id, the detector's evidence as typed snake_case `data`. */
