@@ -4,7 +4,7 @@ import { AppError } from '../common/errors';
 import { newId } from '../common/ids';
 import { Metrics } from '../metrics/metrics.service';
 import { SUBREDDIT_INPUT, normaliseSubreddit } from '../webhooks/dto/create-webhook.dto';
-import { WEBHOOK_EVENTS } from '../webhooks/webhook.entity';
+import { TREND_KINDS } from '../trends/detectors/event-key';
 import { deliveryId } from './delivery-id';
 import { DeliveryRepository, Subscriber } from './delivery.repository';
 import { DeliveryWorker } from './delivery.worker';
@@ -38,8 +38,8 @@ export class EventsService {
 
   /** A trend event: every webhook subscribed to its kind and subreddit gets one delivery. */
   emit(input: EmitInput): Promise<EmitResult> {
-    if (!(WEBHOOK_EVENTS as readonly string[]).includes(input.type)) {
-      throw new AppError('VALIDATION_ERROR', `event must be one of ${WEBHOOK_EVENTS.join(', ')}`);
+    if (!(TREND_KINDS as readonly string[]).includes(input.type)) {
+      throw new AppError('VALIDATION_ERROR', `event must be one of ${TREND_KINDS.join(', ')}`);
     }
     return this.write(input, 'subscribers');
   }

@@ -10,7 +10,7 @@ import { loadConfig } from '../config/config';
 import { toPostEntity } from '../posts/ingest.service';
 import { PostRepository } from '../posts/post.repository';
 import { TrendsPipeline } from '../trends/trends.pipeline';
-import { WEBHOOK_EVENTS, WebhookEvent } from '../webhooks/webhook.entity';
+import { TREND_KINDS, TrendKind } from '../trends/detectors/event-key';
 import { generateDemoDataset } from './dataset';
 import { deliveryLine, describeFigures, eventTime } from './format';
 import { DemoReceiver, makeSelfSignedCert, ReceivedRequest } from './receiver';
@@ -39,7 +39,7 @@ export class DemoError extends Error {
 }
 
 interface DemoHook {
-  kind: WebhookEvent;
+  kind: TrendKind;
   path: string;
   id: string;
   secret: string;
@@ -114,7 +114,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
 
   const hooks = new Map<string, DemoHook>();
   const shown = new Set<string>();
-  const verified = new Set<WebhookEvent>();
+  const verified = new Set<TrendKind>();
   let allVerified: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (allVerified = resolve));
   let issued: IssuedKey | undefined;
@@ -177,7 +177,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     if (!check.ok) return 401;
     shown.add(msgId);
     if (type === hook.kind) verified.add(hook.kind);
-    if (verified.size === WEBHOOK_EVENTS.length) allVerified();
+    if (verified.size === TREND_KINDS.length) allVerified();
     return 204;
   };
 
@@ -207,7 +207,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     api = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
 
     issued = await app.get(ApiKeyService).issue(userDb ? `trendhooks-demo-${suffix}` : 'trendhooks-demo', 'business');
-    for (const kind of WEBHOOK_EVENTS) {
+    for (const kind of TREND_KINDS) {
       const hookPath = `/hooks/${kind}`;
       const res = await call('POST', '/v1/webhooks', { url: rx.url(hookPath), event: kind, subreddit, allow_nonstandard_port: true });
       if (res.status !== 201) throw new DemoError(`creating the ${kind} webhook failed: HTTP ${res.status} ${JSON.stringify(res.json?.error ?? res.json)}`);
@@ -220,7 +220,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     say(`  database  ${where}`);
     say(`  API       ${api} (customer ${issued.customer}, plan business, key ${issued.prefix}…)`);
     say(`  receiver  ${rx.url('/hooks/…')} (self-signed certificate, trusted by the sender through DELIVERY_CA_FILE)`);
-    say(`  webhooks  ${WEBHOOK_EVENTS.join(', ')} on r/${subreddit}, created with POST /v1/webhooks`);
+    say(`  webhooks  ${TREND_KINDS.join(', ')} on r/${subreddit}, created with POST /v1/webhooks`);
     const hours = (dataset.endMs - dataset.startMs) / 3_600_000;
     say(
       `Replaying ${hours} h of r/${subreddit} from ${new Date(dataset.startMs).toISOString().slice(0, 16).replace('T', ' ')}Z: ` +
@@ -252,13 +252,13 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
 
     if (timedOut) {
       accepting = false;
-      const missing = WEBHOOK_EVENTS.filter((k) => !verified.has(k));
+      const missing = TREND_KINDS.filter((k) => !verified.has(k));
       const why: string[] = replayed < dataset.rounds.length ? [`only ${replayed} of ${dataset.rounds.length} polls replayed`] : [];
       for (const kind of missing) why.push(`${kind}: ${await diagnose([...hooks.values()].find((h) => h.kind === kind)!, call)}`);
       throw new DemoError(`no verified delivery of ${missing.join(', ')} within ${(deadline - started) / 1000} s (${why.join('; ')})`);
     }
 
-    say(`All ${WEBHOOK_EVENTS.length} trend kinds delivered and verified in ${((Date.now() - started) / 1000).toFixed(1)} s. The API's record of them:`);
+    say(`All ${TREND_KINDS.length} trend kinds delivered and verified in ${((Date.now() - started) / 1000).toFixed(1)} s. The API's record of them:`);
     if (!opts.json) {
       for (const hook of hooks.values()) {
         const list = await settledDeliveries(hook, call, deadline);

@@ -1,8 +1,7 @@
 import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
+import type { TrendKind } from '../trends/detectors/event-key';
 
-export const WEBHOOK_EVENTS = ['trends.surge', 'trends.velocity', 'trends.rising'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export type WebhookLastStatus = 'delivered' | 'retrying' | 'failed';
 
 @Entity('webhooks')
@@ -21,7 +20,7 @@ export class WebhookEntity {
   url: string;
 
   @Column({ type: 'varchar', length: 32 })
-  event: WebhookEvent;
+  event: TrendKind;
 
   @Column({ type: 'varchar', length: 21 })
   subreddit: string;

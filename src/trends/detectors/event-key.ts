@@ -3,9 +3,10 @@
  * service can derive event ids from it and a replay emits no duplicates.
  */
 
-export type TrendKind = 'trends.surge' | 'trends.velocity' | 'trends.rising';
 
-export const TREND_KINDS: readonly TrendKind[] = ['trends.surge', 'trends.velocity', 'trends.rising'];
+/** The trend kinds, defined here once: webhooks subscribe to them and events carry them as `type`. */
+export const TREND_KINDS = ['trends.surge', 'trends.velocity', 'trends.rising'] as const;
+export type TrendKind = (typeof TREND_KINDS)[number];
 
 /**
  * `v1:<kind>:<subreddit>:<windowStartMs>:<discriminator>`, each part percent-encoded so no part can

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { SUBREDDIT_INPUT } from '../../common/reddit-names';
-import { WEBHOOK_EVENTS, WebhookEvent } from '../webhook.entity';
+import { TREND_KINDS, TrendKind } from '../../trends/detectors/event-key';
 
 // Kept importable from here for code that predates src/common/reddit-names.ts.
 export { SUBREDDIT_INPUT, normaliseSubreddit } from '../../common/reddit-names';
@@ -9,7 +9,7 @@ export { SUBREDDIT_INPUT, normaliseSubreddit } from '../../common/reddit-names';
 /** A validated create body. Controllers type the parameter with this interface, not the class: see WebhooksController. */
 export interface CreateWebhookInput {
   url: string;
-  event: WebhookEvent;
+  event: TrendKind;
   subreddit: string;
   allow_nonstandard_port?: boolean;
 }
@@ -27,10 +27,10 @@ export class CreateWebhookDto implements CreateWebhookInput {
   @MaxLength(2048, { message: 'url must be at most 2048 characters' })
   url: string;
 
-  @ApiProperty({ enum: WEBHOOK_EVENTS, enumName: 'WebhookEvent' })
+  @ApiProperty({ enum: TREND_KINDS, enumName: 'WebhookEvent' })
   @IsDefined({ message: 'event is required' })
-  @IsIn(WEBHOOK_EVENTS as readonly string[], { message: `event must be one of ${WEBHOOK_EVENTS.join(', ')}` })
-  event: WebhookEvent;
+  @IsIn(TREND_KINDS as readonly string[], { message: `event must be one of ${TREND_KINDS.join(', ')}` })
+  event: TrendKind;
 
   @ApiProperty({
     pattern: SUBREDDIT_INPUT.source,

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { WEBHOOK_EVENTS, WebhookEntity, WebhookEvent, WebhookLastStatus } from '../webhook.entity';
+import { TREND_KINDS, TrendKind } from '../../trends/detectors/event-key';
+import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
 
 /** The client's view of a webhook (spec 2.1). `secret` only on create and rotate. */
 @ApiSchema({ name: 'Webhook', description: 'A webhook subscription. Its secret is never shown here, only on create and rotate.' })
@@ -10,8 +11,8 @@ export class WebhookResource {
   @ApiProperty({ format: 'uri', maxLength: 2048, description: 'Absolute https URL the events are POSTed to.', example: 'https://example.com/hooks/trendhooks' })
   url: string;
 
-  @ApiProperty({ enum: WEBHOOK_EVENTS, enumName: 'WebhookEvent' })
-  event: WebhookEvent;
+  @ApiProperty({ enum: TREND_KINDS, enumName: 'WebhookEvent' })
+  event: TrendKind;
 
   @ApiProperty({ description: 'Lower case, without the r/ prefix.', example: 'typescript' })
   subreddit: string;
