@@ -1,10 +1,10 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { AppError } from '../common/errors';
-import { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from '../config/config';
 import { ApiKeyService, unauthorized } from './api-key.service';
 import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
 import { PLAN_TIER_KEY, PlanTier, PRINCIPAL } from './plan.decorator';
+import { PlanService } from './plan.service';
 import { RateLimitService } from './rate-limit.service';
 
 /**
@@ -14,17 +14,16 @@ import { RateLimitService } from './rate-limit.service';
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  private readonly plans: Record<Plan, PlanLimits>;
   private readonly anonymousLimit: number;
 
   constructor(
     private readonly keys: ApiKeyService,
     private readonly limits: RateLimitService,
+    private readonly plans: PlanService,
     private readonly reflector: Reflector,
     private readonly adapterHost: HttpAdapterHost,
     @Inject(AUTH_OPTIONS) options: AuthModuleOptions,
   ) {
-    this.plans = options.plans ?? DEFAULT_PLAN_LIMITS;
     this.anonymousLimit = options.unauthenticatedPerMinute ?? 60;
   }
 
@@ -45,7 +44,7 @@ export class ApiKeyGuard implements CanActivate {
       throw state.allowed ? err : RateLimitService.rejection(state);
     }
 
-    const plan = this.plans[principal.plan];
+    const plan = this.plans.limits(principal.plan);
     const state = await this.limits.consume(`key:${principal.keyId}`, plan.requestsPerMinute);
     setHeaders(RateLimitService.headers(state));
     if (!state.allowed) throw RateLimitService.rejection(state);

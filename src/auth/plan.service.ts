@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from '../config/config';
 import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
 
-/** Per-plan figures other modules need (page sizes, quotas), from the one configured table. */
+/** Per-plan figures (rate limits, page sizes, quotas), from the one configured table; the only place the default table is applied. */
 @Injectable()
 export class PlanService {
   private readonly plans: Record<Plan, PlanLimits>;
