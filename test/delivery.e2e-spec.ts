@@ -242,6 +242,20 @@ describe.each(TARGETS)('deliveries on %s', (_name, makeDb, adapter) => {
     expect(after.attempts).toHaveLength(2);
   });
 
+  it('answers 400 to a delivery id that can never exist and 404 to a well-formed unknown one', async () => {
+    const { c, w } = await subscribe();
+    // i, l, o and u are not in the alphabet delivery ids are written in, whatever the case.
+    for (const bad of ['msg_uuuuuuuuuuuuuuuuuuuuuuuuuu', 'msg_0123456789abcdefghjkmnpqri', 'MSG_0123456789ABCDEFGHJKMNPQRO', 'msg_0123', 'evt_0123456789abcdefghjkmnpqrs']) {
+      const res = await t.http().post(`/v1/webhooks/${w.id}/deliveries/${bad}/retry`).set(c.auth);
+      expect([bad, res.status, res.body.error.code]).toEqual([bad, 400, 'VALIDATION_ERROR']);
+      expect(res.body.error.message).toContain('delivery_id');
+    }
+    for (const unknown of ['msg_0123456789abcdefghjkmnpqrs', 'MSG_0123456789ABCDEFGHJKMNPQRS']) {
+      const res = await t.http().post(`/v1/webhooks/${w.id}/deliveries/${unknown}/retry`).set(c.auth);
+      expect([unknown, res.status, res.body.error.code]).toEqual([unknown, 404, 'NOT_FOUND']);
+    }
+  });
+
   it('keeps the delivery routes to the webhook\'s owner', async () => {
     const { w } = await subscribe();
     const other = await t.customer();

@@ -8,14 +8,13 @@ import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { WebhookEntity } from '../webhooks/webhook.entity';
 import { WebhookRepository } from '../webhooks/webhook.repository';
 import { parseWebhookId } from '../webhooks/webhooks.service';
-import { deliveryId } from './delivery-id';
+import { DELIVERY_ID_RE, deliveryId } from './delivery-id';
 import { DeliveryRepository } from './delivery.repository';
 import { DeliveryResource, toDeliveryResource } from './delivery.resource';
 import { DeliveryWorker } from './delivery.worker';
 import { EventsService } from './events.service';
 
 export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
-const DELIVERY_ID_RE = /^msg_[0-9a-z]{26}$/;
 
 /** The customer-facing delivery log, manual retry and test events; every call is scoped to the caller's webhook. */
 @Injectable()
@@ -57,7 +56,7 @@ export class DeliveriesService {
   async retry(caller: Principal, rawWebhookId: string, rawDeliveryId: string): Promise<DeliveryResource> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
     const id = rawDeliveryId.toLowerCase();
-    if (!DELIVERY_ID_RE.test(id)) throw new AppError('VALIDATION_ERROR', 'delivery_id must look like msg_ followed by 26 characters');
+    if (!DELIVERY_ID_RE.test(id)) throw new AppError('VALIDATION_ERROR', 'delivery_id must be msg_ followed by 26 Crockford base32 characters (0-9 and a-z without i, l, o, u)');
     const d = await this.deliveries.findForWebhook(w.id, id);
     if (!d) throw new AppError('NOT_FOUND', `delivery ${rawDeliveryId} not found`);
     if (d.state === 'delivering') throw new AppError('CONFLICT', `delivery ${id} is being attempted right now`);
