@@ -406,16 +406,9 @@ export class DeliveryRepository implements OnApplicationShutdown {
   }
 
   /**
-   * Records one attempt and moves the delivery on, fenced on the lease: when another worker took
-   * the row over (this one stalled past its lease), the attempt is still logged but the state is
-   * left to the new owner. Returns whether the lease was still held.
-   */
-  async recordAttempt(d: ClaimedDelivery, owner: string, rec: AttemptRecord, now: Date): Promise<boolean> {
-    return (await this.recordAttempts([{ d, owner, rec, now }])).held[0];
-  }
-
-  /**
-   * `recordAttempt` for a batch (one transaction on SQLite, one statement on PostgreSQL), and,
+   * Records a batch of attempts (one transaction on SQLite, one statement on PostgreSQL) and moves
+   * each delivery on, fenced on the lease: when another worker took the row over (this one stalled
+   * past its lease), the attempt is still logged but the state is left to the new owner. And,
    * when `claim` is given, a claim of further deliveries in the same transaction: the worker
    * refills the slots these outcomes free without another round trip. `held[i]` is about
    * `inputs[i]`. At most RECORD_BATCH_MAX inputs.
