@@ -26,10 +26,6 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_STATUS, value);
-}
-
 /** A domain error: safe to show to the client as is (code + message, never internals). */
 export class AppError extends Error {
   readonly status: number;
