@@ -30,7 +30,6 @@ export interface SsrfModuleOptions {
 export const {
   ConfigurableModuleClass: SsrfConfigurableModule,
   MODULE_OPTIONS_TOKEN: SSRF_MODULE_OPTIONS,
-  OPTIONS_TYPE: SSRF_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: SSRF_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<SsrfModuleOptions>()
   .setClassMethodName('forRoot')
