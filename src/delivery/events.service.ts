@@ -3,7 +3,7 @@ import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { newId } from '../common/ids';
 import { Metrics } from '../metrics/metrics.service';
-import { SUBREDDIT_INPUT, normaliseSubreddit } from '../webhooks/dto/create-webhook.dto';
+import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
 import { TREND_KINDS } from '../trends/detectors/event-key';
 import { deliveryId } from './delivery-id';
 import { DeliveryRepository, Subscriber } from './delivery.repository';

@@ -3,9 +3,6 @@ import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength } 
 import { SUBREDDIT_INPUT } from '../../common/reddit-names';
 import { TREND_KINDS, TrendKind } from '../../trends/detectors/event-key';
 
-// Kept importable from here for code that predates src/common/reddit-names.ts.
-export { SUBREDDIT_INPUT, normaliseSubreddit } from '../../common/reddit-names';
-
 /** A validated create body. Controllers type the parameter with this interface, not the class: see WebhooksController. */
 export interface CreateWebhookInput {
   url: string;
