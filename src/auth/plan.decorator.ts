@@ -3,7 +3,8 @@ import type { Plan } from '../config/config';
 import type { Principal } from './api-key.service';
 
 export const PLAN_TIER_KEY = 'trendhooks:plan-tier';
-export type PlanTier = 'any' | 'business_plus';
+/** The only tier a route can require; a route without the mark is open to every plan. */
+export type PlanTier = 'business_plus';
 
 /** Marks a route (or controller) as `Business+` (spec 5.2). */
 export const BusinessPlus = () => SetMetadata(PLAN_TIER_KEY, 'business_plus' as PlanTier);
