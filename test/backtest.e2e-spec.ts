@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { mulberry32 } from '../src/common/prng';
+import { poisson } from './support/random';
 
 const exec = promisify(execFile);
 const CLI = path.resolve(__dirname, '../dist/cli.js');
@@ -32,17 +33,6 @@ async function trendhooks(args: string[]): Promise<Run> {
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
-}
-
-function poisson(r: () => number, mean: number): number {
-  const l = Math.exp(-mean);
-  let k = 0;
-  let p = r();
-  while (p > l) {
-    k++;
-    p *= r();
-  }
-  return k;
 }
 
 function iso(ms: number): string {

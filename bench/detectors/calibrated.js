@@ -160,23 +160,7 @@ function risingRun(cal, seed) {
       });
     }
   }
-  const obs = [];
-  for (const p of posts) for (let a = 5 * L.MINUTE + rng() * 10 * L.MINUTE; a < 12 * L.HOUR; a += 15 * L.MINUTE) obs.push([p.created + a, p]);
-  obs.sort((x, y) => x[0] - y[0]);
-  const fired = new Map();
-  for (const [t, p] of obs) {
-    const grown = 1 - Math.exp(-(t - p.created) / p.tau);
-    const d = det.observeRising(state, {
-      postId: p.id,
-      createdUtcMs: p.created,
-      observedAtMs: t,
-      score: Math.round(1 + p.q * grown),
-      numComments: Math.round(0.3 * p.q * grown),
-      permalink: '',
-      title: '',
-    });
-    if (d) fired.set(p.id, d);
-  }
+  const fired = L.replayRising(det, state, posts, rng);
   const risers = posts.filter((p) => p.riser);
   const caught = risers.filter((p) => fired.has(p.id) && fired.get(p.id).ageMinutes <= 180);
   const falseAlarms = [...fired.keys()].filter((id) => !posts[Number(id.slice(1))].riser).length;

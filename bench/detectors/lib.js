@@ -398,6 +398,32 @@ class Tally {
   }
 }
 
+/**
+ * Replays posts through the rising detector as the poller sees them: every post re-read every 15
+ * minutes (first read 5–15 min after creation) for 12 h, its score growing as q·(1 − e^(−age/tau)).
+ * Returns the detection per post id that fired.
+ */
+function replayRising(det, state, posts, rng) {
+  const reads = [];
+  for (const p of posts) for (let a = 5 * MINUTE + rng() * 10 * MINUTE; a < 12 * HOUR; a += 15 * MINUTE) reads.push([p.created + a, p]);
+  reads.sort((x, y) => x[0] - y[0]);
+  const fired = new Map();
+  for (const [t, p] of reads) {
+    const grown = 1 - Math.exp(-(t - p.created) / p.tau);
+    const d = det.observeRising(state, {
+      postId: p.id,
+      createdUtcMs: p.created,
+      observedAtMs: t,
+      score: Math.round(1 + p.q * grown),
+      numComments: Math.round(0.3 * p.q * grown),
+      permalink: '',
+      title: '',
+    });
+    if (d) fired.set(p.id, d);
+  }
+  return fired;
+}
+
 module.exports = {
   MINUTE,
   HOUR,
@@ -412,6 +438,7 @@ module.exports = {
   aliasTable,
   genSurgeSeries,
   genVelocityStream,
+  replayRising,
   makeVocabulary,
   SURGE_CLASSES,
   SURGE_MAGNITUDES,

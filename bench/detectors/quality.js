@@ -189,23 +189,7 @@ function evaluateRising(det, params, seed, days) {
       t += (-Math.log(1 - rng()) / perHour) * L.HOUR;
       posts.push({ id: `r${posts.length}`, created: L.DAY + t, q: Math.exp(2 + 1.5 * L.normal(rng)), tau: (1 + 3 * rng()) * L.HOUR });
     }
-    const observations = [];
-    for (const p of posts) for (let a = 5 * L.MINUTE + rng() * 10 * L.MINUTE; a < 12 * L.HOUR; a += 15 * L.MINUTE) observations.push([p.created + a, p]);
-    observations.sort((x, y) => x[0] - y[0]);
-    const fired = new Map();
-    for (const [t, p] of observations) {
-      const grown = 1 - Math.exp(-(t - p.created) / p.tau);
-      const d = det.observeRising(state, {
-        postId: p.id,
-        createdUtcMs: p.created,
-        observedAtMs: t,
-        score: Math.round(1 + p.q * grown),
-        numComments: Math.round(0.3 * p.q * grown),
-        permalink: '',
-        title: '',
-      });
-      if (d) fired.set(p.id, d);
-    }
+    const fired = L.replayRising(det, state, posts, rng);
     const sortedQ = posts.map((p) => p.q).sort((a, b) => b - a);
     const topQ = sortedQ[Math.floor(sortedQ.length * 0.01)];
     const top = posts.filter((p) => p.q >= topQ);

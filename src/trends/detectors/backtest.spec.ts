@@ -3,20 +3,11 @@ import { backtest, inferBucketMs, LabelsParseError, parseLabelWindows, parseSeri
 import { binomialDeviance } from './velocity';
 import { DEFAULT_SURGE_PARAMS, DEFAULT_VELOCITY_PARAMS } from './params';
 import { mulberry32 as rng } from '../../common/prng';
+import { poisson } from '../../../test/support/random';
 
 const T0 = Date.UTC(2024, 0, 1);
 
 
-function poisson(r: () => number, mean: number): number {
-  const l = Math.exp(-mean);
-  let k = 0;
-  let p = r();
-  while (p > l) {
-    k++;
-    p *= r();
-  }
-  return k;
-}
 
 describe('parseSeriesCsv', () => {
   it('parses unix seconds, milliseconds and ISO 8601, with or without a header', () => {
