@@ -58,6 +58,9 @@ describe('loadConfig', () => {
     [{ REDDIT_USER_AGENT: 'x'.repeat(257) }, /REDDIT_USER_AGENT/],
     [{ PLAN_RATE_LIMITS: 'gold=5' }, /PLAN_RATE_LIMITS: bad entry "gold=5"/],
     [{ SSRF_ALLOW_CIDRS: '10.0.0.0/33' }, /^SSRF_ALLOW_CIDRS: /],
+    [{ SSRF_ALLOW_DESTINATIONS: 'localhost:9443' }, /^SSRF_ALLOW_DESTINATIONS: "localhost:9443" is not an IP:port destination/],
+    [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1" is not an IP:port destination/],
+    [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1:0' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1:0": the port must be from 1 to 65535/],
   ])('refuses %j', (env, message) => bad(env as Record<string, string>, message));
 });
 

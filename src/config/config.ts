@@ -4,6 +4,7 @@ import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
+import { parseAllowDestinations } from '../ssrf/destinations';
 
 /**
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
@@ -39,7 +40,7 @@ export interface AppConfig {
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
   cursor: { secrets: string[]; ttlSeconds: number };
-  ssrf: { allowCidrs: string; denyCidrs: string; dnsTimeoutMs: number };
+  ssrf: { allowCidrs: string; allowDestinations: string; denyCidrs: string; dnsTimeoutMs: number };
   delivery: {
     caFile: string | null;
     /** The PEM of caFile, read at boot so a wrong path stops the process at once. */
@@ -160,6 +161,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   };
   parsed('SSRF_ALLOW_CIDRS', parseCidrList);
   parsed('SSRF_DENY_CIDRS', parseCidrList);
+  parsed('SSRF_ALLOW_DESTINATIONS', parseAllowDestinations);
   const cursorSecrets = parsed('CURSOR_SECRET', parseCursorSecrets) ?? [];
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   const timeoutMs = int(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000);
@@ -194,6 +196,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     },
     ssrf: {
       allowCidrs: str(env, 'SSRF_ALLOW_CIDRS') ?? '',
+      allowDestinations: str(env, 'SSRF_ALLOW_DESTINATIONS') ?? '',
       denyCidrs: str(env, 'SSRF_DENY_CIDRS') ?? '',
       dnsTimeoutMs: int(env, 'SSRF_DNS_TIMEOUT_MS', 5000, 100, 60_000),
     },

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
-import { Cidr, parseCidrList, parseIp } from './cidr';
+import { Cidr, cidrContains, parseCidrList, parseIp } from './cidr';
+import { AllowedDestination, parseAllowDestinations } from './destinations';
 import { AddressPolicy, Classification, classifyAddress, classifyHostname } from './classify';
 import { DNS_RESOLVER, DnsResolutionError } from './resolver';
 import type { DnsResolver } from './resolver';
@@ -19,7 +20,7 @@ export interface CheckedDestination {
   addresses: string[];
 }
 
-export type SsrfPolicyOptions = Pick<SsrfModuleOptions, 'allowCidrs' | 'denyCidrs'>;
+export type SsrfPolicyOptions = Pick<SsrfModuleOptions, 'allowCidrs' | 'denyCidrs' | 'allowDestinations'>;
 
 /**
  * Decides whether a webhook URL may be contacted. Call `checkUrl` when a webhook is
@@ -30,6 +31,8 @@ export type SsrfPolicyOptions = Pick<SsrfModuleOptions, 'allowCidrs' | 'denyCidr
 export class SsrfPolicy {
   readonly allowList: readonly Cidr[];
   readonly denyList: readonly Cidr[];
+  /** Exact IP:port receivers let through the block list (not their neighbours, not other ports). */
+  readonly allowedDestinations: readonly AllowedDestination[];
   private readonly overrides: AddressPolicy;
 
   constructor(
@@ -39,6 +42,7 @@ export class SsrfPolicy {
     // Bad operator config must fail at boot, not at the first webhook.
     this.allowList = Object.freeze(parseCidrList(options.allowCidrs ?? ''));
     this.denyList = Object.freeze(parseCidrList(options.denyCidrs ?? ''));
+    this.allowedDestinations = Object.freeze(parseAllowDestinations(options.allowDestinations ?? ''));
     this.overrides = { allow: this.allowList, deny: this.denyList };
   }
 
@@ -57,6 +61,7 @@ export class SsrfPolicy {
     const { url, host, port, hostKind } = parseDestinationUrl(rawUrl, opts);
 
     if (hostKind !== 'name') {
+      if (this.isAllowedDestination(host, port)) return { url, host, port, addresses: [host] };
       const verdict = this.classify(host);
       if (verdict.blocked) throw blockedError(`destination ${host} is ${verdict.description}`);
       return { url, host, port, addresses: [host] };
@@ -82,6 +87,17 @@ export class SsrfPolicy {
    */
   async checkDestination(url: string | URL, opts: UrlCheckOptions): Promise<CheckedDestination> {
     return this.checkUrl(typeof url === 'string' ? url : url.href, opts);
+  }
+
+  /** An IP literal and port named exactly in allowDestinations, and not on the deny list. */
+  private isAllowedDestination(host: string, port: number): boolean {
+    if (this.allowedDestinations.length === 0) return false;
+    const ip = parseIp(host);
+    if (ip === null) return false;
+    const address = String(ip);
+    if (!this.allowedDestinations.some((d) => d.address === address && d.port === port)) return false;
+    // The operator's deny list wins over every allowance.
+    return !this.denyList.some((c) => cidrContains(c, ip));
   }
 
   private async resolve(host: string): Promise<string[]> {
