@@ -12,6 +12,14 @@ import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middl
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 
+/** The HTTP listener could not be opened (a bad HOST, a PORT in use): an operator's one-line error. */
+export class ListenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ListenError';
+  }
+}
+
 export interface CreateAppOptions extends AppModuleOverrides {
   /** A Nest logger instead of the JSON logs (tests, benchmarks), unless `logs` asks for those too. */
   logger?: LoggerService | LogLevel[] | false;
@@ -80,7 +88,14 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     return ctx;
   }
   const app = await createApp(config, { role });
-  await app.listen(config.http.port, config.http.host);
+  try {
+    await app.listen(config.http.port, config.http.host);
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    // Not a database problem: name the settings at fault.
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ListenError(`cannot listen on ${config.http.host}:${config.http.port} (HOST/PORT): ${code}`);
+  }
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
   console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})`);
   return app;

@@ -46,6 +46,7 @@ describe('loadConfig', () => {
   it.each([
     [{ PORT: '80a' }, /PORT must be an integer/],
     [{ PORT: '70000' }, /PORT must be between 0 and 65535/],
+    [{ DELIVERY_TIMEOUT_MS: '-1' }, /^DELIVERY_TIMEOUT_MS must be between 100 and 120000, got -1$/],
     [{ DELIVERY_CONCURRENCY: '0' }, /DELIVERY_CONCURRENCY must be between 1 and 1024/],
     [{ DELIVERY_TIMEOUT_MS: '10000', DELIVERY_LEASE_MS: '15000' }, /DELIVERY_LEASE_MS \(15000\) must exceed/],
     [{ HTTP_ADAPTER: 'koa' }, /HTTP_ADAPTER must be express or fastify/],

@@ -94,6 +94,7 @@ function str(env: Env, name: string): string | null {
 function int(env: Env, name: string, def: number, min: number, max: number): number {
   const raw = str(env, name);
   if (raw === null) return def;
+  if (/^-\d+$/.test(raw)) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${raw}`);
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
