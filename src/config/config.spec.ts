@@ -59,6 +59,8 @@ describe('loadConfig', () => {
     [{ REDDIT_USER_AGENT: 'x'.repeat(257) }, /REDDIT_USER_AGENT/],
     [{ PLAN_RATE_LIMITS: 'gold=5' }, /PLAN_RATE_LIMITS: bad entry "gold=5"/],
     [{ SSRF_ALLOW_CIDRS: '10.0.0.0/33' }, /^SSRF_ALLOW_CIDRS: /],
+    [{ CURSOR_SECRET: 'change-me-to-a-long-random-secret-of-32+-chars' }, /^CURSOR_SECRET: CURSOR_SECRET entry #1 is a placeholder/],
+    [{ CURSOR_SECRET: 'x'.repeat(40) }, /^CURSOR_SECRET: CURSOR_SECRET entry #1 is a placeholder/],
     [{ SSRF_ALLOW_DESTINATIONS: 'localhost:9443' }, /^SSRF_ALLOW_DESTINATIONS: "localhost:9443" is not an IP:port destination/],
     [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1" is not an IP:port destination/],
     [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1:0' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1:0": the port must be from 1 to 65535/],
