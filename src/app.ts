@@ -1,4 +1,4 @@
-import { INestApplication, INestApplicationContext, LoggerService, LogLevel } from '@nestjs/common';
+import { INestApplication, INestApplicationContext, Logger, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -6,11 +6,33 @@ import { Logger as JsonLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule, AppModuleOverrides, Role } from './app.module';
 import { exitOnSignals } from './common/graceful-shutdown';
+import { QuietBootLogger } from './common/logging';
 import type { AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
+
+/** One `info` line at start: what this process is, where its data lives, where it listens, how hard it sends. */
+function startupSummary(config: AppConfig, role: Role, listener: string | null): void {
+  let database = `SQLite ${config.database.type === 'sqlite' ? config.database.path : ''}`;
+  if (config.database.type === 'postgres') {
+    try {
+      const u = new URL(config.database.url);
+      database = `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`; // never the password
+    } catch {
+      database = 'PostgreSQL';
+    }
+  }
+  const worker = role === 'all' || role === 'worker';
+  new Logger('trendhooks').log({
+    msg: `trendhooks ${role} started${listener ? ` on ${listener}` : ''}`,
+    role,
+    database,
+    listener,
+    worker_concurrency: worker ? config.delivery.concurrency : null,
+  });
+}
 
 /** The HTTP listener could not be opened (a bad HOST, a PORT in use): an operator's one-line error. */
 export class ListenError extends Error {
@@ -64,7 +86,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     app = express;
   }
   if (logs !== false) {
-    app.useLogger(app.get(JsonLogger));
+    app.useLogger(new QuietBootLogger(app.get(JsonLogger)));
     // Nest flushes the boot buffer only in listen(); an app that is never listened on (tests) would keep buffering.
     app.flushLogs();
   }
@@ -77,14 +99,13 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
  * process runs without an HTTP listener.
  */
 export async function serve(config: AppConfig, role: Role = 'all'): Promise<INestApplicationContext> {
-  const where = config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL';
   if (role === 'worker' || role === 'pipeline') {
     await migrateDatabase(config);
     // createApplicationContext starts the worker at once, so migrations ran just before.
     const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { bufferLogs: true });
-    ctx.useLogger(ctx.get(JsonLogger));
+    ctx.useLogger(new QuietBootLogger(ctx.get(JsonLogger)));
     exitOnSignals(ctx, config.ops.shutdownTimeoutMs);
-    console.log(`trendhooks ${role} running (${where})`);
+    startupSummary(config, role, null);
     return ctx;
   }
   const app = await createApp(config, { role });
@@ -97,6 +118,6 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     throw new ListenError(`cannot listen on ${config.http.host}:${config.http.port} (HOST/PORT): ${code}`);
   }
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
-  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})`);
+  startupSummary(config, role, `http://${config.http.host}:${config.http.port}`);
   return app;
 }
