@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 
 /**
  * The README's quick start and walk-through, run as written, so they cannot rot. Each runs with
@@ -117,4 +118,21 @@ describe('README', () => {
     expect(ran.out).toMatch(/revoked th_live_\w+/);
     expect(ran.out).toContain('stopped after 1 verified delivery');
   }, 180_000);
+
+  it('worked signature example: the shell recipe prints the stated signature, and standardwebhooks accepts it', async () => {
+    const [block] = shellBlocks('Verifying');
+    const stated = /webhook-signature: v1,([A-Za-z0-9+/=]+)`/.exec(README)![1];
+    const ran = await runBash(block, os.tmpdir(), 30_000);
+    expect(ran).toEqual({ code: 0, out: `${stated}\n` });
+    const secret = /the secret `(whsec_[^`]+)`/.exec(README)![1];
+    const id = /`webhook-id: (msg_\w+)`/.exec(README)![1];
+    const timestamp = /`webhook-timestamp: (\d+)`/.exec(README)![1];
+    const body = /and the body\n`([^`]+)`/.exec(README)![1];
+    jest.useFakeTimers({ now: Number(timestamp) * 1000 + 10_000 });
+    try {
+      expect(new Webhook(secret).verify(body, { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${stated}` })).toMatchObject({ type: 'trends.surge' });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
