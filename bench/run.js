@@ -61,7 +61,15 @@ const BENCHES = [
     script: 'bench/detectors/quality.js',
     args: quick ? ['--quick'] : [],
     json: 'detectors-quality.json',
-    summary: () => ['see bench/results/detectors-quality.json (recall, precision, delay, false alarms per day)'],
+    summary: (r) => [
+      ...(r.surgeReal
+        ? [
+            `surge on ${r.surgeReal.perFile.length} real labelled series: NAB standard score **${r.surgeReal.total.score}** (${r.surgeReal.total.caught}/${r.surgeReal.total.windows} windows, ${r.surgeReal.total.falseAlarmsPerSeriesWeek} false alarms per series-week)` +
+              (r.surgeReal.leaveOneFileOut ? `; leave-one-file-out **${r.surgeReal.leaveOneFileOut.total}**` : ''),
+          ]
+        : []),
+      'see bench/results/detectors-quality.json (recall, precision, delay, false alarms per day)',
+    ],
   },
 ];
 

@@ -12,7 +12,7 @@ import { ApiKeyService } from './auth/api-key.service';
 import { AppError } from './common/errors';
 import { plural } from './common/plural';
 import { EventsService } from './delivery/events.service';
-import { parseSeriesCsv, runBacktest } from './trends/detectors';
+import { BacktestCommandOptions, runBacktestCommand } from './trends/backtest.command';
 import { AppConfig, ConfigError, loadConfig, PLANS } from './config/config';
 import { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
 import { generateOpenApiDocument } from './openapi/generate';
@@ -264,27 +264,20 @@ export function buildCli(env: Record<string, string | undefined>): Command {
 
   program
     .command('backtest')
-    .description('run the production surge or velocity detector over a timestamp,value CSV and print each detection')
+    .description('run the production surge or velocity detector over a timestamp,value CSV and print each detection at its row timestamp')
     .addOption(new Option('--kind <kind>', 'detector').choices(['surge', 'velocity']).makeOptionMandatory())
-    .requiredOption('--series <file>', 'CSV of timestamp,value rows (ISO 8601 or unix seconds/ms; header optional)')
-    .option('--json', 'one JSON object per detection: {"timestamp", "value", "score"}')
-    .action(async (opts: { kind: 'surge' | 'velocity'; series: string; json?: boolean }) => {
-      let text: string;
-      try {
-        text = fs.readFileSync(opts.series, 'utf8');
-      } catch (err) {
-        throw new AppError('VALIDATION_ERROR', `cannot read ${opts.series}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-      }
-      let points;
-      try {
-        points = runBacktest(opts.kind, parseSeriesCsv(text));
-      } catch (err) {
-        throw new AppError('VALIDATION_ERROR', `${opts.series}: ${(err as Error).message}`);
-      }
-      for (const p of points.filter((x) => x.detected)) {
-        const ts = new Date(p.timestamp).toISOString();
-        console.log(opts.json ? JSON.stringify({ timestamp: ts, value: p.value, score: p.score }) : `${ts}  value=${p.value}  score=${p.score}`);
-      }
+    .requiredOption('--series <file>', 'CSV of timestamp,value[,total] rows (ISO 8601 or unix seconds/ms; header optional)')
+    .option('--json', 'one JSON object per detection: {"timestamp" (the row\'s own), "bucket_start", "value", "expected", "lift", "score"}; with --labels a last {"nab": …} line')
+    .option('--bucket <duration>', 'bucket width, e.g. 5m, 30m, 1h (default: the series\' most common row spacing)')
+    .option('--assumed-total <posts>', 'velocity: posts per bucket when the series has no total column (default 1000)')
+    .option('--labels <file>', 'score against labelled windows (NAB standard profile): NAB windows.json keyed by file name, or a list of [start, end]')
+    .option('--plot <file>', 'write an SVG of the series, the baseline and threshold band, the detections and the labelled windows')
+    .action((opts: BacktestCommandOptions) => {
+      runBacktestCommand(
+        opts,
+        (line) => console.log(line),
+        (line) => console.error(line),
+      );
     });
 
   program

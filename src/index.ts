@@ -54,3 +54,4 @@ export { WebhooksModule } from './webhooks/webhooks.module';
 export { WebhooksService } from './webhooks/webhooks.service';
 export { AppModule } from './app.module';
 export { createApp } from './app';
+export type * from './trends/trend-event-payloads';

@@ -59,7 +59,7 @@ function expectThreeVerifiedDeliveries(run: Run, subreddit: string | RegExp): an
   const by = (k: string) => deliveries.find((x) => x.type === k).data;
   expect(by('trends.velocity').keyword).toBe('eclipse');
   expect(by('trends.rising').title).toMatch(/ISS/);
-  expect(by('trends.surge').count).toBeGreaterThan(by('trends.surge').baseline * 3);
+  expect(by('trends.surge').count).toBeGreaterThan(by('trends.surge').baseline * 2);
   return deliveries;
 }
 

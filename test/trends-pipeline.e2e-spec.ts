@@ -34,11 +34,13 @@ function dataset(subreddit: string): string {
       }),
     );
   };
-  for (let b = 0; b < 400; b++) for (let k = 0; k < 4; k++) add(T0 + b * 5 * MIN + k * 70_000, `steady talk ${n % 9} about usual things`);
+  // The steady posts go on through the surge (bucket 400 to 411) too.
+  for (let b = 0; b < 412; b++) for (let k = 0; k < 4; k++) add(T0 + b * 5 * MIN + k * 70_000, `steady talk ${n % 9} about usual things`);
   const at = T0 + 400 * 5 * MIN;
-  for (let k = 0; k < 60; k++) add(at + (k % 5) * MIN, `quantum breakthrough announced today ${k}`);
+  // A surge as real ones go: four times the usual posts for an hour, the extra ones about one piece of news.
+  for (let k = 0; k < 144; k++) add(at + Math.floor(k / 12) * 5 * MIN + (k % 12) * 20_000, `quantum breakthrough announced today ${k}`);
   // Later posts move the event-time watermark past the burst so its buckets close.
-  for (let b = 1; b <= 12; b++) add(at + b * 5 * MIN + 30_000, `steady talk again ${b}`);
+  for (let b = 12; b <= 24; b++) add(at + b * 5 * MIN + 30_000, `steady talk again ${b}`);
   return lines.join('\n') + '\n';
 }
 
@@ -79,12 +81,14 @@ describe.each(testDatabases())('trend pipeline on %s', (name, makeDb) => {
     const surge = bodies.find((b) => b.path === '/trends.surge')!.body;
     expect(surge.type).toBe('trends.surge');
     expect(surge.data).toMatchObject({ subreddit, count: expect.any(Number), baseline: expect.any(Number), score: expect.any(Number) });
-    expect(new Date(surge.data.window_start).getTime()).toBeGreaterThanOrEqual(T0 + 395 * 5 * MIN);
+    // Fired on a bucket of the surge (the evidence window reaches back before it).
+    expect(new Date(surge.data.window_end).getTime()).toBeGreaterThan(T0 + 400 * 5 * MIN);
+    expect(new Date(surge.data.window_end).getTime()).toBeLessThanOrEqual(T0 + 412 * 5 * MIN);
     const velocity = bodies.find((b) => b.path === '/trends.velocity')!.body;
     expect(velocity.data.keyword).toMatch(/^(quantum|breakthrough|announc)/);
     expect(velocity.data.permalinks[0]).toMatch(/^https:\/\/www\.reddit\.com\/r\//);
     // No false alarm over the steady part.
-    for (const b of bodies) expect(new Date(b.body.data.window_start).getTime()).toBeGreaterThanOrEqual(T0 + 390 * 5 * MIN);
+    for (const b of bodies) expect(new Date(b.body.data.window_end).getTime()).toBeGreaterThan(T0 + 400 * 5 * MIN);
 
     // Replaying the same data emits nothing new.
     const ds = t.app.get<DataSource>(getDataSourceToken());

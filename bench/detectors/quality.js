@@ -8,6 +8,13 @@
  * Prints tables and writes bench/results/detectors-quality.json.
  * A burst counts as detected when an event fires from its first bucket to `GRACE` buckets after its
  * last; an event outside every burst window is a false alarm.
+ *
+ * Real data (surge): the labelled mention-count series in `--real-data=DIR` (default
+ * ../shared/data/nab-realtweets beside the project; the section is skipped with a note when the
+ * directory is missing) are run through the production backtest and scored with the NAB standard
+ * profile (src/trends/detectors/nab.ts): the per-file table, the total, false alarms per
+ * series-week, and the leave-one-file-out figure (REAL_GRID: pick the best set on four files,
+ * score the fifth, rotate).
  */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -239,6 +246,152 @@ function printTable(title, rows) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Surge on real labelled series (NAB standard profile)
+
+const WEEK_MS = 7 * L.DAY;
+/** NAB scores nothing in the first 15 % of a file (at most 750 rows); false alarms are per scored week. */
+const probationRows = (n) => Math.min(Math.floor(0.15 * n), 750);
+
+/**
+ * Coarse grid of the leave-one-file-out check: the knobs that set how eager surge is (score, lift,
+ * window, episode length, how fast the level moves). Everything else stays at its default.
+ */
+const REAL_GRID = {
+  threshold: [3, 3.5, 4, 5],
+  minLift: [1.5, 2, 3],
+  windowBuckets: [12, 24, 48],
+  cooldownBuckets: [144, 288],
+  levelHalfLifeBuckets: [288, 1008],
+};
+
+/** The NAB scorer beside the detectors L.loadDetectors loads (same --dist). */
+function loadNab(argv) {
+  const arg = argv.find((a) => a.startsWith('--dist='));
+  return require(path.join(arg ? path.resolve(arg.slice('--dist='.length)) : path.join(__dirname, '../../dist/trends/detectors'), 'nab'));
+}
+
+function defaultRealDir() {
+  return path.resolve(__dirname, '../../../shared/data/nab-realtweets');
+}
+
+/** The labelled series of `dir` (windows.json names them), parsed with the production CSV parser. */
+function loadRealSeries(det, dir) {
+  const windows = JSON.parse(fs.readFileSync(path.join(dir, 'windows.json'), 'utf8'));
+  const toMs = (s) => Date.parse(String(s).trim().replace(' ', 'T') + 'Z');
+  return Object.keys(windows)
+    .sort()
+    .map((file) => {
+      const series = det.parseSeriesCsv(fs.readFileSync(path.join(dir, file), 'utf8'));
+      const rows = series.map((p) => p.timestamp);
+      const scoredMs = (rows.length - probationRows(rows.length)) * (rows[1] - rows[0]);
+      return { file, series, rows, weeks: scoredMs / WEEK_MS, windows: windows[file].map(([a, b]) => ({ startMs: toMs(a), endMs: toMs(b) })) };
+    });
+}
+
+/** NAB score of one file under `params` (the production backtest, as `trendhooks backtest --kind surge` runs it). */
+function scoreRealFile(det, nab, f, params) {
+  const points = det.runBacktest('surge', f.series, params);
+  // A detection is stamped with its bucket's own row timestamp where the backtest gives one (as the CLI prints it).
+  const flags = nab.nabFlags(
+    f.rows,
+    points.filter((p) => p.detected).map((p) => p.rowTimestamp ?? p.timestamp),
+  );
+  return nab.scoreNabFile(f.rows, flags, f.windows);
+}
+
+function realSummary(nab, files, scores) {
+  const falseAlarms = scores.reduce((a, s) => a + s.falseAlarms, 0);
+  const weeks = files.reduce((a, f) => a + f.weeks, 0);
+  return {
+    score: L.round(nab.nabTotal(scores), 1),
+    windows: scores.reduce((a, s) => a + s.windows, 0),
+    caught: scores.reduce((a, s) => a + s.caught, 0),
+    falseAlarms,
+    seriesWeeks: L.round(weeks, 2),
+    falseAlarmsPerSeriesWeek: L.round(falseAlarms / weeks, 3),
+    worstFalseAlarmsPerSeriesWeek: L.round(Math.max(...scores.map((s, i) => s.falseAlarms / files[i].weeks)), 3),
+  };
+}
+
+function product(grid) {
+  let combos = [{}];
+  for (const [k, values] of Object.entries(grid)) combos = combos.flatMap((c) => values.map((v) => ({ ...c, [k]: v })));
+  return combos;
+}
+
+/**
+ * Every set of `grid` scored on every file once; a fold then picks, among the sets with at most one
+ * false alarm per series-week on its four training files, the one with the best NAB total there,
+ * and scores it on the held-out file. The leave-one-file-out total sums the held-out files' scores.
+ */
+function leaveOneFileOut(det, nab, files, grid) {
+  const sets = product(grid).map((params) => ({ params, scores: files.map((f) => scoreRealFile(det, nab, f, params)) }));
+  const folds = files.map((held, h) => {
+    let best = null;
+    for (const s of sets) {
+      const trainFiles = files.filter((_, i) => i !== h);
+      const train = s.scores.filter((_, i) => i !== h);
+      const fa = train.reduce((a, x) => a + x.falseAlarms, 0) / trainFiles.reduce((a, f) => a + f.weeks, 0);
+      const total = nab.nabTotal(train);
+      if (fa <= 1 && (best === null || total > best.trainScore)) best = { params: s.params, trainScore: total, held: s.scores[h] };
+    }
+    return {
+      heldOut: held.file,
+      chosen: best.params,
+      trainScore: L.round(best.trainScore, 1),
+      heldOutScore: L.round(best.held.score, 1),
+      heldOutCaught: `${best.held.caught}/${best.held.windows}`,
+      heldOutFalseAlarms: best.held.falseAlarms,
+      _score: best.held,
+    };
+  });
+  const heldScores = folds.map((f) => f._score);
+  const summary = realSummary(nab, files, heldScores);
+  for (const f of folds) delete f._score;
+  return {
+    method: 'for each file: the grid set with the best NAB total on the other four files (among sets with ≤ 1 false alarm per series-week there) is scored on that file; figures sum the five held-out scores',
+    grid,
+    sets: sets.length,
+    folds,
+    total: summary.score,
+    meanHeldOut: L.round(folds.reduce((a, f) => a + f.heldOutScore, 0) / folds.length, 1),
+    falseAlarmsPerSeriesWeek: summary.falseAlarmsPerSeriesWeek,
+  };
+}
+
+/** The real-data section: defaults per file, total, and (unless `lofo` is false) leave-one-file-out. */
+function evaluateReal(det, nab, dir, { lofo = true, grid = REAL_GRID } = {}) {
+  const files = loadRealSeries(det, dir);
+  const scores = files.map((f) => scoreRealFile(det, nab, f, {}));
+  const perFile = files.map((f, i) => ({
+    file: f.file,
+    detections: scores[i].detections,
+    windows: scores[i].windows,
+    caught: scores[i].caught,
+    falseAlarms: scores[i].falseAlarms,
+    seriesWeeks: L.round(f.weeks, 2),
+    falseAlarmsPerSeriesWeek: L.round(scores[i].falseAlarms / f.weeks, 3),
+    score: L.round(scores[i].score, 1),
+  }));
+  const out = { data: path.relative(path.join(__dirname, '../..'), dir), profile: 'NAB standard (TP 1, FP 0.11, FN 1; 15 % probation)', perFile, total: realSummary(nab, files, scores) };
+  if (lofo) out.leaveOneFileOut = leaveOneFileOut(det, nab, files, grid);
+  return out;
+}
+
+function printReal(r) {
+  console.log(`\ntrends.surge on real labelled series (${r.data}, ${r.profile})`);
+  console.table(r.perFile);
+  const t = r.total;
+  console.log(`NAB standard score ${t.score} over ${t.windows} windows, ${t.caught} caught; ${t.falseAlarms} false alarms = ${t.falseAlarmsPerSeriesWeek} per series-week (worst file ${t.worstFalseAlarmsPerSeriesWeek})`);
+  if (r.leaveOneFileOut) {
+    const x = r.leaveOneFileOut;
+    console.log(`leave-one-file-out over ${x.sets} parameter sets:`);
+    console.table(x.folds.map((f) => ({ ...f, chosen: JSON.stringify(f.chosen) })));
+    console.log(`leave-one-file-out NAB score ${x.total} (mean of held-out files ${x.meanHeldOut}), ${x.falseAlarmsPerSeriesWeek} false alarms per series-week`);
+  }
+}
+
 function main() {
   const argv = process.argv.slice(2);
   const det = L.loadDetectors(argv);
@@ -265,6 +418,14 @@ function main() {
     console.log(`\ntrends.rising — sanity simulation, ${days} days per class (no labelled ground truth; see README)`);
     console.table(result.rising.results);
   }
+  if (only === 'all' || only === 'surge' || only === 'real') {
+    const dir = path.resolve(L.flag(argv, 'real-data', defaultRealDir()));
+    if (fs.existsSync(path.join(dir, 'windows.json'))) {
+      const nab = loadNab(argv);
+      result.surgeReal = evaluateReal(det, nab, dir, { lofo: !quick });
+      printReal(result.surgeReal);
+    } else console.log(`\n(no labelled real series in ${dir}: the real-data section is skipped)`);
+  }
   result.elapsedSeconds = Math.round((Date.now() - t0) / 100) / 10;
   if (!quick && only === 'all') {
     const out = path.join(__dirname, '../results/detectors-quality.json');
@@ -274,6 +435,6 @@ function main() {
   } else console.log(`\n(${result.elapsedSeconds}s; JSON is written only by a full run)`);
 }
 
-module.exports = { evaluateSurge, evaluateVelocity, evaluateRising, generateSurge, surgeConfig, velocityConfig, printTable };
+module.exports = { REAL_GRID, loadNab, evaluateReal, leaveOneFileOut, loadRealSeries, scoreRealFile, realSummary, evaluateSurge, evaluateVelocity, evaluateRising, generateSurge, surgeConfig, velocityConfig, printTable };
 
 if (require.main === module) main();

@@ -8,7 +8,11 @@
  * self-text) across 100 subreddits are pushed through all three detectors the way the service would:
  * per subreddit and 30-minute bucket, six observeSurgeBucket calls (5-minute counts), one
  * observeVelocityPosts call with the bucket's posts, and two observeRising calls per post (first
- * sighting + one re-read). Reported: posts/s, median of `runs` runs, each on fresh state.
+ * sighting + one re-read). Reported: posts/s, median of `runs` runs, each on fresh state, and the
+ * same as a RATIO to a baseline measured in the same run just before it: a plain loop over the same
+ * posts that only buckets them (5- and 30-minute buckets, per subreddit, reading each title), the
+ * least any pipeline does. Absolute posts/s move with the machine and its load; the ratio says how
+ * many times the cost of merely bucketing the posts the detectors take, and means the same anywhere.
  *
  * Memory: heap after GC while feeding many subreddits with ever-new keywords and posts; it must
  * level off (bounded state), not grow with the amount fed.
@@ -65,6 +69,32 @@ function generate(seed) {
     subs.push({ name: `s${s}`, buckets, start });
   }
   return subs;
+}
+
+/** The baseline: the same posts, the same loop structure, only bucketed (counts and title lengths). */
+function bucketOnly(subs, passes) {
+  let posts = 0;
+  let sink = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  for (let pass = 0; pass < passes; pass++) for (const sub of subs) {
+    for (let b = 0; b < sub.buckets.length; b++) {
+      const bucketStart = sub.start + b * VBUCKET;
+      const bucket = sub.buckets[b];
+      const counts = [0, 0, 0, 0, 0, 0];
+      let chars = 0;
+      for (const p of bucket) {
+        counts[Math.floor((p.created - bucketStart) / SBUCKET)]++;
+        chars += p.title.length;
+      }
+      sink += counts[0] + counts[5] + chars;
+      posts += bucket.length;
+    }
+  }
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  if (sink < 0) console.log(sink); // keeps the loop from being optimised away
+  return { posts, seconds, postsPerSecond: posts / seconds, postsPerCpuSecond: posts / ((cpu.user + cpu.system) / 1e6) };
 }
 
 function runOnce(subs) {
@@ -159,19 +189,29 @@ function memory() {
 function main() {
   const subs = generate(1);
   const results = [];
+  // Warm the baseline's code once so its first measured run is not an interpreter run.
+  bucketOnly(subs, 1);
   for (let r = 0; r < RUNS; r++) {
+    // 20 passes (≈ as long as one detector run at a ratio of 0.05), so a scheduler hiccup does not dominate it.
+    const base = bucketOnly(subs, 20);
     const res = runOnce(subs);
+    res.baselinePerSecond = base.postsPerSecond;
+    res.baselinePerCpuSecond = base.postsPerCpuSecond;
+    // Per CPU-second on both sides: on a shared machine wall time counts other jobs' time too.
+    res.ratio = res.postsPerCpuSecond / base.postsPerCpuSecond;
     results.push(res);
     console.log(
       `run ${r + 1}: ${res.posts} posts in ${res.seconds.toFixed(3)} s wall (${res.cpuSeconds.toFixed(3)} s CPU) = ` +
-        `${Math.round(res.postsPerSecond)} posts/s (${Math.round(res.postsPerCpuSecond)} per CPU-second), ${res.events} events`,
+        `${Math.round(res.postsPerSecond)} posts/s (${Math.round(res.postsPerCpuSecond)} per CPU-second), ${res.events} events; ` +
+        `bucketing only ${Math.round(base.postsPerCpuSecond)} per CPU-second, ratio ${res.ratio.toFixed(4)}`,
     );
   }
   const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(
-    `median of ${RUNS} runs: ${Math.round(median(results.map((r) => r.postsPerSecond)))} posts/s wall, ` +
-      `${Math.round(median(results.map((r) => r.postsPerCpuSecond)))} posts per CPU-second ` +
-      `(surge + velocity + rising, 2 rising observations per post; load average ${require('node:os').loadavg()[0].toFixed(2)})`,
+    `median of ${RUNS} runs: ratio ${median(results.map((r) => r.ratio)).toFixed(4)} of a loop that only buckets the same posts ` +
+      `(${Math.round(median(results.map((r) => r.postsPerCpuSecond)))} vs ${Math.round(median(results.map((r) => r.baselinePerCpuSecond)))} posts per CPU-second; ` +
+      `${Math.round(median(results.map((r) => r.postsPerSecond)))} posts/s wall; ` +
+      `surge + velocity + rising, 2 rising observations per post; load average ${require('node:os').loadavg()[0].toFixed(2)})`,
   );
   if (!global.gc) console.log('(run with node --expose-gc for the memory part)');
   else {

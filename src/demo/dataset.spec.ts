@@ -25,7 +25,7 @@ describe('demo dataset', () => {
     expect(b).toEqual(a);
     // Pins the bytes: a change to the generator (or to the PRNG's platform behaviour) shows up here
     // and in the demo's printed figures, so update this only on purpose.
-    expect(createHash('sha256').update(JSON.stringify(a)).digest('hex')).toBe('03d43f87c3047aa62f344e91ad3854748b77bf49dea3d9e468981db6deb061b9');
+    expect(createHash('sha256').update(JSON.stringify(a)).digest('hex')).toBe('e7e7fd5f2503d2453ac7c7d43ce18dd17259770b31c15cd4b5fa5f0e80367a76');
   });
 
   it('renames, but does not reshape, for another subreddit and id prefix', () => {
@@ -54,7 +54,8 @@ describe('demo dataset', () => {
     expect(found.map((d) => d.kind).sort()).toEqual(['trends.rising', 'trends.surge', 'trends.velocity']);
     const h = ds.highlights;
     const surge = found.find((d) => d.kind === 'trends.surge')!;
-    expect(surge.kind === 'trends.surge' && surge.bucketStart >= h.surge.startMs && surge.bucketStart < h.surge.endMs).toBe(true);
+    // The surge fires on a bucket of the surge (its evidence window reaches back before it).
+    expect(surge.kind === 'trends.surge' && surge.bucketEnd > h.surge.startMs && surge.bucketEnd <= h.surge.endMs).toBe(true);
     const velocity = found.find((d) => d.kind === 'trends.velocity')!;
     expect(velocity.kind === 'trends.velocity' && velocity.keyword === h.keywordSpike.keyword && velocity.bucketStart === h.keywordSpike.startMs).toBe(true);
     const rising = found.find((d) => d.kind === 'trends.rising')!;

@@ -62,9 +62,9 @@ const STEADY_RATE = 4;
 const SPIKE_START = 32 * HOUR; // 08:00 on day 2, one whole 30-minute velocity bucket
 const SPIKE_POSTS = 14;
 const RISING_CREATED = 35 * HOUR + 3 * MIN; // 11:03 on day 2
-const SURGE_START = 37 * HOUR; // 13:00 on day 2, three 5-minute buckets
-const SURGE_BUCKETS = 3;
-const SURGE_EXTRA_PER_BUCKET = 22;
+const SURGE_START = 37 * HOUR; // 13:00 on day 2, for an hour (twelve 5-minute buckets)
+const SURGE_BUCKETS = 12;
+const SURGE_EXTRA_PER_BUCKET = 12;
 
 const PLACES = ['backyard', 'balcony', 'rooftop', 'driveway', 'garden', 'campsite', 'cabin', 'porch', 'field', 'desert'];
 const GEAR = ['dobsonian', 'refractor', 'reflector', 'binoculars', 'telescope', 'camera', 'eyepiece', 'mount', 'tracker', 'lens'];
@@ -159,8 +159,9 @@ export function generateDemoDataset(options: DemoDatasetOptions = {}): DemoDatas
     finalComments: 300,
     tauMs: 80 * MIN,
   });
-  // A surge: the subreddit gets linked from somewhere big; six times the usual traffic for 15 minutes,
-  // about the usual things (so no keyword's share moves).
+  // A surge: the subreddit gets linked from somewhere big; four times the usual traffic for an hour,
+  // about the usual things (so no keyword's share moves). Real surges build over an hour or more; a
+  // quarter-hour blip is what real counts are full of, and the surge detector rightly ignores it.
   for (let b = 0; b < SURGE_BUCKETS; b++) {
     for (let k = 0; k < SURGE_EXTRA_PER_BUCKET; k++) addPost(SURGE_START + b * BUCKET_MS + Math.floor(rand() * BUCKET_MS), steadyTitle());
   }

@@ -60,7 +60,8 @@ describe('SubredditTrends', () => {
     const quiet = feed(new SubredditTrends('t'), 400, 4);
     expect(quiet.filter((d) => d.kind !== 'trends.rising')).toEqual([]);
 
-    const loud = feed(new SubredditTrends('t'), 400, 60);
+    // 4 → 250 posts in five minutes: enough to double the surge detector's two-hour window.
+    const loud = feed(new SubredditTrends('t'), 400, 250);
     const kinds = new Set(loud.map((d) => d.kind));
     expect(kinds.has('trends.surge')).toBe(true);
     expect(kinds.has('trends.velocity')).toBe(true);
@@ -107,12 +108,88 @@ describe('trend events', () => {
       threshold: 3,
       score: 50,
       numComments: 5,
+      sinceMs: T0 + 15 * MIN,
       observedAt: T0 + 30 * MIN,
     });
     expect(ev).toMatchObject({
       type: 'trends.rising',
       createdAt: new Date(T0 + 30 * MIN),
       data: { post_id: 'abc', permalink: 'https://www.reddit.com/r/typescript/comments/abc/x/', score_per_hour: 100, z_score: 4.2 },
+    });
+  });
+
+  it('says why each kind fired: observed, expected, lift, threshold and the window', () => {
+    const surge = toTrendEvent('t', {
+      kind: 'trends.surge',
+      bucketStart: T0,
+      bucketEnd: T0 + 15 * MIN,
+      count: 40,
+      baseline: 8,
+      stddev: 3.2,
+      score: 10,
+      threshold: 5,
+      windowBuckets: 3,
+      seasonal: true,
+    });
+    expect(surge.data).toEqual({
+      window_start: new Date(T0).toISOString(),
+      window_end: new Date(T0 + 15 * MIN).toISOString(),
+      observed: 40,
+      expected: 8,
+      lift: 5,
+      threshold: 5,
+      count: 40,
+      baseline: 8,
+      stddev: 3.2,
+      score: 10,
+      window_buckets: 3,
+      seasonal: true,
+    });
+    const velocity = toTrendEvent('t', {
+      kind: 'trends.velocity',
+      keyword: 'eclipse',
+      bucketStart: T0,
+      bucketEnd: T0 + 30 * MIN,
+      count: 12,
+      posts: 200,
+      share: 0.06,
+      baselineShare: 0.002,
+      score: 7.5,
+      threshold: 4,
+      minCount: 5,
+      postIds: ['a', 'b'],
+      permalinks: ['/r/t/comments/a/', '/r/t/comments/b/'],
+    });
+    expect(velocity.data).toMatchObject({ observed: 12, expected: 0.4, lift: 30, threshold: 4, score: 7.5, min_count: 5, keyword: 'eclipse', post_ids: ['a', 'b'] });
+    expect(velocity.data).toMatchObject({ window_start: new Date(T0).toISOString(), window_end: new Date(T0 + 30 * MIN).toISOString() });
+    const rising = toTrendEvent('t', {
+      kind: 'trends.rising',
+      postId: 'abc',
+      permalink: '/r/t/comments/abc/x/',
+      title: 'x',
+      createdUtcMs: T0,
+      ageMinutes: 30,
+      scorePerHour: 100,
+      commentsPerHour: 10,
+      growthPerHour: 120,
+      baselinePerHour: 5,
+      zScore: 4.2,
+      threshold: 2.5,
+      score: 50,
+      numComments: 5,
+      sinceMs: T0 + 15 * MIN,
+      observedAt: T0 + 30 * MIN,
+    });
+    expect(rising.data).toMatchObject({
+      window_start: new Date(T0 + 15 * MIN).toISOString(),
+      window_end: new Date(T0 + 30 * MIN).toISOString(),
+      observed: 120,
+      expected: 5,
+      lift: 24,
+      threshold: 2.5,
+      z_score: 4.2,
+      score_gained: 25,
+      comments_gained: 3,
     });
   });
 });

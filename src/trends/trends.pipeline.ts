@@ -8,6 +8,7 @@ import type { IngestListener } from '../posts/ingest.service';
 import { PostEntity } from '../posts/post.entity';
 import { eventKey } from './detectors';
 import { Detection, ObservedPost, SubredditTrends } from './subreddit-trends';
+import { RisingEventData, SurgeEventData, TrendEventDataByKind, VelocityEventData } from './trend-event-payloads';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -31,68 +32,97 @@ export function trendEventId(key: string): string {
   return `evt_${out}`;
 }
 
-/** The event a detection becomes: deterministic id, the detector's evidence as `data` (snake_case). */
-export function toTrendEvent(subreddit: string, d: Detection): { id: string; type: string; createdAt: Date; data: Record<string, unknown> } {
+/** A trend event before delivery: deterministic id, the detector's evidence as typed snake_case `data`. */
+export interface TrendEvent<K extends keyof TrendEventDataByKind = keyof TrendEventDataByKind> {
+  id: string;
+  type: K;
+  createdAt: Date;
+  data: TrendEventDataByKind[K];
+}
+
+/** The event a detection becomes (payload fields: src/trends/trend-event-payloads.ts). */
+export function toTrendEvent(subreddit: string, d: Detection): TrendEvent {
   switch (d.kind) {
-    case 'trends.surge':
-      return {
-        id: trendEventId(eventKey(d.kind, subreddit, d.bucketStart, '')),
-        type: d.kind,
-        createdAt: new Date(d.bucketEnd),
-        data: {
-          window_start: new Date(d.bucketStart).toISOString(),
-          window_end: new Date(d.bucketEnd).toISOString(),
-          count: d.count,
-          baseline: round(d.baseline),
-          stddev: round(d.stddev),
-          score: round(d.score),
-          threshold: d.threshold,
-          window_buckets: d.windowBuckets,
-          seasonal: d.seasonal,
-        },
+    case 'trends.surge': {
+      const data: SurgeEventData = {
+        window_start: new Date(d.bucketStart).toISOString(),
+        window_end: new Date(d.bucketEnd).toISOString(),
+        observed: d.count,
+        expected: round(d.baseline),
+        lift: lift(d.count, d.baseline),
+        threshold: d.threshold,
+        count: d.count,
+        baseline: round(d.baseline),
+        stddev: round(d.stddev),
+        score: round(d.score),
+        window_buckets: d.windowBuckets,
+        seasonal: d.seasonal,
       };
-    case 'trends.velocity':
+      return { id: trendEventId(eventKey(d.kind, subreddit, d.bucketStart, '')), type: d.kind, createdAt: new Date(d.bucketEnd), data };
+    }
+    case 'trends.velocity': {
+      const expected = d.posts * d.baselineShare;
+      const data: VelocityEventData = {
+        window_start: new Date(d.bucketStart).toISOString(),
+        window_end: new Date(d.bucketEnd).toISOString(),
+        observed: d.count,
+        expected: round(expected),
+        lift: lift(d.count, expected),
+        threshold: d.threshold,
+        keyword: d.keyword,
+        count: d.count,
+        posts: d.posts,
+        share: round6(d.share),
+        baseline_share: round6(d.baselineShare),
+        score: round(d.score),
+        min_count: d.minCount,
+        post_ids: [...d.postIds],
+        permalinks: d.permalinks.map(absolutePermalink),
+      };
       return {
         id: trendEventId(eventKey(d.kind, subreddit, d.bucketStart, d.keyword)),
         type: d.kind,
         createdAt: new Date(d.bucketEnd),
-        data: {
-          keyword: d.keyword,
-          window_start: new Date(d.bucketStart).toISOString(),
-          window_end: new Date(d.bucketEnd).toISOString(),
-          count: d.count,
-          posts: d.posts,
-          share: round(d.share),
-          baseline_share: round(d.baselineShare),
-          score: round(d.score),
-          threshold: d.threshold,
-          post_ids: [...d.postIds],
-          permalinks: d.permalinks.map(absolutePermalink),
-        },
+        data,
       };
-    case 'trends.rising':
-      return {
-        id: trendEventId(eventKey(d.kind, subreddit, d.createdUtcMs, d.postId)),
-        type: d.kind,
-        createdAt: new Date(d.observedAt),
-        data: {
-          post_id: d.postId,
-          permalink: absolutePermalink(d.permalink),
-          title: d.title,
-          created_at: new Date(d.createdUtcMs).toISOString(),
-          age_minutes: round(d.ageMinutes),
-          score: d.score,
-          num_comments: d.numComments,
-          score_per_hour: round(d.scorePerHour),
-          comments_per_hour: round(d.commentsPerHour),
-          growth_per_hour: round(d.growthPerHour),
-          baseline_per_hour: round(d.baselinePerHour),
-          z_score: round(d.zScore),
-          threshold: d.threshold,
-          observed_at: new Date(d.observedAt).toISOString(),
-        },
+    }
+    case 'trends.rising': {
+      const hours = (d.observedAt - d.sinceMs) / 3600_000;
+      const data: RisingEventData = {
+        window_start: new Date(d.sinceMs).toISOString(),
+        window_end: new Date(d.observedAt).toISOString(),
+        observed: round(d.growthPerHour),
+        expected: round(d.baselinePerHour),
+        lift: lift(d.growthPerHour, d.baselinePerHour),
+        threshold: d.threshold,
+        post_id: d.postId,
+        permalink: absolutePermalink(d.permalink),
+        title: d.title,
+        created_at: new Date(d.createdUtcMs).toISOString(),
+        age_minutes: round(d.ageMinutes),
+        score: d.score,
+        num_comments: d.numComments,
+        score_gained: Math.round(d.scorePerHour * hours),
+        comments_gained: Math.round(d.commentsPerHour * hours),
+        score_per_hour: round(d.scorePerHour),
+        comments_per_hour: round(d.commentsPerHour),
+        growth_per_hour: round(d.growthPerHour),
+        baseline_per_hour: round(d.baselinePerHour),
+        z_score: round(d.zScore),
+        observed_at: new Date(d.observedAt).toISOString(),
       };
+      return { id: trendEventId(eventKey(d.kind, subreddit, d.createdUtcMs, d.postId)), type: d.kind, createdAt: new Date(d.observedAt), data };
+    }
   }
+}
+
+/** observed / expected; an expectation below 1e-3 (in the kind's unit) counts as 1e-3, so lift stays finite. */
+function lift(observed: number, expected: number): number {
+  return round(observed / Math.max(expected, 1e-3));
+}
+
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
 }
 
 function round(n: number): number {
@@ -191,7 +221,7 @@ export class TrendsPipeline implements IngestListener {
   private async emit(subreddit: string, detections: Detection[]): Promise<void> {
     for (const d of detections) {
       const ev = toTrendEvent(subreddit, d);
-      const res = await this.events.emit({ ...ev, subreddit });
+      const res = await this.events.emit({ ...ev, data: { ...ev.data }, subreddit });
       if (res.created) this.logger.log(`${ev.type} in r/${subreddit}: event ${ev.id}, ${res.deliveries} deliveries`);
     }
   }

@@ -10,7 +10,7 @@ export {
 export type { RisingParams, SurgeParams, VelocityParams } from './params';
 export { bucketStartOf, createSurgeState, fillSurgeGaps, hourOfWeek, observeSurgeBucket } from './surge';
 export type { SurgeDetection, SurgeState } from './surge';
-export { binomialDeviance, createVelocityState, KeywordTable, observeVelocityCounts, observeVelocityPosts } from './velocity';
+export { binomialDeviance, createVelocityState, KeywordTable, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';
 export type { VelocityDetection, VelocityPost, VelocityState } from './velocity';
 export {
   keywordOf,
@@ -30,5 +30,7 @@ export { createRisingState, observeRising } from './rising';
 export type { RisingDetection, RisingObservation, RisingState } from './rising';
 export { eventKey, TREND_KINDS } from './event-key';
 export type { TrendKind } from './event-key';
-export { parseSeriesCsv, runBacktest, SeriesParseError } from './backtest';
-export type { BacktestPoint, SeriesPoint, VelocityBacktestParams } from './backtest';
+export { backtest, inferBucketMs, LabelsParseError, parseLabelWindows, parseSeriesCsv, runBacktest, scoreBacktest, SeriesParseError, velocityUpper } from './backtest';
+export type { BacktestPoint, BacktestRun, LabelledScore, SeriesPoint, VelocityBacktestParams } from './backtest';
+export { backtestSvg } from './plot';
+export type { PlotOptions, PlotWindow } from './plot';

@@ -1,42 +1,46 @@
 /**
  * Default parameters of the three trend detectors.
  *
- * One global set for every subreddit: no per-series tuning. The values were chosen once with
- * `bench/detectors/quality.js` (synthetic series with labelled bursts, see README.md) to balance
- * missed trends against false alarms; the README gives the reasoning behind each number.
+ * One global set for every subreddit: no per-series tuning. Surge was tuned on real labelled series
+ * (`bench/detectors/tune.js`, leave-one-file-out checked), velocity and rising on synthetic series
+ * with labelled bursts (`bench/detectors/quality.js`); the README gives the reasoning behind each number.
  */
 
-/** Parameters of `trends.surge` (posts per bucket far above the subreddit's norm). */
+/**
+ * Parameters of `trends.surge` (posts per bucket far above the subreddit's norm). Tuned on real
+ * labelled mention counts (see README.md, "Surge on real data"): a log-scale model with a robust
+ * scale, an hour-of-day baseline, a minimum lift and one alert per episode.
+ */
 export interface SurgeParams {
   /** Bucket width. Five minutes: fast enough to call a surge within minutes, wide enough that busy subreddits have tens of posts per bucket. */
   readonly bucketMs: number;
-  /** Half-life of the level (EWMA of the deseasonalised count). One hour: follows the daily cycle before seasonality is learnt, yet a 1-bucket burst moves it little. */
+  /** Half-life of the level (EWMA of ln(count + bucketPseudoCount) net of the hour-of-day offset). 3.5 days: the daily shape is the offsets' job, and a day-long surge must not become the norm. */
   readonly levelHalfLifeBuckets: number;
-  /** Half-life of the variance model's EWMAs (excess of squared residuals over Poisson, relative to expected²). One day: stable, still adapts to a subreddit becoming burstier. */
-  readonly varianceHalfLifeBuckets: number;
-  /** Half-life of the slow reference level the hour-of-week ratios are measured against. One week, so the daily and weekly shapes are not absorbed by it. */
-  readonly referenceHalfLifeBuckets: number;
-  /** Weeks of hourly ratios kept per hour-of-week slot; the factor is their median, so a one-off surge in one week is ignored while a pattern that recurs every week is learnt. */
-  readonly seasonalWeeks: number;
-  /** A slot's factor is used only after this many full weeks of observations of that slot (with 2, the ratio nearer 1 is used). */
-  readonly seasonalMinWeeks: number;
-  /** Pseudo-count (posts per bucket) added to both sides of the ratio mean/reference: shrinks noisy ratios of quiet subreddits towards 1. */
-  readonly seasonalPseudoCount: number;
-  /** Absolute variance floor (posts²): with the Poisson floor (variance ≥ expected) it stops 0,0,0,1 from looking infinitely significant. */
-  readonly minVariance: number;
-  /** Minimum posts in the bucket (or window) to fire at all. */
+  /** Half-life of the robust scales (EWMA of |log residual|). One week: each subreddit's burstiness, learnt slowly enough that one surge does not raise the bar much. */
+  readonly scaleHalfLifeBuckets: number;
+  /** Days of hourly log residuals kept per hour-of-day slot; the offset is their median, so a one-off day is ignored while a daily rhythm is learnt. */
+  readonly seasonalDays: number;
+  /** A slot's offset is used only after this many full hours of that slot were recorded. */
+  readonly seasonalMinDays: number;
+  /** Posts added to each bucket's count before taking logs (ln 0 is undefined; quiet buckets are not infinitely below normal). */
+  readonly bucketPseudoCount: number;
+  /** Posts added to the window's observed and expected sums before their ratio: a quiet subreddit's 0 → 3 posts is not a huge lift. */
+  readonly windowPseudoCount: number;
+  /** Minimum posts in the window to fire at all. */
   readonly minCount: number;
-  /** z-score the bucket (or window) must reach: (count − expected) / stddev. */
+  /** Minimum (window posts + windowPseudoCount) / (expected + windowPseudoCount) to fire, a lift in plain terms as well as a score. */
+  readonly minLift: number;
+  /** Score the window must reach: ln(lift) / the subreddit's own robust scale of ln(lift). */
   readonly threshold: number;
-  /** Also score the sum of the last N buckets (1 disables): catches sustained moderate surges a single bucket cannot prove. */
+  /** Buckets summed into the window that is scored. Two hours: real surges build over hours, and single-bucket blips are the bulk of real noise. */
   readonly windowBuckets: number;
-  /** Buckets after a detection during which the subreddit cannot fire again. */
+  /** Buckets after a detection during which the subreddit cannot fire again (after it, the score must also drop below the threshold once). */
   readonly cooldownBuckets: number;
-  /** Buckets observed before any detection (level and variance need history). */
+  /** Buckets observed before any detection (level and scale need history). */
   readonly warmupBuckets: number;
-  /** Counts above expected + clipZ·stddev update the baseline as if they were at that bound, so a surge does not inflate its own baseline. */
+  /** Log residuals beyond clipZ × scale update the level and the scales as if they were at that bound, so a surge does not inflate its own baseline. */
   readonly clipZ: number;
-  /** A gap longer than this many buckets resets level and variance (not seasonality) and re-enters warm-up, instead of replaying millions of zeros. */
+  /** A gap longer than this many buckets resets level and scales (not the hour-of-day offsets) and re-enters warm-up, instead of replaying millions of zeros. */
   readonly maxGapBuckets: number;
 }
 
@@ -56,8 +60,10 @@ export interface VelocityParams {
   readonly minRatio: number;
   /** Signed square root of the binomial deviance (≈ z-score, well calibrated at small counts) to reach. */
   readonly threshold: number;
-  /** Buckets after a keyword fires during which that keyword cannot fire again. */
+  /** Buckets after a keyword fires during which that keyword cannot fire again; after it, the keyword fires again only once its episode has ended (a bucket in which it was not hot). */
   readonly cooldownBuckets: number;
+  /** A count above expected + clipZ·√(expected·dispersion) (and above minCount) updates the baseline as if it were at that bound, so a burst does not raise its own baseline. */
+  readonly clipZ: number;
   /** Non-empty buckets observed before any detection. */
   readonly warmupBuckets: number;
   /** Posts observed before any detection (a quiet subreddit needs enough text to know its vocabulary). */
@@ -103,19 +109,19 @@ const HOUR = 60 * MINUTE;
 
 export const DEFAULT_SURGE_PARAMS: Readonly<SurgeParams> = Object.freeze({
   bucketMs: 5 * MINUTE,
-  levelHalfLifeBuckets: 12,
-  varianceHalfLifeBuckets: 288,
-  referenceHalfLifeBuckets: 2016,
-  seasonalWeeks: 3,
-  seasonalMinWeeks: 2,
-  seasonalPseudoCount: 1,
-  minVariance: 1,
+  levelHalfLifeBuckets: 1008,
+  scaleHalfLifeBuckets: 2016,
+  seasonalDays: 7,
+  seasonalMinDays: 2,
+  bucketPseudoCount: 1,
+  windowPseudoCount: 5,
   minCount: 5,
-  threshold: 5,
-  windowBuckets: 3,
-  cooldownBuckets: 12,
+  minLift: 2,
+  threshold: 4,
+  windowBuckets: 24,
+  cooldownBuckets: 288,
   warmupBuckets: 72,
-  clipZ: 3,
+  clipZ: 2,
   maxGapBuckets: 2016,
 });
 
@@ -126,8 +132,9 @@ export const DEFAULT_VELOCITY_PARAMS: Readonly<VelocityParams> = Object.freeze({
   dispersion: 1.5,
   minCount: 5,
   minRatio: 3,
-  threshold: 4,
+  threshold: 6,
   cooldownBuckets: 12,
+  clipZ: 3,
   warmupBuckets: 12,
   warmupPosts: 200,
   maxKeywords: 5000,
@@ -143,7 +150,7 @@ export const DEFAULT_RISING_PARAMS: Readonly<RisingParams> = Object.freeze({
   normMaxAgeMs: 3 * HOUR,
   normUpperQuantile: 0.9,
   minLogSpread: 0.5,
-  threshold: 2.5,
+  threshold: 3.5,
   minRatio: 5,
   minGrowthPerHour: 20,
   warmupSamples: 100,
@@ -178,28 +185,28 @@ export function resolveSurgeParams(overrides: Partial<SurgeParams> = {}): Readon
   positive(p, [
     'bucketMs',
     'levelHalfLifeBuckets',
-    'varianceHalfLifeBuckets',
-    'referenceHalfLifeBuckets',
-    'seasonalWeeks',
-    'seasonalMinWeeks',
-    'minVariance',
+    'scaleHalfLifeBuckets',
+    'seasonalDays',
+    'seasonalMinDays',
+    'bucketPseudoCount',
+    'windowPseudoCount',
     'threshold',
     'windowBuckets',
     'clipZ',
     'maxGapBuckets',
   ]);
-  nonNegative(p, ['seasonalPseudoCount', 'minCount', 'cooldownBuckets', 'warmupBuckets']);
-  integers(p, ['bucketMs', 'windowBuckets', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalWeeks', 'seasonalMinWeeks']);
-  check(p.seasonalMinWeeks <= p.seasonalWeeks, 'seasonalMinWeeks', '≤ seasonalWeeks');
-  check(p.seasonalWeeks <= 8, 'seasonalWeeks', '≤ 8');
-  // Hour-of-week slots need buckets that tile an hour.
+  nonNegative(p, ['minCount', 'minLift', 'cooldownBuckets', 'warmupBuckets']);
+  integers(p, ['bucketMs', 'windowBuckets', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalDays', 'seasonalMinDays']);
+  check(p.seasonalMinDays <= p.seasonalDays, 'seasonalMinDays', '≤ seasonalDays');
+  check(p.seasonalDays <= 28, 'seasonalDays', '≤ 28');
+  // Hour-of-day slots need buckets that tile an hour.
   check(p.bucketMs <= HOUR && HOUR % p.bucketMs === 0, 'bucketMs', 'a divisor of one hour');
   return Object.freeze(p);
 }
 
 export function resolveVelocityParams(overrides: Partial<VelocityParams> = {}): Readonly<VelocityParams> {
   const p = { ...DEFAULT_VELOCITY_PARAMS, ...stripUndefined(overrides) };
-  positive(p, ['bucketMs', 'baselineHalfLifeBuckets', 'priorShare', 'dispersion', 'threshold', 'maxKeywords']);
+  positive(p, ['bucketMs', 'baselineHalfLifeBuckets', 'priorShare', 'dispersion', 'threshold', 'maxKeywords', 'clipZ']);
   nonNegative(p, ['minCount', 'minRatio', 'cooldownBuckets', 'warmupBuckets', 'warmupPosts', 'maxEvidence']);
   integers(p, ['bucketMs', 'cooldownBuckets', 'warmupBuckets', 'maxKeywords', 'maxEvidence']);
   check(p.priorShare < 1, 'priorShare', '< 1');

@@ -38,6 +38,8 @@ export interface RisingDetection {
   /** The post's score at this observation. */
   readonly score: number;
   readonly numComments: number;
+  /** The earlier observation the rate was measured from (ms since epoch): the rate's window starts here. */
+  readonly sinceMs: number;
   readonly observedAt: number;
 }
 
@@ -136,6 +138,7 @@ export function observeRising(state: RisingState, obs: RisingObservation): Risin
   const gap = obs.observedAtMs - prev.observedAtMs;
   if (gap < p.minGapMs) return null;
 
+  const sinceMs = prev.observedAtMs;
   const hours = gap / HOUR_MS;
   const scorePerHour = (obs.score - prev.score) / hours;
   const commentsPerHour = (obs.numComments - prev.numComments) / hours;
@@ -179,6 +182,7 @@ export function observeRising(state: RisingState, obs: RisingObservation): Risin
     threshold: p.threshold,
     score: obs.score,
     numComments: obs.numComments,
+    sinceMs,
     observedAt: obs.observedAtMs,
   };
 }

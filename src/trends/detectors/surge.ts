@@ -3,21 +3,35 @@
  *
  * Causal and incremental: each bucket is scored against the state built from the buckets before
  * it, then folded into that state. Memory per subreddit is a fixed handful of numbers, a ring of
- * `windowBuckets` entries and, per hour-of-week slot (168), the last `seasonalWeeks` hourly ratios.
+ * `windowBuckets` entries and, per hour-of-day slot (24), the last `seasonalDays` hourly log-ratios.
  *
- * expected = level × seasonal factor of the bucket's hour-of-week (1 until learnt);
- * variance = max(expected + excess · expected², minVariance), i.e. at least Poisson;
- * score    = (count − expected) / √variance, for the bucket and for the last `windowBuckets`.
+ * Real post counts are bursty and heavy-tailed: a Poisson or variance-based z-score calls a
+ * surge every day on them. So the model works on logarithms, where bursts are multiplicative:
+ *
+ *   expected (per bucket) = exp(level + seasonal offset of the bucket's hour of day) − k₁
+ *   lift                  = (posts in the last W buckets + k_w) / (expected in them + k_w)
+ *   score                 = ln(lift) / scale
+ *
+ * `level` is an EWMA of ln(count + k₁) with winsorised updates (a surge does not lift its own
+ * baseline), the hour-of-day offset is the median of the last `seasonalDays` days (one-off days are
+ * ignored), and `scale` is a robust EWMA of |ln lift| (mean absolute deviation × √(π/2), winsorised),
+ * so each subreddit's own burstiness sets the bar. The pseudo-count k_w keeps a quiet subreddit's
+ * 0 → 3 posts from looking like an infinite lift. An alert needs score ≥ threshold AND lift ≥
+ * minLift AND ≥ minCount posts in the window; after it the subreddit is silent for `cooldownBuckets`
+ * and then re-arms only once its score has dropped below the threshold: one alert per episode.
  */
 import { alphaFromHalfLife, resolveSurgeParams, SurgeParams } from './params';
 
 const HOUR_MS = 3_600_000;
-const SLOTS = 168;
+const SLOTS_PER_DAY = 24;
+const SLOTS_PER_WEEK = 168;
 /** 1970-01-01 was a Thursday; shifting by 72 h makes slot 0 Monday 00:00 UTC. */
 const EPOCH_SLOT_SHIFT = 72;
-/** Seasonal factors are kept within these bounds: a slot is never assumed dead or 10× busier. */
-const MIN_FACTOR = 0.1;
-const MAX_FACTOR = 10;
+/** √(π/2): mean absolute deviation → standard deviation for a normal variable. */
+const MAD_TO_SD = Math.sqrt(Math.PI / 2);
+/** Scale before any history, and its floor: a perfectly flat series still needs a visible lift. */
+const INITIAL_LOG_SCALE = 0.5;
+const MIN_LOG_SCALE = 0.05;
 
 export interface SurgeDetection {
   readonly kind: 'trends.surge';
@@ -29,13 +43,14 @@ export interface SurgeDetection {
   readonly count: number;
   /** Posts expected in the window. */
   readonly baseline: number;
+  /** (count − baseline) / score: the spread under which the score reads as a z-score (posts). */
   readonly stddev: number;
-  /** (count − baseline) / stddev. */
+  /** ln((count + k_w) / (baseline + k_w)) / scale, the subreddit's robust scale of that log lift. */
   readonly score: number;
   readonly threshold: number;
-  /** 1 when the bucket alone fired, `windowBuckets` when the recent window did. */
+  /** Buckets in the evidence window (`windowBuckets`, fewer right after warm-up). */
   readonly windowBuckets: number;
-  /** Whether the hour-of-week factor was part of the baseline. */
+  /** Whether the hour-of-day offset was part of the baseline. */
   readonly seasonal: boolean;
 }
 
@@ -45,39 +60,43 @@ export interface SurgeState {
   lastBucketStart: number | null;
   /** Buckets folded in since creation or the last long-gap reset. */
   observed: number;
-  /** EWMA of the deseasonalised (and clipped) count. */
+  /** EWMA of ln(count + bucketPseudoCount) net of the hour-of-day offset (winsorised updates). */
   level: number;
-  /** Variance = expected + excess · expected²; excess = max(0, EWMA(residual² − expected) / EWMA(expected²)). */
-  excess: number;
-  excessNum: number;
-  excessDen: number;
-  /** Slow EWMA of counts; hourly ratios are measured against it. */
-  reference: number;
-  /** Per slot, the last `seasonalWeeks` hourly ratios (mean count + k) / (reference + k), ring-ordered. */
-  readonly seasonalRatios: Float64Array;
+  /** Robust scale of one bucket's log residual (winsorises the level's updates). */
+  bucketScale: number;
+  /** Robust scale of the window's ln lift (the score's denominator). */
+  scale: number;
+  /** Per hour-of-day slot, the last `seasonalDays` hourly mean log residuals, ring-ordered. */
+  readonly seasonalResiduals: Float64Array;
   /** Per slot: full hours recorded so far. */
   readonly seasonalHours: Float64Array;
-  /** Per slot: the factor in use (1 until `seasonalMinWeeks` hours are recorded). */
-  readonly seasonalFactor: Float64Array;
+  /** Per slot: the log offset in use (0 until `seasonalMinDays` hours are recorded). */
+  readonly seasonalOffset: Float64Array;
   /** Accumulator of the hour in progress. */
   hourSlot: number;
   hourStart: number;
-  hourCount: number;
-  hourReference: number;
+  hourResidual: number;
   hourBuckets: number;
   /** First bucket start allowed to fire again. */
   cooldownUntil: number;
-  /** Ring of the last buckets' count, expected and variance (before the absolute floor), for the window score. */
+  /** True from an alert until the score drops below the threshold (one alert per episode). */
+  inEpisode: boolean;
+  /** Ring of the last buckets' count and expected count, for the window. */
   readonly ringCount: Float64Array;
   readonly ringExpected: Float64Array;
-  readonly ringVariance: Float64Array;
   ringPos: number;
   ringFilled: number;
   /** Score of the last bucket fed (0 during warm-up), for backtests and dashboards. */
   lastScore: number;
+  /** Expected count of the last bucket fed (NaN during warm-up), for plots. */
+  lastExpected: number;
+  /**
+   * Smallest count that would have fired the last bucket fed, given the window before it, the
+   * threshold, minLift and minCount (cooldown and episode aside; NaN during warm-up), for plots.
+   */
+  lastUpper: number;
   readonly alphaLevel: number;
-  readonly alphaVariance: number;
-  readonly alphaReference: number;
+  readonly alphaScale: number;
   readonly bucketsPerHour: number;
 }
 
@@ -88,28 +107,26 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     lastBucketStart: null,
     observed: 0,
     level: 0,
-    excess: 0,
-    excessNum: 0,
-    excessDen: 0,
-    reference: 0,
-    seasonalRatios: new Float64Array(SLOTS * p.seasonalWeeks),
-    seasonalHours: new Float64Array(SLOTS),
-    seasonalFactor: new Float64Array(SLOTS).fill(1),
+    bucketScale: INITIAL_LOG_SCALE,
+    scale: INITIAL_LOG_SCALE,
+    seasonalResiduals: new Float64Array(SLOTS_PER_DAY * p.seasonalDays),
+    seasonalHours: new Float64Array(SLOTS_PER_DAY),
+    seasonalOffset: new Float64Array(SLOTS_PER_DAY),
     hourSlot: -1,
     hourStart: -1,
-    hourCount: 0,
-    hourReference: 0,
+    hourResidual: 0,
     hourBuckets: 0,
     cooldownUntil: -Infinity,
+    inEpisode: false,
     ringCount: new Float64Array(p.windowBuckets),
     ringExpected: new Float64Array(p.windowBuckets),
-    ringVariance: new Float64Array(p.windowBuckets),
     ringPos: 0,
     ringFilled: 0,
     lastScore: 0,
+    lastExpected: NaN,
+    lastUpper: NaN,
     alphaLevel: alphaFromHalfLife(p.levelHalfLifeBuckets),
-    alphaVariance: alphaFromHalfLife(p.varianceHalfLifeBuckets),
-    alphaReference: alphaFromHalfLife(p.referenceHalfLifeBuckets),
+    alphaScale: alphaFromHalfLife(p.scaleHalfLifeBuckets),
     bucketsPerHour: HOUR_MS / p.bucketMs,
   };
 }
@@ -117,7 +134,13 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
 /** Hour-of-week slot (0 = Monday 00:00–01:00 UTC) of a timestamp. */
 export function hourOfWeek(ms: number): number {
   const h = Math.floor(ms / HOUR_MS) + EPOCH_SLOT_SHIFT;
-  return ((h % SLOTS) + SLOTS) % SLOTS;
+  return ((h % SLOTS_PER_WEEK) + SLOTS_PER_WEEK) % SLOTS_PER_WEEK;
+}
+
+/** Hour-of-day slot (0 = 00:00–01:00 UTC) of a timestamp. */
+export function hourOfDay(ms: number): number {
+  const h = Math.floor(ms / HOUR_MS);
+  return ((h % SLOTS_PER_DAY) + SLOTS_PER_DAY) % SLOTS_PER_DAY;
 }
 
 /** Start of the bucket containing `ms`. */
@@ -131,7 +154,7 @@ export function bucketStartOf(ms: number, bucketMs: number): number {
  * `bucketStartMs` is floored to the bucket grid. A bucket at or before the last one fed is ignored
  * (replays are harmless). Missing buckets between the last one and this one are folded in as zero
  * counts (they are not scored: nothing can fire on them); a gap longer than `maxGapBuckets` resets
- * level and variance and re-enters warm-up instead (seasonal ratios are kept).
+ * level and scale and re-enters warm-up instead (hour-of-day offsets are kept).
  */
 export function observeSurgeBucket(state: SurgeState, bucketStartMs: number, count: number): SurgeDetection | null {
   if (!Number.isFinite(bucketStartMs)) throw new RangeError('bucketStartMs must be a finite number');
@@ -151,169 +174,142 @@ export function observeSurgeBucket(state: SurgeState, bucketStartMs: number, cou
 function resetLevels(state: SurgeState): void {
   state.observed = 0;
   state.level = 0;
-  state.excess = 0;
-  state.excessNum = 0;
-  state.excessDen = 0;
-  state.reference = 0;
+  state.bucketScale = INITIAL_LOG_SCALE;
+  state.scale = INITIAL_LOG_SCALE;
   state.ringPos = 0;
   state.ringFilled = 0;
   state.cooldownUntil = -Infinity;
+  state.inEpisode = false;
   state.hourSlot = -1;
   state.hourBuckets = 0;
 }
 
 function update(state: SurgeState, start: number, count: number, evaluate: boolean): SurgeDetection | null {
   const p = state.params;
-  const slot = hourOfWeek(start);
-  accumulateHour(state, start, slot, count);
-  const seasonalReady = state.seasonalHours[slot] >= p.seasonalMinWeeks;
-  const factor = state.seasonalFactor[slot];
+  const k1 = p.bucketPseudoCount;
+  const kw = p.windowPseudoCount;
+  const slot = hourOfDay(start);
+  const logCount = Math.log(count + k1);
   const n = state.observed;
   state.lastBucketStart = start;
 
   if (n === 0) {
-    // The first bucket seeds level and reference; there is nothing to score it against.
-    state.level = count / factor;
-    state.reference = count;
+    // The first bucket seeds the level; there is nothing to score it against.
+    state.level = logCount - state.seasonalOffset[slot];
+    accumulateHour(state, start, slot, logCount - state.level);
     state.lastScore = 0;
+    state.lastExpected = NaN;
+    state.lastUpper = NaN;
     state.observed = 1;
     return null;
   }
-  let detection: SurgeDetection | null = null;
-  const expected = state.level * factor;
-  // Negative-binomial variance: Poisson part plus a learnt quadratic excess (bursty subreddits'
-  // excess grows with the square of their level, so a single ratio would misjudge peaks vs troughs).
-  const modelVariance = expected + state.excess * expected * expected;
-  // The absolute floor applies to what is scored (this bucket, or the window's sum), not per bucket:
-  // summing per-bucket floors would make windows blind on quiet subreddits.
-  const variance = Math.max(modelVariance, p.minVariance);
-  const sd = Math.sqrt(variance);
-  const z1 = (count - expected) / sd;
+  accumulateHour(state, start, slot, logCount - state.level);
+  const seasonalReady = state.seasonalHours[slot] >= p.seasonalMinDays;
+  const logExpected = state.level + state.seasonalOffset[slot];
+  const expected = Math.max(Math.exp(logExpected) - k1, 0);
 
   // Ring holds the W most recent buckets including this one.
   const w = p.windowBuckets;
   state.ringCount[state.ringPos] = count;
   state.ringExpected[state.ringPos] = expected;
-  state.ringVariance[state.ringPos] = modelVariance;
   state.ringPos = (state.ringPos + 1) % w;
   if (state.ringFilled < w) state.ringFilled++;
-  let zw = -Infinity;
   let sumCount = 0;
   let sumExpected = 0;
-  let sumVariance = 0;
-  if (w > 1 && state.ringFilled === w) {
-    for (let i = 0; i < w; i++) {
-      sumCount += state.ringCount[i];
-      sumExpected += state.ringExpected[i];
-      sumVariance += state.ringVariance[i];
-    }
-    sumVariance = Math.max(sumVariance, p.minVariance);
-    zw = (sumCount - sumExpected) / Math.sqrt(sumVariance);
+  for (let i = 0; i < state.ringFilled; i++) {
+    sumCount += state.ringCount[i];
+    sumExpected += state.ringExpected[i];
   }
+  const logLift = Math.log((sumCount + kw) / (sumExpected + kw));
+  const score = logLift / state.scale;
 
+  let detection: SurgeDetection | null = null;
   const warm = n >= p.warmupBuckets;
-  state.lastScore = warm ? Math.max(z1, zw) : 0;
-  if (evaluate && warm && start >= state.cooldownUntil) {
-    if (z1 >= p.threshold && count >= p.minCount) {
-      detection = makeDetection(start, start, count, expected, sd, z1, p.threshold, 1, seasonalReady, p.bucketMs);
-    } else if (zw >= p.threshold && sumCount >= p.minCount && count > expected && start - (w - 1) * p.bucketMs >= state.cooldownUntil) {
-      // The window fires only while the surge is still on (this bucket above expected), and only on
-      // buckets all past the cooldown (else it would re-fire on what the cooldown suppressed).
-      const first = start - (w - 1) * p.bucketMs;
-      detection = makeDetection(first, start, sumCount, sumExpected, Math.sqrt(sumVariance), zw, p.threshold, w, seasonalReady, p.bucketMs);
+  state.lastScore = warm ? score : 0;
+  state.lastExpected = warm ? expected : NaN;
+  if (warm) {
+    // Smallest window sum meeting the score, the lift and the minimum, less what the window holds already.
+    const base = sumExpected + kw;
+    const needed = Math.max(base * Math.exp(p.threshold * state.scale), base * p.minLift) - kw;
+    state.lastUpper = Math.max(needed, p.minCount) - (sumCount - count);
+    state.lastUpper = Math.max(state.lastUpper, 0);
+  } else state.lastUpper = NaN;
+
+  if (state.inEpisode && score < p.threshold) state.inEpisode = false;
+  if (evaluate && warm && !state.inEpisode && start >= state.cooldownUntil) {
+    if (score >= p.threshold && Math.exp(logLift) >= p.minLift && sumCount >= p.minCount) {
+      const filled = state.ringFilled;
+      detection = {
+        kind: 'trends.surge',
+        bucketStart: start - (filled - 1) * p.bucketMs,
+        bucketEnd: start + p.bucketMs,
+        count: sumCount,
+        baseline: round4(sumExpected),
+        // The spread under which the score reads as a z-score, so (count − baseline) / stddev = score
+        // holds for every kind of detection the payload documents.
+        stddev: round4((sumCount - sumExpected) / score),
+        score: round4(score),
+        threshold: p.threshold,
+        windowBuckets: filled,
+        seasonal: seasonalReady,
+      };
+      state.cooldownUntil = start + (p.cooldownBuckets + 1) * p.bucketMs;
+      state.inEpisode = true;
     }
-    if (detection) state.cooldownUntil = start + (p.cooldownBuckets + 1) * p.bucketMs;
   }
 
-  // Robust update: a surge must not lift its own baseline much, or long surges would hide.
-  const clipped = Math.min(count, expected + p.clipZ * sd);
-  const resid = clipped - expected;
+  // Winsorised updates: a surge moves neither its own baseline nor the scale it is measured with much.
   const k = n + 1;
-  state.level += Math.max(state.alphaLevel, 1 / k) * (clipped / factor - state.level);
-  const av = Math.max(state.alphaVariance, 1 / k);
-  state.excessNum += av * (resid * resid - expected - state.excessNum);
-  state.excessDen += av * (expected * expected - state.excessDen);
-  state.excess = state.excessDen > 0 ? Math.max(0, state.excessNum / state.excessDen) : 0;
-  state.reference += Math.max(state.alphaReference, 1 / k) * (clipped - state.reference);
+  const a = Math.max(state.alphaScale, 1 / k);
+  const residual = clip(logCount - logExpected, p.clipZ * state.bucketScale);
+  state.level += Math.max(state.alphaLevel, 1 / k) * residual;
+  state.bucketScale = Math.max(MIN_LOG_SCALE, state.bucketScale + a * (MAD_TO_SD * Math.abs(residual) - state.bucketScale));
+  const liftResidual = clip(logLift, p.clipZ * state.scale);
+  state.scale = Math.max(MIN_LOG_SCALE, state.scale + a * (MAD_TO_SD * Math.abs(liftResidual) - state.scale));
   state.observed = k;
   return detection;
 }
 
+function clip(x: number, bound: number): number {
+  return Math.max(-bound, Math.min(bound, x));
+}
+
 /**
- * Sum the raw counts of the hour in progress; when the hour is complete, record its ratio to the
- * reference in the slot's ring and recompute the slot's factor. Raw, not clipped, counts: the
- * median across weeks is what protects the factor from one-off surges.
+ * Sum the log residuals (against the level, before the hour-of-day offset) of the hour in
+ * progress; when the hour is complete, record its mean in the slot's ring and recompute the slot's
+ * offset as the ring's median: a pattern that recurs daily is learnt, a one-off day is not.
  */
-function accumulateHour(state: SurgeState, start: number, slot: number, count: number): void {
+function accumulateHour(state: SurgeState, start: number, slot: number, residual: number): void {
   const hourStart = start - (((start % HOUR_MS) + HOUR_MS) % HOUR_MS);
   if (hourStart !== state.hourStart) {
     if (state.hourBuckets === state.bucketsPerHour && state.hourSlot >= 0) recordHour(state);
     state.hourStart = hourStart;
     state.hourSlot = slot;
-    state.hourCount = 0;
-    state.hourReference = 0;
+    state.hourResidual = 0;
     state.hourBuckets = 0;
   }
-  // The reference before this bucket: the norm the hour is compared against.
-  state.hourReference += state.observed === 0 ? count : state.reference;
-  state.hourCount += count;
+  state.hourResidual += residual;
   state.hourBuckets++;
 }
 
 function recordHour(state: SurgeState): void {
   const p = state.params;
   const slot = state.hourSlot;
-  const k = p.seasonalPseudoCount;
-  const ratio = (state.hourCount / state.hourBuckets + k) / (state.hourReference / state.hourBuckets + k);
-  const weeks = p.seasonalWeeks;
+  const days = p.seasonalDays;
   const hours = state.seasonalHours[slot];
-  state.seasonalRatios[slot * weeks + (hours % weeks)] = ratio;
+  state.seasonalResiduals[slot * days + (hours % days)] = state.hourResidual / state.hourBuckets;
   state.seasonalHours[slot] = hours + 1;
-  const have = Math.min(hours + 1, weeks);
-  state.seasonalFactor[slot] = hours + 1 >= p.seasonalMinWeeks ? clampFactor(robustCentre(state.seasonalRatios, slot * weeks, have)) : 1;
+  const have = Math.min(hours + 1, days);
+  state.seasonalOffset[slot] = hours + 1 >= p.seasonalMinDays ? median(state.seasonalResiduals, slot * days, have) : 0;
 }
 
-/** Median of `n` values; for an even count, the middle value nearer 1 (the cautious choice). */
-function robustCentre(values: Float64Array, offset: number, n: number): number {
+function median(values: Float64Array, offset: number, n: number): number {
   const v = Array.from(values.subarray(offset, offset + n)).sort((a, b) => a - b);
-  if (n % 2 === 1) return v[(n - 1) / 2];
-  const lo = v[n / 2 - 1];
-  const hi = v[n / 2];
-  return Math.abs(Math.log(lo)) <= Math.abs(Math.log(hi)) ? lo : hi;
-}
-
-function clampFactor(f: number): number {
-  return Math.min(MAX_FACTOR, Math.max(MIN_FACTOR, f));
+  return n % 2 === 1 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 function round4(x: number): number {
   return Math.round(x * 1e4) / 1e4;
-}
-
-function makeDetection(
-  first: number,
-  current: number,
-  count: number,
-  baseline: number,
-  sd: number,
-  score: number,
-  threshold: number,
-  windowBuckets: number,
-  seasonal: boolean,
-  bucketMs: number,
-): SurgeDetection {
-  return {
-    kind: 'trends.surge',
-    bucketStart: first,
-    bucketEnd: current + bucketMs,
-    count,
-    baseline: round4(baseline),
-    stddev: round4(sd),
-    score: round4(score),
-    threshold,
-    windowBuckets,
-    seasonal,
-  };
 }
 
 /**

@@ -191,3 +191,89 @@ describe('trends.velocity detector', () => {
     expect(() => createVelocityState({ priorShare: 1.5 })).toThrow(/priorShare/);
   });
 });
+
+describe('velocity: false-alarm discipline', () => {
+  function poissonDraw(r: () => number, mean: number): number {
+    const l = Math.exp(-mean);
+    let k = 0;
+    let p = r();
+    while (p > l) {
+      k++;
+      p *= r();
+    }
+    return k;
+  }
+  /** Gamma(shape, 1) by Marsaglia–Tsang (shape ≥ 1). */
+  function gammaDraw(r: () => number, shape: number): number {
+    const d = shape - 1 / 3;
+    const c = 1 / Math.sqrt(9 * d);
+    for (;;) {
+      let x: number;
+      let v: number;
+      do {
+        const u1 = r();
+        const u2 = r();
+        x = Math.sqrt(-2 * Math.log(u1 || 1e-12)) * Math.cos(2 * Math.PI * u2);
+        v = 1 + c * x;
+      } while (v <= 0);
+      v = v * v * v;
+      if (Math.log(r() || 1e-12) < 0.5 * x * x + d - d * v + d * Math.log(v)) return d * v;
+    }
+  }
+  const feed = (st: VelocityState, counts: number[], total = 1000) =>
+    counts.flatMap((c, i) => observeVelocityCounts(st, T0 + i * B, total, new Map([['kw', c]])));
+
+  it('one event per episode: a burst that outlasts the cooldown fires once', () => {
+    const r = rng(8);
+    // 100 quiet buckets at ~10, then 40 buckets (20 h, past the 6 h cooldown) at ~60, then quiet again, then a second burst.
+    const counts = [
+      ...Array.from({ length: 100 }, () => poissonDraw(r, 10)),
+      ...Array.from({ length: 40 }, () => poissonDraw(r, 60)),
+      ...Array.from({ length: 60 }, () => poissonDraw(r, 10)),
+      ...Array.from({ length: 5 }, () => poissonDraw(r, 80)),
+    ];
+    const fired = feed(createVelocityState(), counts);
+    const at = fired.map((d) => (d.bucketStart - T0) / B);
+    expect(at).toHaveLength(2);
+    expect(at[0]).toBeGreaterThanOrEqual(100);
+    expect(at[0]).toBeLessThan(103);
+    expect(at[1]).toBeGreaterThanOrEqual(200);
+  });
+
+  it('robust baseline: a long burst barely raises the share it is measured against', () => {
+    const r = rng(9);
+    const st = createVelocityState();
+    feed(st, Array.from({ length: 100 }, () => poissonDraw(r, 10)));
+    const before = st.keywords.share(st.keywords.slot('kw', spanHashOf('kw')));
+    feed(
+      st,
+      Array.from({ length: 20 }, () => poissonDraw(r, 100)),
+    );
+    // Unclipped, 20 buckets at 10× would lift the EWMA share by ≈ 25% × 9 ≈ 2.3×; clipped, far less.
+    const after = st.keywords.share(st.keywords.slot('kw', spanHashOf('kw')));
+    expect(after / before).toBeLessThan(1.6);
+  });
+
+  it('learns the negative-binomial excess of overdispersed counts, and about none on Poisson counts', () => {
+    const r = rng(10);
+    const poissonState = createVelocityState();
+    feed(poissonState, Array.from({ length: 400 }, () => poissonDraw(r, 20)));
+    expect(Math.abs(poissonState.learntExcess)).toBeLessThan(0.03);
+    // Negative binomial with shape 4 at mean 20: variance 20 + 20²/4, i.e. φ = 0.25.
+    const nbState = createVelocityState();
+    const nb = Array.from({ length: 400 }, () => poissonDraw(r, (20 * gammaDraw(r, 4)) / 4));
+    const fired = feed(nbState, nb);
+    expect(nbState.learntExcess).toBeGreaterThan(0.12);
+    expect(nbState.learntExcess).toBeLessThan(0.4);
+    // With the learnt excess, NB noise alone raises fewer alarms than with the fixed 1.5 only.
+    const fixed = createVelocityState();
+    fixed.dispersionBuckets = -1e9; // never trusts a learnt figure
+    expect(fired.length).toBeLessThan(feed(fixed, nb).length);
+  });
+});
+
+function spanHashOf(k: string): number {
+  // The table is keyed by the scanner's FNV-1a hash of the keyword.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./tokenizer') as typeof import('./tokenizer')).spanHash(k);
+}

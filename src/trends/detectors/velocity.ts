@@ -33,6 +33,8 @@ export interface VelocityDetection {
   /** Signed root of the binomial deviance / dispersion (≈ z-score). */
   readonly score: number;
   readonly threshold: number;
+  /** Fewest posts with the keyword that may fire (`params.minCount`). */
+  readonly minCount: number;
   /** Up to `maxEvidence` ids of posts containing the keyword, in input order. */
   readonly postIds: readonly string[];
   readonly permalinks: readonly string[];
@@ -45,6 +47,27 @@ export interface VelocityState {
   readonly keywords: KeywordTable;
   /** Keyword → first bucket start at which it may fire again (only keywords that fired recently). */
   readonly cooldowns: Map<string, number>;
+  /**
+   * Keyword → the last non-empty bucket (index, `observedBuckets` clock) of its episode, for keywords
+   * that fired and are still in it. An episode goes on while the keyword is hot (share ≥ minRatio ×
+   * baseline and score ≥ threshold) or at least above the robust bound, in consecutive buckets: one
+   * event, however long it lasts.
+   */
+  readonly episodes: Map<string, number>;
+  /**
+   * Learnt negative-binomial excess φ of this subreddit's keyword counts (variance ≈ λ + φ·λ²: the
+   * relative noise of a busy keyword does not shrink the way the binomial says): bias-corrected EWMA
+   * (half-life 4 × the baseline's) of ((c − λ)² − λ(1 − share)) / λ² over keywords expected in ≥ 5
+   * posts (where zero counts are rare, so skipping absent keywords does not bias it), after warm-up,
+   * with c clipped at the robust bound and hot buckets and running episodes left out (so a burst does
+   * not teach the detector that bursts are normal). Once 12 buckets have fed it, a keyword expected
+   * in λ posts is scored with dispersion max(params.dispersion, 1 + φ·λ).
+   */
+  learntExcess: number;
+  /** The EWMA behind learntExcess (started at 0; learntExcess is it bias-corrected). */
+  excessSum: number;
+  /** Buckets that fed learntExcess. */
+  dispersionBuckets: number;
   /** Non-empty buckets folded in: the clock of the lazy decay. */
   observedBuckets: number;
   observedPosts: number;
@@ -58,6 +81,10 @@ export function createVelocityState(params: Partial<VelocityParams> = {}): Veloc
     alpha: alphaFromHalfLife(p.baselineHalfLifeBuckets),
     keywords: new KeywordTable(p.maxKeywords),
     cooldowns: new Map(),
+    episodes: new Map(),
+    learntExcess: 0,
+    excessSum: 0,
+    dispersionBuckets: 0,
     observedBuckets: 0,
     observedPosts: 0,
     lastBucketStart: null,
@@ -398,6 +425,13 @@ class SpanTable {
   }
 }
 
+/** Keywords expected in at least this many posts feed the learnt dispersion. */
+const DISPERSION_MIN_EXPECTED = 5;
+/** Buckets of evidence before the learnt dispersion is used. */
+const DISPERSION_MIN_BUCKETS = 12;
+/** The learnt dispersion's half-life is this many times the baseline's (slower: a stable property). */
+const DISPERSION_HALF_LIFE_FACTOR = 4;
+
 /** Shared by every call: observeVelocityPosts is synchronous and resets it first. */
 const COUNTER = new BucketCounter();
 
@@ -432,6 +466,31 @@ export function observeVelocityCounts(
   }));
 }
 
+/**
+ * The baseline share `keyword` would be scored against in the next bucket (its decayed EWMA,
+ * bias-corrected, floored at priorShare) and whether the state is past warm-up. For plots.
+ */
+export function velocityBaseline(state: VelocityState, keyword: string, posts: number): { baseShare: number; warm: boolean; dispersion: number } {
+  const p = state.params;
+  const N = state.observedBuckets;
+  const keep = 1 - state.alpha;
+  const correction = N > 0 ? 1 - Math.pow(keep, N) : 1;
+  const slot = state.keywords.slot(keyword, spanHash(keyword));
+  const decayed = slot >= 0 ? state.keywords.share(slot) * Math.pow(keep, N - state.keywords.updatedAt(slot)) : 0;
+  const baseShare = Math.max(N > 0 ? decayed / correction : 0, p.priorShare);
+  return {
+    baseShare,
+    warm: N >= p.warmupBuckets && state.observedPosts >= p.warmupPosts,
+    dispersion: effectiveDispersion(state, posts * baseShare),
+  };
+}
+
+/** The dispersion a keyword expected in `expected` posts is scored with: the parameter, or 1 + φ·λ once φ is learnt and that is larger. */
+function effectiveDispersion(state: VelocityState, expected: number): number {
+  const p = state.params;
+  return state.dispersionBuckets >= DISPERSION_MIN_BUCKETS ? Math.max(p.dispersion, 1 + Math.max(0, state.learntExcess) * expected) : p.dispersion;
+}
+
 function alignedStart(state: VelocityState, bucketStartMs: number): number | null {
   if (!Number.isFinite(bucketStartMs)) throw new RangeError('bucketStartMs must be a finite number');
   const b = state.params.bucketMs;
@@ -461,6 +520,8 @@ function foldBucket(
   const warm = N >= p.warmupBuckets && state.observedPosts >= p.warmupPosts;
   const fired: Fired[] = [];
   const table = state.keywords;
+  let ratioSum = 0;
+  let ratioN = 0;
 
   for (let i = 0; i < keys.length; i++) {
     const c = counts[i];
@@ -471,17 +532,22 @@ function foldBucket(
     const decayed = slot >= 0 ? table.share(slot) * Math.pow(keep, N - table.updatedAt(slot)) : 0;
     const share = c / n;
 
-    if (onScore !== undefined || (warm && c >= p.minCount)) {
-      const base = Math.max(N > 0 ? decayed / correction : 0, p.priorShare);
-      const score = c > n * base ? Math.sqrt(binomialDeviance(c, n, base) / p.dispersion) : 0;
+    const base = Math.max(N > 0 ? decayed / correction : 0, p.priorShare);
+    const expected = n * base;
+    const dispersion = effectiveDispersion(state, expected);
+    const episode = state.episodes.size > 0 ? state.episodes.get(keyword) : undefined;
+    // Robust update (below): a count the detector could fire on enters the baseline at most at
+    // expected + clipZ·sd, so a burst does not raise its own baseline (and long bursts stay visible).
+    const bound = warm ? Math.max(expected + p.clipZ * Math.sqrt(expected * dispersion), p.minCount) : n;
+    let hot = false;
+    if (onScore !== undefined || (warm && (c >= p.minCount || episode !== undefined))) {
+      const score = c > expected ? Math.sqrt(binomialDeviance(c, n, base) / dispersion) : 0;
       if (onScore) onScore(keyword, warm ? score : 0);
-      if (
-        warm &&
-        c >= p.minCount &&
-        share >= p.minRatio * base &&
-        score >= p.threshold &&
-        !(start < (state.cooldowns.get(keyword) ?? -Infinity))
-      ) {
+      hot = warm && share >= p.minRatio * base && score >= p.threshold;
+      // An episode goes on while the count stays above the robust bound (hysteresis: it need not stay hot).
+      const sameEpisode = episode !== undefined && episode >= N - 1 && (hot || c > bound);
+      if (sameEpisode) state.episodes.set(keyword, N);
+      if (hot && !sameEpisode && c >= p.minCount && !(start < (state.cooldowns.get(keyword) ?? -Infinity))) {
         fired.push({
           kind: 'trends.velocity',
           keyword,
@@ -493,18 +559,38 @@ function foldBucket(
           baselineShare: round6(base),
           score: round4(score),
           threshold: p.threshold,
+          minCount: p.minCount,
         });
       }
     }
 
-    const next = decayed * keep + state.alpha * share;
+    // Bursts do not teach the detector that bursts are normal: hot buckets and episodes are left out.
+    if (warm && expected >= DISPERSION_MIN_EXPECTED && !hot && episode === undefined) {
+      const clipped = Math.min(c, bound);
+      ratioSum += ((clipped - expected) * (clipped - expected) - expected * (1 - base)) / (expected * expected);
+      ratioN++;
+    }
+    const next = decayed * keep + state.alpha * (c > bound ? bound / n : share);
     const s = slot >= 0 ? slot : table.admit(keyword, hash, c);
     if (s >= 0) table.set(s, next, N + 1);
   }
+  if (ratioN > 0) {
+    // EWMA from 0, bias-corrected like the shares: a weighted mean of the buckets seen, not of the first.
+    const keepD = 1 - state.alpha / DISPERSION_HALF_LIFE_FACTOR;
+    state.excessSum = state.excessSum * keepD + (1 - keepD) * (ratioSum / ratioN);
+    state.dispersionBuckets++;
+    state.learntExcess = state.excessSum / (1 - Math.pow(keepD, state.dispersionBuckets));
+  }
+  // An episode ends with the first non-empty bucket in which its keyword was not hot.
+  if (state.episodes.size > 0) for (const [k, last] of state.episodes) if (last < N) state.episodes.delete(k);
   if (fired.length > 0) {
     const until = start + (p.cooldownBuckets + 1) * p.bucketMs;
     for (const [k, t] of state.cooldowns) if (t <= start) state.cooldowns.delete(k);
-    for (const f of fired) state.cooldowns.set(copyString(f.keyword), until);
+    for (const f of fired) {
+      const k = copyString(f.keyword);
+      state.cooldowns.set(k, until);
+      state.episodes.set(k, N);
+    }
   }
   state.observedBuckets = N + 1;
   state.observedPosts += n;

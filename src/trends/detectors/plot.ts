@@ -1,0 +1,211 @@
+/**
+ * A backtest as a self-contained SVG: the series, the detector's expected value and the band up to
+ * the value that would have fired, each detection, and any labelled windows. Pure: returns the SVG
+ * text (no I/O, no fonts or scripts to load), so `trendhooks backtest --plot out.svg` needs no browser.
+ *
+ * A long series is drawn per pixel column: the series as its min–max range (so a one-bucket spike is
+ * never averaged away), the baseline and band as the column's mean. The y axis is log(1 + value):
+ * counts span decades, and a linear axis would flatten the baseline under the bursts. Detections are drawn at their
+ * exact bucket, as a red tick and dot on the value that fired.
+ */
+import type { BacktestPoint } from './backtest';
+
+export interface PlotWindow {
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+export interface PlotOptions {
+  readonly title: string;
+  /** Labelled windows (shaded); optional. */
+  readonly windows?: readonly PlotWindow[];
+  /** Unit of the y axis, e.g. "posts per 5 min". */
+  readonly yLabel?: string;
+  readonly width?: number;
+  readonly height?: number;
+}
+
+const MARGIN = { left: 64, right: 16, top: 40, bottom: 64 };
+const DAY_MS = 86_400_000;
+
+export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions): string {
+  const width = Math.max(opts.width ?? 1600, 320);
+  const height = Math.max(opts.height ?? 480, 200);
+  const plotW = width - MARGIN.left - MARGIN.right;
+  const plotH = height - MARGIN.top - MARGIN.bottom;
+  const out: string[] = [];
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="${MARGIN.left}" y="22" font-size="15" font-weight="bold">${esc(opts.title)}</text>`,
+  );
+  if (points.length === 0) {
+    out.push(`<text x="${width / 2}" y="${height / 2}" text-anchor="middle">no data</text></svg>`);
+    return out.join('\n');
+  }
+  const t0 = points[0].rowTimestamp;
+  const t1 = Math.max(points[points.length - 1].rowTimestamp, t0 + 1);
+  // The scale follows the series and its baseline; a firing bound above them is clipped at the top.
+  let yMax = 0;
+  for (const p of points) {
+    yMax = Math.max(yMax, p.value);
+    if (Number.isFinite(p.expected)) yMax = Math.max(yMax, p.expected);
+  }
+  yMax = niceCeil(Math.max(yMax * 1.05, 1));
+  // log(1 + v): counts span decades (a quiet night, a 40× burst); a linear axis flattens the baseline.
+  const yMaxLog = Math.log1p(yMax);
+  const x = (t: number) => MARGIN.left + ((t - t0) / (t1 - t0)) * plotW;
+  const y = (v: number) => MARGIN.top + plotH - (Math.log1p(Math.max(0, Math.min(v, yMax))) / yMaxLog) * plotH;
+
+  // Labelled windows under everything else.
+  for (const w of opts.windows ?? []) {
+    const a = Math.max(x(w.startMs), MARGIN.left);
+    const b = Math.min(x(w.endMs), MARGIN.left + plotW);
+    if (b <= a) continue;
+    out.push(`<rect x="${f(a)}" y="${MARGIN.top}" width="${f(b - a)}" height="${plotH}" fill="#f2c200" fill-opacity="0.22"/>`);
+  }
+
+  // Axes and grid.
+  for (const v of logTicks(yMax)) {
+    const yy = y(v);
+    out.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${f(yy)}" y2="${f(yy)}" stroke="#e4e4e4"/>`);
+    out.push(`<text x="${MARGIN.left - 6}" y="${f(yy + 4)}" text-anchor="end">${fmtNum(v)}</text>`);
+  }
+  const dayStep = Math.max(1, Math.ceil((t1 - t0) / DAY_MS / 14));
+  for (let d = Math.ceil(t0 / DAY_MS) * DAY_MS; d <= t1; d += dayStep * DAY_MS) {
+    const xx = x(d);
+    out.push(`<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#eeeeee"/>`);
+    out.push(`<text x="${f(xx)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle">${new Date(d).toISOString().slice(5, 10)}</text>`);
+  }
+  out.push(`<rect x="${MARGIN.left}" y="${MARGIN.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#888"/>`);
+  if (opts.yLabel) {
+    out.push(`<text transform="translate(16 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle">${esc(opts.yLabel)}</text>`);
+  }
+
+  // Per-column aggregates.
+  const cols = Math.max(1, Math.round(plotW));
+  const colOf = (t: number) => Math.min(cols - 1, Math.floor(((t - t0) / (t1 - t0)) * cols));
+  const lo = new Float64Array(cols).fill(Infinity);
+  const hi = new Float64Array(cols).fill(-Infinity);
+  const expSum = new Float64Array(cols);
+  const upSum = new Float64Array(cols);
+  const nWarm = new Float64Array(cols);
+  for (const p of points) {
+    const c = colOf(p.rowTimestamp);
+    lo[c] = Math.min(lo[c], p.value);
+    hi[c] = Math.max(hi[c], p.value);
+    if (Number.isFinite(p.expected) && !Number.isNaN(p.upper)) {
+      expSum[c] += p.expected;
+      upSum[c] += Number.isFinite(p.upper) ? p.upper : yMax;
+      nWarm[c]++;
+    }
+  }
+  const colX = (c: number) => MARGIN.left + ((c + 0.5) / cols) * plotW;
+
+  // Threshold band: expected → value that would fire, as runs of warm columns.
+  let band: string[] = [];
+  let bandTop: string[] = [];
+  const flushBand = () => {
+    if (band.length > 0) out.push(`<polygon points="${band.join(' ')} ${bandTop.reverse().join(' ')}" fill="#3b7dd8" fill-opacity="0.16" stroke="none"/>`);
+    band = [];
+    bandTop = [];
+  };
+  for (let c = 0; c < cols; c++) {
+    if (nWarm[c] === 0) {
+      if (lo[c] !== Infinity) flushBand();
+      continue;
+    }
+    band.push(`${f(colX(c))},${f(y(expSum[c] / nWarm[c]))}`);
+    bandTop.push(`${f(colX(c))},${f(y(upSum[c] / nWarm[c]))}`);
+  }
+  flushBand();
+
+  // Series: min–max per column.
+  const seg: string[] = [];
+  for (let c = 0; c < cols; c++) {
+    if (lo[c] === Infinity) continue;
+    const top = y(hi[c]);
+    const bottom = Math.max(y(lo[c]), top + 0.8);
+    seg.push(`M${f(colX(c))} ${f(bottom)}V${f(top)}`);
+  }
+  out.push(`<path d="${seg.join('')}" stroke="#333333" stroke-width="1" fill="none"/>`);
+
+  // Baseline and firing bound as lines (runs of warm columns).
+  out.push(runsPath(cols, nWarm, (c) => `${f(colX(c))} ${f(y(expSum[c] / nWarm[c]))}`, '#1f5fbf', '1.4', ''));
+  out.push(runsPath(cols, nWarm, (c) => `${f(colX(c))} ${f(y(upSum[c] / nWarm[c]))}`, '#1f5fbf', '1', ' stroke-dasharray="4 3"'));
+
+  // Detections.
+  const detections = points.filter((p) => p.detected);
+  for (const p of detections) {
+    const xx = x(p.rowTimestamp);
+    out.push(`<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH - 10}" stroke="#d62728" stroke-width="2"/>`);
+    out.push(
+      `<circle cx="${f(xx)}" cy="${f(y(p.value))}" r="4" fill="#d62728"><title>${esc(
+        `${new Date(p.rowTimestamp).toISOString()} value ${fmtNum(p.value)} expected ${fmtNum(p.expected)} ${
+          Number.isFinite(p.upper) ? `fires from ${fmtNum(p.upper)}` : 'no firing bound'
+        } score ${p.score}`,
+      )}</title></circle>`,
+    );
+  }
+
+  // Legend.
+  const ly = height - 18;
+  const legend: [string, string][] = [
+    ['#333333', 'series'],
+    ['#1f5fbf', 'expected (baseline)'],
+    ['#9dbbe8', 'band up to the value that fires (dashed)'],
+    ['#d62728', `detections (${detections.length})`],
+  ];
+  if ((opts.windows ?? []).length > 0) legend.push(['#f2c200', `labelled windows (${opts.windows!.length})`]);
+  let lx = MARGIN.left;
+  for (const [color, label] of legend) {
+    out.push(`<rect x="${lx}" y="${ly - 9}" width="14" height="10" fill="${color}"/>`);
+    out.push(`<text x="${lx + 20}" y="${ly}">${esc(label)}</text>`);
+    lx += 30 + label.length * 6.6;
+  }
+  out.push('</svg>');
+  return out.join('\n');
+}
+
+function runsPath(cols: number, n: Float64Array, point: (c: number) => string, color: string, width: string, extra: string): string {
+  let d = '';
+  let open = false;
+  for (let c = 0; c < cols; c++) {
+    if (n[c] === 0) {
+      open = false;
+      continue;
+    }
+    d += `${open ? 'L' : 'M'}${point(c)}`;
+    open = true;
+  }
+  return `<path d="${d}" stroke="${color}" stroke-width="${width}" fill="none"${extra}/>`;
+}
+
+/** 0, then 1, 2, 5 × powers of ten up to max (only powers of ten beyond three decades). */
+function logTicks(max: number): number[] {
+  const ticks = [0];
+  const decades = Math.log10(max);
+  for (let p = 1; p <= max; p *= 10) for (const m of decades > 3 ? [1] : [1, 2, 5]) if (m * p <= max) ticks.push(m * p);
+  if (ticks[ticks.length - 1] < max) ticks.push(max);
+  return ticks;
+}
+
+/** 1, 2, 2.5 or 5 × a power of ten, at least v. */
+function niceCeil(v: number): number {
+  const p = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+
+function fmtNum(v: number): string {
+  if (!Number.isFinite(v)) return String(v);
+  return Math.abs(v) >= 100 ? String(Math.round(v)) : String(Math.round(v * 10) / 10);
+}
+
+function f(v: number): string {
+  return v.toFixed(1);
+}
+
+function esc(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
