@@ -69,6 +69,7 @@ export class AppModule implements NestModule {
         PaginationModule.forRoot({ secrets: config.cursor.secrets, ttlSeconds: config.cursor.ttlSeconds }),
         SsrfModule.forRoot({
           allowCidrs: config.ssrf.allowCidrs,
+          allowDestinations: config.ssrf.allowDestinations,
           denyCidrs: config.ssrf.denyCidrs,
           dnsTimeoutMs: config.ssrf.dnsTimeoutMs,
           dnsServers: config.ssrf.dnsServers ?? undefined,

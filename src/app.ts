@@ -1,4 +1,4 @@
-import { INestApplication, INestApplicationContext, LoggerService, LogLevel } from '@nestjs/common';
+import { INestApplication, INestApplicationContext, Logger, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -6,6 +6,7 @@ import { Logger as JsonLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule, AppModuleOverrides, Role } from './app.module';
 import { exitOnSignals } from './common/graceful-shutdown';
+import { QuietBootLogger } from './common/logging';
 import type { AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
@@ -13,6 +14,36 @@ import { answerClientError } from './common/client-error';
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
+
+/** One `info` line at start: what this process is, where its data lives, where it listens (API and metrics), how hard it sends. */
+function startupSummary(config: AppConfig, role: Role, listener: string | null, metrics: string | null): void {
+  let database = `SQLite ${config.database.type === 'sqlite' ? config.database.path : ''}`;
+  if (config.database.type === 'postgres') {
+    try {
+      const u = new URL(config.database.url);
+      database = `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`; // never the password
+    } catch {
+      database = 'PostgreSQL';
+    }
+  }
+  const worker = role === 'all' || role === 'worker';
+  new Logger('trendhooks').log({
+    msg: `trendhooks ${role} started${listener ? ` on ${listener}` : ''}${metrics ? `, metrics on ${metrics}` : ', no metrics listener (METRICS_PORT unset)'}`,
+    role,
+    database,
+    listener,
+    metrics,
+    worker_concurrency: worker ? config.delivery.concurrency : null,
+  });
+}
+
+/** The HTTP listener could not be opened (a bad HOST, a PORT in use): an operator's one-line error. */
+export class ListenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ListenError';
+  }
+}
 
 export interface CreateAppOptions extends AppModuleOverrides {
   /** A Nest logger instead of the JSON logs (tests, benchmarks), unless `logs` asks for those too. */
@@ -60,7 +91,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     app = express;
   }
   if (logs !== false) {
-    app.useLogger(app.get(JsonLogger));
+    app.useLogger(new QuietBootLogger(app.get(JsonLogger)));
     // Nest flushes the boot buffer only in listen(); an app that is never listened on (tests) would keep buffering.
     app.flushLogs();
   }
@@ -73,24 +104,25 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
  * process runs without an HTTP listener.
  */
 export async function serve(config: AppConfig, role: Role = 'all'): Promise<INestApplicationContext> {
-  const where = config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL';
   if (role === 'worker' || role === 'pipeline') {
     await migrateDatabase(config);
     // createApplicationContext starts the worker at once, so migrations ran just before.
     const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { bufferLogs: true });
-    ctx.useLogger(ctx.get(JsonLogger));
+    ctx.useLogger(new QuietBootLogger(ctx.get(JsonLogger)));
     exitOnSignals(ctx, config.ops.shutdownTimeoutMs);
-    console.log(`trendhooks ${role} running (${where})${metricsNote(ctx)}`);
+    startupSummary(config, role, null, ctx.get(MetricsListener).url);
     return ctx;
   }
   const app = await createApp(config, { role });
-  await app.listen(config.http.port, config.http.host);
+  try {
+    await app.listen(config.http.port, config.http.host);
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    // Not a database problem: name the settings at fault.
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ListenError(`cannot listen on ${config.http.host}:${config.http.port} (HOST/PORT): ${code}`);
+  }
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
-  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where})${metricsNote(app)}`);
+  startupSummary(config, role, `http://${config.http.host}:${config.http.port}`, app.get(MetricsListener).url);
   return app;
-}
-
-function metricsNote(app: INestApplicationContext): string {
-  const url = app.get(MetricsListener).url;
-  return url ? `, metrics on ${url}` : ', no metrics listener (METRICS_PORT unset)';
 }

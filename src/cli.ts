@@ -6,11 +6,12 @@ import { NestFactory } from '@nestjs/core';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DataSource } from 'typeorm';
-import { serve } from './app';
+import { ListenError, serve } from './app';
 import { AppModule, Role, ROLES } from './app.module';
 import { ApiKeyService } from './auth/api-key.service';
 import { PrivateDestinationsService } from './auth/private-destinations.service';
 import { AppError } from './common/errors';
+import { plural } from './common/plural';
 import { SecretBox } from './crypto/secret-box';
 import { EventsService } from './delivery/events.service';
 import { BacktestCommandOptions, runBacktestCommand } from './trends/backtest.command';
@@ -28,6 +29,22 @@ export class CliError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'CliError';
+  }
+}
+
+/** The command was called wrongly (a bad option value): one `error: …` line, exit 2. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
   }
 }
 
@@ -109,11 +126,11 @@ function firstLine(err: unknown): string {
 }
 
 /** Opens the configured database, migrated, for one CLI command, and always closes it. */
-async function withDataSource<T>(config: AppConfig, fn: (ds: DataSource) => Promise<T>): Promise<T> {
+async function withDataSource<T>(config: AppConfig, fn: (ds: DataSource, applied: string[]) => Promise<T>): Promise<T> {
   const ds = await openDatabase(config);
   try {
-    await runMigrations(ds);
-    return await fn(ds);
+    const applied = await runMigrations(ds);
+    return await fn(ds, applied);
   } finally {
     await ds.destroy();
   }
@@ -136,7 +153,8 @@ export function buildCli(env: Record<string, string | undefined>): Command {
   const program = new Command('trendhooks')
     .description('Trend events from subreddits, delivered as signed webhooks. Settings come from the environment (see README).')
     // Usage errors are one `error: …` line (exit 2); `--help` on any command shows its options.
-    .exitOverride();
+    .exitOverride()
+    .version(packageVersion(), '-V, --version', 'print the version and exit');
 
   program
     .command('serve')
@@ -153,7 +171,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .option('--generate <Name>', '(developers) write a migration for the entity changes, for the configured driver')
     .action(async (opts: { check?: boolean; generate?: string }) => {
       const cfg = config();
-      await withDataSource(cfg, async (ds) => {
+      await withDataSource(cfg, async (ds, applied) => {
         const drift = await schemaDrift(ds);
         if (opts.generate) {
           if (drift.up.length === 0) return console.log('no entity changes; nothing generated');
@@ -166,7 +184,9 @@ export function buildCli(env: Record<string, string | undefined>): Command {
           process.exitCode = 1;
           return;
         }
-        console.log(opts.check ? `no drift on ${cfg.database.type}` : `database is up to date (${cfg.database.type})`);
+        if (opts.check) return console.log(`no drift on ${cfg.database.type}`);
+        // Say what this run did: a new database gets every migration, an existing one none.
+        console.log(applied.length === 0 ? `database is up to date (${describeDatabase(cfg)}); no migration applied` : `applied ${plural(applied.length, 'migration')} to ${describeDatabase(cfg)}: ${applied.join(', ')}`);
       });
     });
 
@@ -188,11 +208,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .argument('<prefix>', 'key prefix, e.g. th_live_AbCd1234')
     .action(async (prefix: string) => {
       const n = await withAppContext(config(), 'api', (ctx) => ctx.get(ApiKeyService).revoke(prefix));
-      if (n === 0) {
-        console.error(`no active key matches ${prefix}`);
-        process.exitCode = 1;
-        return;
-      }
+      if (n === 0) throw new CliError(`no active key matches ${prefix}`);
       console.log(`revoked ${prefix}`);
     });
 
@@ -324,7 +340,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
         ctx.get(EventsService).emit({ id: opts.id, type: opts.event, subreddit: opts.subreddit, data: data as Record<string, unknown> }),
       );
       if (opts.json) return console.log(JSON.stringify(res));
-      console.log(res.created ? `event ${res.event_id}: ${res.deliveries} deliveries queued` : `event ${res.event_id} already exists; nothing queued`);
+      console.log(res.created ? `event ${res.event_id}: ${plural(res.deliveries, 'delivery', 'deliveries')} queued` : `event ${res.event_id} already exists; nothing queued`);
     });
 
   program
@@ -352,10 +368,43 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .option('--database-url <url>', 'use this database instead of a temporary SQLite file (a scratch one: DATABASE_URL is used too when set)')
     .option('--timeout <seconds>', 'give up (exit 1) when the three kinds have not all been delivered by then', '60')
     .action(async (opts: { json?: boolean; databaseUrl?: string; timeout: string }) => {
-      if (!/^\d+(\.\d+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0) throw new CliError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`);
+      if (!/^\d+(\.\d+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`);
       // Loaded on use: the other commands never pay for the demo's generator and receiver.
       const { runDemo } = await import('./demo/demo');
       await runDemo(env, { json: opts.json, databaseUrl: opts.databaseUrl, timeoutMs: Number(opts.timeout) * 1000 });
+    });
+
+  program
+    .command('listen')
+    .description('run a local HTTPS receiver that verifies each delivery\'s signature and prints it (and may forward it to your app); it prints the settings trendhooks serve needs to deliver to it')
+    .option('--port <port>', 'port on 127.0.0.1', '9443')
+    .option('--secret <whsec>', 'the webhook\'s secret (repeat for several webhooks)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--forward-to <url>', 'POST each verified delivery, as received, to your plain-HTTP app on this machine (e.g. http://localhost:3000/webhooks)')
+    .option('--count <n>', 'exit 0 after this many verified deliveries (0: run until interrupted)', '0')
+    .option('--dir <path>', 'where its certificate is kept (made on first use)', 'data/listen')
+    .option('--print-env', 'print the settings for trendhooks serve (export lines) and exit')
+    .option('--json', 'one JSON object per delivery')
+    .action(async (opts: { port: string; secret: string[]; forwardTo?: string; count: string; dir: string; printEnv?: boolean; json?: boolean }) => {
+      const port = Number(opts.port);
+      if (!/^\d+$/.test(opts.port) || port < 1 || port > 65535) throw new UsageError(`--port must be from 1 to 65535, got "${opts.port}"`);
+      if (!/^\d+$/.test(opts.count)) throw new UsageError(`--count must be a whole number, got "${opts.count}"`);
+      const listen = await import('./demo/listen');
+      let forwardTo: URL | undefined;
+      try {
+        forwardTo = opts.forwardTo === undefined ? undefined : listen.parseForwardTo(opts.forwardTo);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      const dir = path.resolve(opts.dir);
+      if (opts.printEnv) {
+        const cert = await listen.listenCertificate(dir);
+        for (const line of listen.serveSettings(port, cert.caFile)) console.log(line);
+        return;
+      }
+      await listen.runListen({
+        port, dir, secrets: opts.secret, forwardTo, count: Number(opts.count), json: Boolean(opts.json),
+        out: (line) => console.log(line), err: (line) => console.error(line),
+      });
     });
 
   return program;
@@ -394,11 +443,14 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     return Number(process.exitCode ?? 0);
   } catch (err) {
     if (err instanceof CommanderError) {
-      // commander has printed the message (or the help) already.
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? 0 : EXIT_USAGE;
+      // commander has printed the message (or the help) already. `help` and `--help` are answers,
+      // not failures; help shown because no command was given is a usage error.
+      const asked = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code) && err.exitCode === 0;
+      return asked ? 0 : EXIT_USAGE;
     }
     console.error(`error: ${describeFailure(err)}`);
-    return EXIT_FAILURE;
+    if (debugLogging(env)) console.error(err);
+    return err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
 
@@ -406,17 +458,29 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETI
 // PostgreSQL: invalid_authorization_specification, invalid_password, invalid_catalog_name, cannot_connect_now.
 const PG_CONNECT_STATES = new Set(['28000', '28P01', '3D000', '57P03']);
 
+/** LOG_LEVEL=debug (or trace) asks for the stack trace under the one-line error. */
+function debugLogging(env: Record<string, string | undefined>): boolean {
+  return /^(debug|trace)$/i.test((env.LOG_LEVEL ?? '').trim());
+}
+
 /** One line for any failure; the stack stays out of an operator's terminal. */
 function describeFailure(err: unknown): string {
   if (err instanceof ConfigError) return `bad configuration: ${err.message}`;
-  if (err instanceof CliError || err instanceof AppError) return err.message;
+  if (err instanceof CliError || err instanceof AppError || err instanceof ListenError) return err.message;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (CONNECTION_CODES.has(code) || PG_CONNECT_STATES.has(code))) return `cannot reach the database: ${firstLine(err)}`;
   return firstLine(err);
 }
 
-/** Entry point of the `trendhooks` bin. */
+/** Entry point of the `trendhooks` bin (and of `npm start`, as `serve`). */
 export function main(argv = process.argv.slice(2)): void {
+  // `trendhooks demo --json | head`: a reader that went away is a normal end, not a crash.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      throw err;
+    });
+  }
   runCli(argv, process.env).then((code) => {
     // serve keeps the process alive through its listener; everything else exits with its code.
     if (code !== 0 || argv[0] !== 'serve') process.exit(code);

@@ -1,8 +1,5 @@
 import 'reflect-metadata';
-import { serve } from './app';
-import { ConfigError, loadConfig } from './config/config';
+import { main } from './cli';
 
-serve(loadConfig(process.env)).catch((err) => {
-  console.error(err instanceof ConfigError ? `configuration error: ${err.message}` : err);
-  process.exit(1);
-});
+// `npm start` is `trendhooks serve`: the same one-line errors, the same exit codes.
+main(['serve', ...process.argv.slice(2)]);

@@ -91,6 +91,60 @@ describe('trendhooks CLI', () => {
     expect(run.stderr).toContain('Usage: trendhooks');
   });
 
+  it('answers help and --version with exit 0', async () => {
+    const [help, version] = await Promise.all([trendhooks(['help']), trendhooks(['--version'])]);
+    expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(help.stdout).toContain('Usage: trendhooks');
+    expect(version).toEqual({ code: 0, stdout: `${JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')).version}\n`, stderr: '' });
+  });
+
+  it('exits 2 with one error line for a bad option value of any command', async () => {
+    const [port, forward, count, timeout] = await Promise.all([
+      trendhooks(['listen', '--port', '0']),
+      trendhooks(['listen', '--forward-to', 'http://10.0.0.1/hooks']),
+      trendhooks(['listen', '--count', 'many']),
+      trendhooks(['demo', '--timeout', 'soon']),
+    ]);
+    expectOneLineError(port, 2, '--port must be from 1 to 65535, got "0"');
+    expectOneLineError(forward, 2, '--forward-to must point at this machine');
+    expectOneLineError(count, 2, '--count must be a whole number');
+    expectOneLineError(timeout, 2, '--timeout must be a positive number of seconds');
+  });
+
+  it('says what migrate applied, and that a migrated database needed nothing', async () => {
+    const db = { DATABASE_URL: `sqlite:${path.join(dir, 'migrate-says.db')}` };
+    const first = await trendhooks(['migrate'], db);
+    expect(first).toMatchObject({ code: 0, stdout: expect.stringMatching(/^applied \d+ migrations to SQLite .*migrate-says\.db: \w+/) });
+    expect(await trendhooks(['migrate'], db)).toMatchObject({ code: 0, stdout: expect.stringMatching(/^database is up to date \(SQLite .*\); no migration applied\n$/) });
+  });
+
+  it('prints one error line for an unknown key prefix, and pluralises counts', async () => {
+    expectOneLineError(await trendhooks(['keys', 'revoke', 'th_live_AbCdEfGh'], sqlite), 1, 'no active key matches th_live_AbCdEfGh');
+    const emitted = await trendhooks(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'nosubscribers', '--data', '{}'], sqlite);
+    expect(emitted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^event evt_\w+: 0 deliveries queued\n$/) });
+  });
+
+  it('ends quietly with exit 0 when its reader goes away (EPIPE)', async () => {
+    // The demo prints its deliveries seconds apart: head has gone by the second one.
+    const { stdout } = await exec('bash', ['-c', `${process.execPath} ${CLI} demo --json 2>err.txt | head -n 1 >/dev/null; echo "\${PIPESTATUS[0]}"; cat err.txt`], { cwd: dir, env: { ...process.env, DATABASE_URL: '' } });
+    expect(stdout).toBe('0\n');
+  }, 90_000);
+
+  it('npm start (dist/main.js) fails like the CLI: one line naming the setting, no stack', async () => {
+    const main = path.resolve(__dirname, '../dist/main.js');
+    const run = async (env: Record<string, string>) => {
+      try {
+        await exec(process.execPath, [main], { env: { ...process.env, ...sqlite, ...env }, timeout: 60_000 });
+        return { code: 0, stdout: '', stderr: '' };
+      } catch (err) {
+        return err as Run;
+      }
+    };
+    const [timeout, host] = await Promise.all([run({ DELIVERY_TIMEOUT_MS: '-1' }), run({ HOST: 'no-such-host.invalid', PORT: '0', LOG_LEVEL: 'silent' })]);
+    expectOneLineError(timeout, 1, 'bad configuration: DELIVERY_TIMEOUT_MS must be between 100 and 120000, got -1');
+    expectOneLineError(host, 1, /^error: cannot listen on no-such-host\.invalid:0 \(HOST\/PORT\): (ENOTFOUND|EAI_AGAIN)/);
+  }, 60_000);
+
   it('exits 1 with one error line for a file it cannot read', async () => {
     const [missing, folder] = await Promise.all([
       trendhooks(['ingest', '--file', path.join(dir, 'nope.ndjson')], sqlite),

@@ -125,7 +125,22 @@ describe.each(TARGETS)('deliveries on %s', (_name, makeDb, adapter) => {
       [503, 'transient', 'http_503'],
       [200, 'delivered', null],
     ]);
+    // One warn line per failed attempt, for operators: ids, attempt, class, next attempt; no secret.
+    const warned = failedAttemptLogs(d.id);
+    expect(warned).toEqual([
+      { msg: 'delivery attempt failed', webhook_id: w.id, delivery_id: d.id, attempt: 1, error_class: 'http_503', status_code: 503, next_attempt_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), final_state: null },
+      { msg: 'delivery attempt failed', webhook_id: w.id, delivery_id: d.id, attempt: 2, error_class: 'http_503', status_code: 503, next_attempt_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), final_state: null },
+    ]);
+    expect(t.logs.lines.join('\n')).not.toContain(w.secret.slice('whsec_'.length));
   });
+
+  /** The worker's `delivery attempt failed` warn lines of one delivery, as logged (Nest logger: object, context). */
+  function failedAttemptLogs(deliveryId: string): Record<string, unknown>[] {
+    return t.logs.lines
+      .filter((l) => l.startsWith('warn {') && l.includes(deliveryId))
+      .map((l) => JSON.parse(l.slice('warn '.length, l.lastIndexOf('}') + 1)) as Record<string, unknown>)
+      .filter((o) => o.msg === 'delivery attempt failed');
+  }
 
   it('gives up at once on a 400, marking the delivery and the webhook failed', async () => {
     const { c, w, subreddit } = await subscribe();
@@ -134,6 +149,9 @@ describe.each(TARGETS)('deliveries on %s', (_name, makeDb, adapter) => {
     const [d] = await until(() => deliveriesOf(c, w.id), (d) => d[0]?.state === 'failed');
     expect(d.attempts).toHaveLength(1);
     expect(d.attempts[0]).toMatchObject({ status_code: 400, outcome: 'permanent', error_class: 'http_400', response_excerpt: 'bad payload' });
+    expect(failedAttemptLogs(d.id)).toEqual([
+      { msg: 'delivery attempt failed', webhook_id: w.id, delivery_id: d.id, attempt: 1, error_class: 'http_400', status_code: 400, next_attempt_at: null, final_state: 'failed' },
+    ]);
     await sleep(500);
     expect(rx.received).toHaveLength(1);
     expect((await t.http().get(`/v1/webhooks/${w.id}`).set(c.auth)).body.data).toMatchObject({ last_status: 'failed', last_response_code: 400 });

@@ -1,3 +1,6 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { eventBodySchema } from '../src/trends/event-kinds';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -7,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { testDatabases } from './support/databases';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
-const KINDS = ['trends.surge', 'trends.velocity', 'trends.rising'];
+const KINDS = ['trends.surge', 'trends.velocity', 'trends.rising'] as const;
 
 interface Run {
   code: number | null;
@@ -39,6 +42,9 @@ function demo(args: string[], tmpdir: string, extraEnv: Record<string, string> =
   });
 }
 
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+
 /** Every --json line, each cross-checked with the official Standard Webhooks library. */
 function expectThreeVerifiedDeliveries(run: Run, subreddit: string | RegExp): any[] {
   expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
@@ -51,6 +57,9 @@ function expectThreeVerifiedDeliveries(run: Run, subreddit: string | RegExp): an
     // The demo verified with its own node:crypto code; the library must agree on the raw request.
     const body = new Webhook(d.webhook_secret).verify(d.raw.body, d.raw.headers) as any;
     expect(body).toEqual({ type: kind, timestamp: expect.any(String), data: d.data });
+    // The real pipeline's body is what the OpenAPI `webhooks` section (the event catalogue) documents.
+    const { example: _example, ...schema } = eventBodySchema(kind);
+    expect({ kind, valid: ajv.validate(schema, body), errors: ajv.errorsText() }).toEqual({ kind, valid: true, errors: 'No errors' });
     expect(d.raw.headers['webhook-id']).toBe(d.msg_id);
     expect(d.msg_id).toMatch(/^msg_/);
     expect(d.data).toMatchObject({ event_id: d.event_id, webhook_id: d.webhook_id, subreddit: expect.stringMatching(subreddit) });

@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Injectable, Module, OnModuleInit, Type } from '@nestjs/common';
+import { DynamicModule, Global, Injectable, LoggerService, Module, OnModuleInit, Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
@@ -95,4 +95,36 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
       },
     }),
   ];
+}
+
+/** Nest's boot chatter (a line per module and per route): useful when debugging, noise at info. */
+const BOOT_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestApplicationContext']);
+
+/**
+ * The JSON logger with Nest's own start-up lines (route table, module list) moved to `debug`, so an
+ * operator's `info` log starts with trendhooks' one-line summary instead of ~50 lines of routes.
+ */
+export class QuietBootLogger implements LoggerService {
+  constructor(private readonly inner: LoggerService) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    const context = rest[rest.length - 1];
+    if (typeof context === 'string' && BOOT_CONTEXTS.has(context) && this.inner.debug) return this.inner.debug(message, ...rest);
+    this.inner.log(message, ...rest);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.inner.error(message, ...rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.inner.warn(message, ...rest);
+  }
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.inner.debug?.(message, ...rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.inner.verbose?.(message, ...rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]): void {
+    (this.inner.fatal ?? this.inner.error).call(this.inner, message, ...rest);
+  }
 }

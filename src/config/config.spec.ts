@@ -24,6 +24,7 @@ describe('loadConfig', () => {
     expect(c.redisUrl).toBeNull();
     expect(c.ssrf).toEqual({
       allowCidrs: '',
+      allowDestinations: '',
       denyCidrs: '',
       dnsTimeoutMs: 5000,
       dnsServers: null,
@@ -81,9 +82,10 @@ describe('loadConfig', () => {
     [{ PORT: '70000' }, /PORT must be between 0 and 65535/],
     [{ METRICS_PORT: 'nine' }, /METRICS_PORT must be an integer/],
     [{ METRICS_PORT: '65536' }, /METRICS_PORT must be between 0 and 65535/],
-    [{ METRICS_PORT: '-1' }, /METRICS_PORT must be an integer/],
+    [{ METRICS_PORT: '-1' }, /METRICS_PORT must be between 0 and 65535, got -1/],
     [{ PORT: '9000', METRICS_PORT: '9000' }, /METRICS_PORT \(9000\) must differ from PORT/],
     [{ METRICS_HOST: '0.0.0.0' }, /METRICS_HOST is set but METRICS_PORT is not/],
+    [{ DELIVERY_TIMEOUT_MS: '-1' }, /^DELIVERY_TIMEOUT_MS must be between 100 and 120000, got -1$/],
     [{ DELIVERY_CONCURRENCY: '0' }, /DELIVERY_CONCURRENCY must be between 1 and 1024/],
     [{ DELIVERY_TIMEOUT_MS: '10000', DELIVERY_LEASE_MS: '15000' }, /DELIVERY_LEASE_MS \(15000\) must exceed/],
     [{ HTTP_ADAPTER: 'koa' }, /HTTP_ADAPTER must be express or fastify/],
@@ -100,7 +102,7 @@ describe('loadConfig', () => {
     [{ SSRF_DNS_SERVERS: '127.0.0.1:0' }, /^SSRF_DNS_SERVERS: "127.0.0.1:0" has a bad port/],
     [{ SSRF_DNS_SERVERS: ' , ' }, /^SSRF_DNS_SERVERS: list at least one nameserver/],
     [{ SSRF_DNS_TIMEOUT_MS: '50' }, /SSRF_DNS_TIMEOUT_MS must be between 100 and 60000/],
-    [{ SSRF_DNS_CACHE_TTL_MS: '-1' }, /SSRF_DNS_CACHE_TTL_MS must be an integer/],
+    [{ SSRF_DNS_CACHE_TTL_MS: '-1' }, /SSRF_DNS_CACHE_TTL_MS must be between 0 and 86400000, got -1/],
     [{ SSRF_DNS_NEGATIVE_TTL_MS: '5s' }, /SSRF_DNS_NEGATIVE_TTL_MS must be an integer/],
     [{ SSRF_DNS_CACHE_MAX_ENTRIES: '0' }, /SSRF_DNS_CACHE_MAX_ENTRIES must be between 1 and 1000000/],
     [{ SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER: '0' }, /SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER must be between 1 and 1024/],
@@ -110,6 +112,11 @@ describe('loadConfig', () => {
     [{ ENCRYPTION_KEYS: 'bad.id:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, /^ENCRYPTION_KEYS: entry 1: key id must be/],
     [{ ENCRYPTION_KEYS: 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=,k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, /^ENCRYPTION_KEYS: key id "k1" appears twice/],
     [{ ENCRYPTION_KEYS: 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', ENCRYPTION_KEY_FILE: '/tmp/x.key' }, /ENCRYPTION_KEYS and ENCRYPTION_KEY_FILE exclude each other/],
+    [{ CURSOR_SECRET: 'change-me-to-a-long-random-secret-of-32+-chars' }, /^CURSOR_SECRET: CURSOR_SECRET entry #1 is a placeholder/],
+    [{ CURSOR_SECRET: 'x'.repeat(40) }, /^CURSOR_SECRET: CURSOR_SECRET entry #1 is a placeholder/],
+    [{ SSRF_ALLOW_DESTINATIONS: 'localhost:9443' }, /^SSRF_ALLOW_DESTINATIONS: "localhost:9443" is not an IP:port destination/],
+    [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1" is not an IP:port destination/],
+    [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1:0' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1:0": the port must be from 1 to 65535/],
   ])('refuses %j', (env, message) => bad(env as Record<string, string>, message));
 });
 

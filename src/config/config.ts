@@ -6,6 +6,7 @@ import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
 import { parseDnsServers } from '../ssrf/resolver';
+import { parseAllowDestinations } from '../ssrf/destinations';
 
 /**
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
@@ -50,6 +51,8 @@ export interface AppConfig {
   encryption: { keys: EncryptionKey[]; keyFile: string | null };
   ssrf: {
     allowCidrs: string;
+    /** Exact IP:port receivers let through the block list (SSRF_ALLOW_DESTINATIONS). */
+    allowDestinations: string;
     denyCidrs: string;
     dnsTimeoutMs: number;
     /** Nameservers of the SSRF resolver; null: the system's (resolv.conf). */
@@ -112,6 +115,7 @@ function str(env: Env, name: string): string | null {
 function int(env: Env, name: string, def: number, min: number, max: number): number {
   const raw = str(env, name);
   if (raw === null) return def;
+  if (/^-\d+$/.test(raw)) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${raw}`);
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
@@ -197,6 +201,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   };
   parsed('SSRF_ALLOW_CIDRS', parseCidrList);
   parsed('SSRF_DENY_CIDRS', parseCidrList);
+  parsed('SSRF_ALLOW_DESTINATIONS', parseAllowDestinations);
   const cursorSecrets = parsed('CURSOR_SECRET', parseCursorSecrets) ?? [];
   const encryptionKeys = parsed('ENCRYPTION_KEYS', parseEncryptionKeys) ?? [];
   const keyFileRaw = str(env, 'ENCRYPTION_KEY_FILE');
@@ -236,6 +241,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     encryption: { keys: encryptionKeys, keyFile: keyFileRaw === null ? null : path.resolve(cwd, keyFileRaw) },
     ssrf: {
       allowCidrs: str(env, 'SSRF_ALLOW_CIDRS') ?? '',
+      allowDestinations: str(env, 'SSRF_ALLOW_DESTINATIONS') ?? '',
       denyCidrs: str(env, 'SSRF_DENY_CIDRS') ?? '',
       dnsTimeoutMs: int(env, 'SSRF_DNS_TIMEOUT_MS', 5000, 100, 60_000),
       dnsServers: parsed('SSRF_DNS_SERVERS', (raw) => {

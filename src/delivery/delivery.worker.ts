@@ -298,6 +298,19 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       lastError: outcome.kind === 'delivered' ? null : outcome.errorClass,
       webhookStatus: next.state,
     };
+    if (outcome.kind !== 'delivered') {
+      // One line per failed attempt, for operators: ids and classes only, never the body, URL or secret.
+      this.logger.warn({
+        msg: 'delivery attempt failed',
+        webhook_id: webhook.id,
+        delivery_id: d.id,
+        attempt: attemptNo,
+        error_class: outcome.errorClass,
+        status_code: statusCode,
+        next_attempt_at: rec.nextAttemptAt?.toISOString() ?? null,
+        final_state: next.state === 'retrying' ? null : next.state,
+      });
+    }
     const held = await this.outcomes.push({ d, owner: this.owner, rec, now });
     if (!held) this.logger.warn(`delivery ${d.id}: lease lost during the attempt; the new owner decides its state`);
   }

@@ -12,20 +12,23 @@ export interface DemoCert {
   caFile: string;
 }
 
-/** Made with the openssl binary: Node has no API to issue an X.509 certificate. */
-export async function makeSelfSignedCert(dir: string): Promise<DemoCert> {
+/**
+ * Made with the openssl binary: Node has no API to issue an X.509 certificate. `days` and `name`
+ * let `trendhooks listen` keep a longer-lived certificate of its own (the demo's lives a day).
+ */
+export async function makeSelfSignedCert(dir: string, opts: { days?: number; name?: string } = {}): Promise<DemoCert> {
   const keyFile = path.join(dir, 'receiver-key.pem');
   const certFile = path.join(dir, 'receiver-cert.pem');
   const args = [
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=trendhooks-demo-receiver',
+    '-keyout', keyFile, '-out', certFile, '-days', String(opts.days ?? 1), '-subj', `/CN=${opts.name ?? 'trendhooks-demo-receiver'}`,
     '-addext', 'subjectAltName=IP:127.0.0.1',
   ];
   await new Promise<void>((resolve, reject) => {
     execFile('openssl', args, { timeout: 30_000 }, (err, _stdout, stderr) => {
       if (!err) return resolve();
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        return reject(new Error('openssl was not found on PATH: the demo needs it to make a self-signed certificate for its local HTTPS receiver (install it, e.g. apt-get install openssl or brew install openssl)'));
+        return reject(new Error('openssl was not found on PATH: trendhooks needs it to make a self-signed certificate for its local HTTPS receiver (install it, e.g. apt-get install openssl or brew install openssl)'));
       }
       const why = String(stderr).trim().split('\n')[0] || err.message;
       reject(new Error(`openssl could not make the receiver's certificate: ${why}`));
@@ -48,7 +51,8 @@ export class DemoReceiver {
 
   private constructor(private readonly server: https.Server) {}
 
-  static async start(cert: DemoCert, handle: (req: ReceivedRequest) => number): Promise<DemoReceiver> {
+  /** `port` 0 picks a free one; `handle` may answer later (listen forwards first). */
+  static async start(cert: DemoCert, handle: (req: ReceivedRequest) => number | Promise<number>, port = 0): Promise<DemoReceiver> {
     const server = https.createServer({ key: cert.key, cert: cert.cert });
     const rx = new DemoReceiver(server);
     server.on('connection', (s: Socket) => {
@@ -59,18 +63,18 @@ export class DemoReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        let status = 500;
-        try {
-          status = handle({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() });
-        } finally {
+        const answer = (status: number) => {
           res.writeHead(status, { 'content-type': 'text/plain' });
           res.end(status < 300 ? 'ok' : 'rejected');
-        }
+        };
+        Promise.resolve()
+          .then(() => handle({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() }))
+          .then(answer, () => answer(500));
       });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(port, '127.0.0.1', () => resolve());
     });
     return rx;
   }

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { BEARER, HEADER } from './decorators';
+import { TREND_KINDS } from '../trends/detectors/event-key';
+import { EVENT_KINDS, eventBodySchema } from '../trends/event-kinds';
 
 const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
 
@@ -67,6 +69,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Deliveries', "A webhook's delivery log, manual retries and test events (Business plan and above).")
     .addTag('Posts', 'Stored Reddit posts (every plan).')
     .addTag('Health', 'Liveness and readiness; no authentication, no rate limit.')
+    .addTag('Webhook deliveries', 'What trendhooks POSTs to your endpoint: one body schema per event kind, signed with Standard Webhooks headers.')
     .build();
   config.components = { ...config.components, ...TRENDHOOKS_OPENAPI_COMPONENTS };
   const doc = SwaggerModule.createDocument(app, config, {
@@ -76,7 +79,45 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   // The create body refuses unknown fields; say so (ApiSchema has no option for it).
   const create = doc.components?.schemas?.CreateWebhook as Json | undefined;
   if (create) create.additionalProperties = false;
-  return toOpenApi31(doc);
+  const webhooks = deliveryWebhooks(doc); // adds the body schemas to doc's components
+  return { ...toOpenApi31(doc), webhooks } as OpenAPIObject;
+}
+
+const SIGNATURE_HEADERS = [
+  { name: 'webhook-id', description: 'The delivery id (`msg_…`), identical on every retry: deduplicate on it.', example: 'msg_3dkr5g0xmp7h7b7ctx9a09wxsz' },
+  { name: 'webhook-timestamp', description: 'Unix seconds when this attempt was signed; refuse one more than 5 minutes from now.', example: '1772543100' },
+  {
+    name: 'webhook-signature',
+    description: 'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the base64-decoded part of the webhook secret after `whsec_`; two during a rotation. Verify with the `standardwebhooks` libraries.',
+    example: 'v1,Hgkny2crtu/RGHLD+rAbTl0jAgctqnScw6kUOHb2I7c=',
+  },
+];
+
+/**
+ * The receiver's side of the contract (OpenAPI 3.1 `webhooks`): one entry per event kind, its body
+ * schema and example from the event catalogue, and the Standard Webhooks signature headers.
+ */
+function deliveryWebhooks(doc: OpenAPIObject): Json {
+  const schemas = (doc.components ??= {}).schemas ??= {};
+  const out: Json = {};
+  for (const kind of TREND_KINDS) {
+    const name = `${kind.replace(/^trends\./, '').replace(/^./, (c) => c.toUpperCase())}Event`;
+    const { example, ...schema } = eventBodySchema(kind);
+    schemas[name] = schema;
+    out[kind] = {
+      post: {
+        operationId: `webhook_${kind.replace('.', '_')}`,
+        summary: `${kind}: ${EVENT_KINDS[kind].summary}`,
+        description: `POSTed to every webhook subscribed to \`${kind}\` for the subreddit. Answer 2xx to acknowledge; 408, 425, 429 and 5xx (and no answer within 10 s) are retried on the schedule, other 4xx and 3xx are final.`,
+        tags: ['Webhook deliveries'],
+        parameters: SIGNATURE_HEADERS.map((h) => ({ in: 'header', name: h.name, required: true, description: h.description, schema: { type: 'string' }, example: h.example })),
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` }, example } } },
+        responses: { '200': { description: 'Acknowledged (any 2xx).' } },
+        security: [],
+      },
+    };
+  }
+  return out;
 }
 
 type Json = Record<string, unknown>;

@@ -134,6 +134,8 @@ export function deriveCursorKeyId(secret: string): string {
  * Parses the comma-separated `CURSOR_SECRET` value (newest first). Entries are trimmed; empty entries
  * (e.g. a trailing comma) are ignored. Throws an Error naming the problem, never echoing a secret.
  */
+const PLACEHOLDER_SECRET = /change[-_ ]?me|placeholder|replace[-_ ]?me|your[-_ ]?secret|^(.)\1+$/i;
+
 export function parseCursorSecrets(text: string): string[] {
   const secrets = text
     .split(',')
@@ -141,6 +143,9 @@ export function parseCursorSecrets(text: string): string[] {
     .filter((s) => s.length > 0);
   if (secrets.length === 0) throw new Error('CURSOR_SECRET must contain at least one secret');
   secrets.forEach(assertSecretLength);
+  // A value copied from an example is public: cursors signed with it could be forged by anyone.
+  const placeholder = secrets.findIndex((s) => PLACEHOLDER_SECRET.test(s));
+  if (placeholder >= 0) throw new Error(`CURSOR_SECRET entry #${placeholder + 1} is a placeholder; set a random one, e.g. openssl rand -base64 48`);
   if (new Set(secrets).size !== secrets.length) throw new Error('CURSOR_SECRET lists the same secret twice');
   return secrets;
 }

@@ -252,6 +252,45 @@ describe('SsrfPolicy: allow/deny overrides', () => {
   });
 });
 
+describe('SsrfPolicy: exact allowed destinations (SSRF_ALLOW_DESTINATIONS)', () => {
+  it.each<[string, string, string | null]>([
+    // [allowDestinations, url, expected error or null]; every URL allows non-standard ports
+    ['127.0.0.1:9443', 'https://127.0.0.1:9443/hooks', null],
+    ['127.0.0.1:9443', 'https://127.0.0.1:9444/', 'destination 127.0.0.1 is a loopback address'],
+    ['127.0.0.1:9443', 'https://127.0.0.2:9443/', 'destination 127.0.0.2 is a loopback address'],
+    ['127.0.0.1:9443', 'https://receiver.test:9443/', 'destination 127.0.0.1 (resolved from receiver.test) is a loopback address'],
+    ['127.0.0.1:9443', 'https://[::ffff:127.0.0.1]:9443/', 'destination ::ffff:7f00:1 is a loopback address (127.0.0.1 embedded in an IPv4-mapped IPv6 address)'],
+    ['[::1]:9443, 127.0.0.1:443', 'https://[::1]:9443/', null],
+    ['[::1]:9443, 127.0.0.1:443', 'https://127.0.0.1/', null],
+  ])('%s lets %s through: %s', async (allowDestinations, raw, message) => {
+    const check = policy({ allowDestinations }).checkUrl(raw, ANY_PORT);
+    if (message === null) {
+      await expect(check).resolves.toMatchObject({ addresses: [expect.any(String)] });
+    } else {
+      const err = await rejection(check);
+      expect(err.code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+      expect(err.message).toBe(message);
+    }
+  });
+
+  it('still needs the webhook to allow a non-standard port', async () => {
+    const err = await rejection(policy({ allowDestinations: '127.0.0.1:9443' }).checkUrl('https://127.0.0.1:9443/', STD));
+    expect(err.message).toMatch(/^destination port 9443 is not allowed/);
+  });
+
+  it('lets the operator deny list win', async () => {
+    const err = await rejection(policy({ allowDestinations: '127.0.0.1:9443', denyCidrs: '127.0.0.0/8' }).checkUrl('https://127.0.0.1:9443/', ANY_PORT));
+    expect(err.message).toBe('destination 127.0.0.1 is an address blocked by the operator deny list');
+  });
+
+  it.each(['localhost:9443', '127.0.0.1', '127.0.0.1:0', '127.0.0.1:70000', '::1:9443', '[127.0.0.1]:9443', '127.1:9443', '10.0.0.0/8:443'])(
+    'refuses %s at construction time',
+    (entry) => {
+      expect(() => policy({ allowDestinations: entry })).toThrow(new RegExp(`"${entry.replace(/[.[\]/]/g, '\\$&')}"`));
+    },
+  );
+});
+
 describe('SsrfPolicy: DNS behaviour', () => {
   it('re-checks on every call: a host rebinding to a private address is blocked at delivery', async () => {
     const resolver = new StaticDnsResolver({ 'rebind.example.com': ['93.184.216.34'] });

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { Cidr, cidrContains, parseCidr, parseCidrList, parseIp } from './cidr';
+import { AllowedDestination, parseAllowDestinations } from './destinations';
 import { AddressPolicy, Classification, classifyAddress, classifyHostname } from './classify';
 import { DNS_RESOLVER, DnsBusyError, DnsResolutionError } from './resolver';
 import type { DnsResolver } from './resolver';
@@ -24,17 +25,14 @@ export interface CheckedDestination {
   privateGrant?: boolean;
 }
 
-/** Options of one check: the URL rules, and the customer's private allow-list, loaded only when an address needs it. */
+/** Options of one check: the URL rules, the owner, and the customer's private allow-list (loaded only when an address needs it). */
 export interface DestinationCheckOptions extends UrlCheckOptions {
   privateGrants?: () => Promise<readonly PrivateGrant[]>;
-}
-
-export type SsrfPolicyOptions = Pick<SsrfModuleOptions, 'allowCidrs' | 'denyCidrs'>;
-
-export interface DestinationCheckOptions extends UrlCheckOptions {
   /** The webhook's owner: DNS lookups are bounded per customer (see SystemDnsResolver). */
   customerId?: string;
 }
+
+export type SsrfPolicyOptions = Pick<SsrfModuleOptions, 'allowCidrs' | 'denyCidrs' | 'allowDestinations'>;
 
 /**
  * Decides whether a webhook URL may be contacted. Call `checkUrl` when a webhook is
@@ -45,6 +43,8 @@ export interface DestinationCheckOptions extends UrlCheckOptions {
 export class SsrfPolicy {
   readonly allowList: readonly Cidr[];
   readonly denyList: readonly Cidr[];
+  /** Exact IP:port receivers let through the block list (not their neighbours, not other ports). */
+  readonly allowedDestinations: readonly AllowedDestination[];
   private readonly overrides: AddressPolicy;
 
   constructor(
@@ -54,6 +54,7 @@ export class SsrfPolicy {
     // Bad operator config must fail at boot, not at the first webhook.
     this.allowList = Object.freeze(parseCidrList(options.allowCidrs ?? ''));
     this.denyList = Object.freeze(parseCidrList(options.denyCidrs ?? ''));
+    this.allowedDestinations = Object.freeze(parseAllowDestinations(options.allowDestinations ?? ''));
     this.overrides = { allow: this.allowList, deny: this.denyList };
   }
 
@@ -100,6 +101,7 @@ export class SsrfPolicy {
     };
 
     if (hostKind !== 'name') {
+      if (this.isAllowedDestination(host, port)) return { url, host, port, addresses: [host] };
       const verdict = this.classify(host);
       if (verdict.blocked && !(await granted(host, verdict))) throw blockedError(`destination ${host} is ${verdict.description}`);
       return { url, host, port, addresses: [host], ...(privateGrant ? { privateGrant } : {}) };
@@ -117,6 +119,17 @@ export class SsrfPolicy {
       }
     }
     return { url, host, port, addresses: canonical(addresses), ...(privateGrant ? { privateGrant } : {}) };
+  }
+
+  /** An IP literal and port named exactly in allowDestinations, and not on the deny list. */
+  private isAllowedDestination(host: string, port: number): boolean {
+    if (this.allowedDestinations.length === 0) return false;
+    const ip = parseIp(host);
+    if (ip === null) return false;
+    const address = String(ip);
+    if (!this.allowedDestinations.some((d) => d.address === address && d.port === port)) return false;
+    // The operator's deny list wins over every allowance.
+    return !this.denyList.some((c) => cidrContains(c, ip));
   }
 
   private async resolve(host: string, customerId: string | undefined, caller: 'api' | 'delivery'): Promise<string[]> {

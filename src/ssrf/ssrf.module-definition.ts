@@ -5,6 +5,11 @@ import type { DnsResolver } from './resolver';
 export interface SsrfModuleOptions {
   /** Comma/space-separated CIDRs that bypass the built-in block list (see README). */
   allowCidrs?: string;
+  /**
+   * Comma/space-separated exact receivers, `IPv4:port` or `[IPv6]:port`, that bypass the block list
+   * (a local test receiver such as `trendhooks listen`): that address and port only.
+   */
+  allowDestinations?: string;
   /** Comma/space-separated CIDRs blocked in addition to the built-in list; win over allowCidrs. */
   denyCidrs?: string;
   /** Replaces the system resolver (tests, e2e suites). */

@@ -52,6 +52,9 @@ export class SsrfModule extends SsrfConfigurableModule implements OnModuleInit {
     if (this.policy.allowList.length > 0) {
       this.logger.warn(`SSRF allow list (bypasses the built-in block list): ${this.policy.allowList.map((c) => c.text).join(', ')}`);
     }
+    if (this.policy.allowedDestinations.length > 0) {
+      this.logger.warn(`SSRF allowed destinations (these receivers only bypass the block list): ${this.policy.allowedDestinations.map((d) => d.text).join(', ')}`);
+    }
     if (this.policy.denyList.length > 0) {
       this.logger.log(`SSRF deny list: ${this.policy.denyList.map((c) => c.text).join(', ')}`);
     }

@@ -1,0 +1,155 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { plural } from '../common/plural';
+import { DemoCert, DemoReceiver, makeSelfSignedCert, ReceivedRequest } from './receiver';
+import { verifyWebhookSignature } from './verify';
+
+/**
+ * `trendhooks listen`: a local HTTPS receiver for developing against trendhooks, in the spirit of
+ * `stripe listen`. It keeps a self-signed certificate of its own in `dir`, verifies each delivery's
+ * Standard Webhooks signature with the webhook's secret, prints it, and may hand verified
+ * deliveries to the developer's plain-HTTP app (`forwardTo`). trendhooks reaches it through an
+ * exact allowance (SSRF_ALLOW_DESTINATIONS=127.0.0.1:PORT plus DELIVERY_CA_FILE=its certificate),
+ * never through a whole address range.
+ */
+export interface ListenOptions {
+  port: number;
+  /** Where the certificate lives (made on first use, kept for a year). */
+  dir: string;
+  /** Webhook secrets (`whsec_…`); a delivery verifies when any one matches. */
+  secrets: string[];
+  /** http://localhost:PORT/path (loopback only): verified deliveries are POSTed there as received. */
+  forwardTo?: URL;
+  /** Stop after this many verified deliveries (scripts, the README test); 0 = until interrupted. */
+  count: number;
+  json: boolean;
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/** Parses --forward-to: plain http(s) to this machine only; anything else is a usage mistake. */
+export function parseForwardTo(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`--forward-to must be a URL such as http://localhost:3000/webhooks, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--forward-to must be an http:// URL, got "${raw}"`);
+  if (!LOOPBACK_HOSTS.test(url.host.replace(/:\d+$/, ''))) {
+    throw new Error(`--forward-to must point at this machine (localhost, 127.0.0.1 or [::1]), got "${url.hostname}"`);
+  }
+  return url;
+}
+
+/** The certificate of `dir`, made once and then reused, so serve's DELIVERY_CA_FILE stays valid. */
+export async function listenCertificate(dir: string): Promise<DemoCert> {
+  const keyFile = path.join(dir, 'receiver-key.pem');
+  const certFile = path.join(dir, 'receiver-cert.pem');
+  if (fs.existsSync(keyFile) && fs.existsSync(certFile)) {
+    return { key: fs.readFileSync(keyFile, 'utf8'), cert: fs.readFileSync(certFile, 'utf8'), caFile: certFile };
+  }
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new Error(`cannot create ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return makeSelfSignedCert(dir, { days: 365, name: 'trendhooks-listen' });
+}
+
+/** What `trendhooks serve` needs to deliver to this receiver, as `export` lines (eval- and source-able). */
+export function serveSettings(port: number, caFile: string): string[] {
+  const quote = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+  return [`export SSRF_ALLOW_DESTINATIONS=127.0.0.1:${port}`, `export DELIVERY_CA_FILE=${quote(path.resolve(caFile))}`];
+}
+
+/** Runs until interrupted (SIGINT/SIGTERM) or `count` verified deliveries; resolves with the count. */
+export async function runListen(opts: ListenOptions): Promise<number> {
+  const cert = await listenCertificate(opts.dir);
+  let verified = 0;
+  let done: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+
+  const handle = async (req: ReceivedRequest): Promise<number> => {
+    const headers = req.headers as Record<string, string | string[] | undefined>;
+    const msgId = String(headers['webhook-id'] ?? '?');
+    let body: { type?: unknown; data?: Record<string, unknown> } = {};
+    try {
+      body = JSON.parse(req.body) as typeof body;
+    } catch {
+      // printed as unverified below; a body that is not JSON is never a trendhooks delivery
+    }
+    const results = opts.secrets.map((s) => verifyWebhookSignature(s, headers, req.body));
+    const ok = results.some((r) => r.ok);
+    const reason = ok ? undefined : opts.secrets.length === 0 ? 'no --secret given' : (results.find((r) => !r.ok) as { reason: string }).reason;
+    const type = typeof body.type === 'string' ? body.type : '?';
+    const data = body.data && typeof body.data === 'object' ? body.data : {};
+    let forwarded: number | string | undefined;
+    if (ok && opts.forwardTo) forwarded = await forward(opts.forwardTo, req);
+    if (opts.json) {
+      opts.out(JSON.stringify({ webhook_id: msgId, verified: ok, ...(reason ? { reason } : {}), ...(forwarded !== undefined ? { forwarded } : {}), body }));
+    } else {
+      const check = ok ? 'signature verified' : `signature NOT verified (${reason})`;
+      const line = `${ok ? '✔' : '✘'} ${String((body as { timestamp?: unknown }).timestamp ?? '?')} ${type} r/${String(data.subreddit ?? '?')} — webhook-id ${msgId}, ${check}`;
+      (ok ? opts.out : opts.err)(line);
+      if (ok) opts.out(JSON.stringify(body, null, 2));
+      if (forwarded !== undefined) opts.out(`  → ${opts.forwardTo!.href}: ${typeof forwarded === 'number' ? forwarded : `failed (${forwarded})`}`);
+    }
+    if (!ok) return 401; // permanent for trendhooks: a wrong secret does not fix itself by retrying
+    // The developer's app decides: its failure makes trendhooks retry, as it would in production.
+    const status = forwarded === undefined ? 200 : typeof forwarded === 'number' ? forwarded : 502;
+    if (status < 300) {
+      verified++;
+      if (opts.count > 0 && verified >= opts.count) setImmediate(done);
+    }
+    return status;
+  };
+
+  let receiver: DemoReceiver;
+  try {
+    receiver = await DemoReceiver.start(cert, handle, opts.port);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new Error(`port ${opts.port} on 127.0.0.1 is in use; pick another with --port`);
+    throw err;
+  }
+  const url = receiver.url('/');
+  opts.err(`listening on ${url} (certificate ${path.relative(process.cwd(), cert.caFile) || cert.caFile})`);
+  opts.err(`trendhooks serve delivers here, and only here, with these settings:`);
+  for (const line of serveSettings(opts.port || Number(new URL(url).port), cert.caFile)) opts.err(`  ${line}`);
+  opts.err(`register the webhook with "url": "${url}", "allow_nonstandard_port": true`);
+  if (opts.secrets.length === 0) opts.err('no --secret given: deliveries are printed but cannot be verified (answered 401)');
+  if (opts.forwardTo) opts.err(`verified deliveries are forwarded to ${opts.forwardTo.href}`);
+
+  const stop = () => done();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await finished;
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+    await receiver.close();
+  }
+  opts.err(`stopped after ${plural(verified, 'verified delivery', 'verified deliveries')}`);
+  return verified;
+}
+
+/** POSTs the delivery as received (body and signature headers) to the developer's app. */
+async function forward(target: URL, req: ReceivedRequest): Promise<number | string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent']) {
+    const v = req.headers[name];
+    if (typeof v === 'string') headers[name] = v;
+  }
+  try {
+    const res = await fetch(target, { method: 'POST', headers, body: req.body, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return cause ?? (err as Error).name;
+  }
+}
