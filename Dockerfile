@@ -3,6 +3,7 @@ WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
+COPY scripts ./scripts
 COPY src ./src
 RUN npm ci && npm prune --omit=dev --ignore-scripts
 
