@@ -13,6 +13,10 @@ import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middl
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 
+function where(config: AppConfig): string {
+  return config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL';
+}
+
 /** One `info` line at start: what this process is, where its data lives, where it listens, how hard it sends. */
 function startupSummary(config: AppConfig, role: Role, listener: string | null): void {
   let database = `SQLite ${config.database.type === 'sqlite' ? config.database.path : ''}`;
@@ -106,6 +110,8 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     ctx.useLogger(new QuietBootLogger(ctx.get(JsonLogger)));
     exitOnSignals(ctx, config.ops.shutdownTimeoutMs);
     startupSummary(config, role, null);
+    // Plain readiness line (whatever LOG_LEVEL): supervisors and the reliability suites wait for it.
+    console.log(`trendhooks ${role} running (${where(config)})`);
     return ctx;
   }
   const app = await createApp(config, { role });
@@ -119,5 +125,6 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
   }
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
   startupSummary(config, role, `http://${config.http.host}:${config.http.port}`);
+  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where(config)})`);
   return app;
 }
