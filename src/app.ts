@@ -15,6 +15,10 @@ import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
 
+function where(config: AppConfig): string {
+  return config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL';
+}
+
 /** One `info` line at start: what this process is, where its data lives, where it listens (API and metrics), how hard it sends. */
 function startupSummary(config: AppConfig, role: Role, listener: string | null, metrics: string | null): void {
   let database = `SQLite ${config.database.type === 'sqlite' ? config.database.path : ''}`;
@@ -28,7 +32,7 @@ function startupSummary(config: AppConfig, role: Role, listener: string | null, 
   }
   const worker = role === 'all' || role === 'worker';
   new Logger('trendhooks').log({
-    msg: `trendhooks ${role} started${listener ? ` on ${listener}` : ''}${metrics ? `, metrics on ${metrics}` : ', no metrics listener (METRICS_PORT unset)'}`,
+    msg: `trendhooks ${role} started${listener ? ` on ${listener}` : ''}${metricsNote(metrics)}`,
     role,
     database,
     listener,
@@ -110,7 +114,10 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, { role }), { bufferLogs: true });
     ctx.useLogger(new QuietBootLogger(ctx.get(JsonLogger)));
     exitOnSignals(ctx, config.ops.shutdownTimeoutMs);
-    startupSummary(config, role, null, ctx.get(MetricsListener).url);
+    const metrics = ctx.get(MetricsListener).url;
+    startupSummary(config, role, null, metrics);
+    // Plain readiness line (whatever LOG_LEVEL): supervisors and the reliability suites wait for it.
+    console.log(`trendhooks ${role} running (${where(config)})${metricsNote(metrics)}`);
     return ctx;
   }
   const app = await createApp(config, { role });
@@ -123,6 +130,12 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     throw new ListenError(`cannot listen on ${config.http.host}:${config.http.port} (HOST/PORT): ${code}`);
   }
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
-  startupSummary(config, role, `http://${config.http.host}:${config.http.port}`, app.get(MetricsListener).url);
+  const metrics = app.get(MetricsListener).url;
+  startupSummary(config, role, `http://${config.http.host}:${config.http.port}`, metrics);
+  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where(config)})${metricsNote(metrics)}`);
   return app;
+}
+
+function metricsNote(metrics: string | null): string {
+  return metrics ? `, metrics on ${metrics}` : ', no metrics listener (METRICS_PORT unset)';
 }
