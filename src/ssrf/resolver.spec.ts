@@ -257,6 +257,28 @@ describe('KeyedSemaphore', () => {
     expect(order).toEqual([2, 3]);
     expect(s.active('k')).toBe(0);
   });
+
+  it('answers busy to a waiter whose deadline passed before a slot freed, and hands the slot to the next one in time', async () => {
+    // A slot freed in the same tick as a waiter's deadline (its timer not yet run) used to be
+    // granted to it, which then reached the nameserver with no time left (ETIMEOUT, not busy).
+    jest.useFakeTimers({ now: 1_000_000 });
+    try {
+      const s = new KeyedSemaphore(1, 4);
+      const busy = () => new Error('busy');
+      const r1 = await s.acquire('k', Date.now() + 1000, busy);
+      const late = s.acquire('k', Date.now() + 100, busy);
+      const inTime = s.acquire('k', Date.now() + 5000, busy);
+      jest.setSystemTime(Date.now() + 200); // the clock moves on; no timer has run yet
+      r1();
+      await expect(late).rejects.toThrow('busy');
+      const r3 = await inTime;
+      expect(s.active('k')).toBe(1);
+      r3();
+      expect(s.active('k')).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
 
 describe('StaticDnsResolver', () => {

@@ -237,7 +237,7 @@ function withDeadline<T>(promise: Promise<T>, deadline: number, onTimeout: () =>
  * Keys with nobody holding or waiting are forgotten, so the map stays as small as the load.
  */
 export class KeyedSemaphore {
-  private readonly keys = new Map<string, { active: number; waiting: { grant: () => void; timer: NodeJS.Timeout }[] }>();
+  private readonly keys = new Map<string, { active: number; waiting: { deadline: number; grant: () => void; expire: () => void; timer: NodeJS.Timeout }[] }>();
 
   constructor(
     readonly limit: number,
@@ -256,11 +256,14 @@ export class KeyedSemaphore {
     const release = () => {
       if (released) return;
       released = true;
-      const next = s.waiting.shift();
-      if (next) {
+      // A waiter whose deadline has passed (its timer not yet run) gets busy, not a slot it has no time left to use.
+      for (let next = s.waiting.shift(); next; next = s.waiting.shift()) {
         clearTimeout(next.timer);
-        next.grant();
-        return;
+        if (next.deadline > Date.now()) {
+          next.grant();
+          return;
+        }
+        next.expire();
       }
       s.active--;
       if (s.active === 0) this.keys.delete(key);
@@ -272,10 +275,12 @@ export class KeyedSemaphore {
     if (s.waiting.length >= this.maxWaiting || deadline <= Date.now()) return Promise.reject(busy());
     return new Promise((resolve, reject) => {
       const waiter = {
+        deadline,
         grant: () => resolve(release),
+        expire: () => reject(busy()),
         timer: setTimeout(() => {
           s.waiting.splice(s.waiting.indexOf(waiter), 1);
-          reject(busy());
+          waiter.expire();
         }, deadline - Date.now()),
       };
       s.waiting.push(waiter);
