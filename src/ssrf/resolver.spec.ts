@@ -182,16 +182,17 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
   });
 
   it('cancels a query at its caller\'s deadline: nothing is sent after the caller gave up', async () => {
-    const r = make({ timeoutMs: 400, maxConcurrentPerCustomer: 1 });
+    const r = make({ timeoutMs: 1000, maxConcurrentPerCustomer: 1 });
     const first = r.resolve('q0.blackhole.test', { customerId: 'a' }).catch((e: unknown) => e);
-    await new Promise((res) => setTimeout(res, 60));
-    // Waits for the first's slot, gets it ~60 ms before its own deadline and starts a query then.
+    await new Promise((res) => setTimeout(res, 500));
+    // Waits for the first's slot, gets it ~500 ms before its own deadline (more than the 250 ms a
+    // query needs to be worth starting) and starts a query then.
     const second = r.resolve('q1.blackhole.test', { customerId: 'a' }).catch((e: unknown) => e);
     for (const e of await Promise.all([first, second])) expect(e).toMatchObject({ code: 'ETIMEOUT' });
     expect(dns.queriesFor('q1.blackhole.test')).toBeGreaterThan(0);
     const sent = dns.queries.length;
     // c-ares would retry (every timeout / 3) if the query were still running.
-    await new Promise((res) => setTimeout(res, 400));
+    await new Promise((res) => setTimeout(res, 1000));
     expect(dns.queries.length).toBe(sent);
   });
 

@@ -4,6 +4,9 @@ import type { RecordWithTtl } from 'node:dns';
 import { isIP } from 'node:net';
 import { normaliseHost } from './url';
 
+/** The least time a lookup must have left to be worth starting a query for. */
+const MIN_QUERY_MS = 250;
+
 /** Injection token for the DnsResolver used by SsrfPolicy. */
 export const DNS_RESOLVER = Symbol('trendhooks:dns-resolver');
 
@@ -126,10 +129,12 @@ export class SystemDnsResolver implements DnsResolver {
 
     const deadline = Date.now() + this.timeoutMs;
     const busy = () => new DnsBusyError(name, this.slots.limit, Math.ceil(this.timeoutMs / 1000));
-    const release = await this.slots.acquire(context.customerId ?? '', deadline, busy);
+    // A slot that frees with almost no time left is no use (the query could only time out): a waiter
+    // gives up that much before its deadline and answers busy, so it never races the holders' own timeouts.
+    const waitUntil = deadline - Math.min(MIN_QUERY_MS, this.timeoutMs / 4);
+    const release = await this.slots.acquire(context.customerId ?? '', waitUntil, busy);
     try {
-      // A slot freed at the very deadline is no use: do not start a query with no time left.
-      if (Date.now() >= deadline) throw busy();
+      if (Date.now() >= waitUntil) throw busy();
       // Another lookup of the same name may have filled the cache while this one waited.
       const now = this.cached(name);
       if (now) return now();
