@@ -4,6 +4,28 @@ import { toTrendEvent, trendEventId } from './trends.pipeline';
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 0, 5, 0, 0, 0); // a Monday, on the bucket grid
 
+/** A rising detection 30 min after T0 (window from its previous read 15 min earlier). */
+function risingDetection(subreddit: string, threshold: number) {
+  return {
+    kind: 'trends.rising' as const,
+    postId: 'abc',
+    permalink: `/r/${subreddit}/comments/abc/x/`,
+    title: 'x',
+    createdUtcMs: T0,
+    ageMinutes: 30,
+    scorePerHour: 100,
+    commentsPerHour: 10,
+    growthPerHour: 120,
+    baselinePerHour: 5,
+    zScore: 4.2,
+    threshold,
+    score: 50,
+    numComments: 5,
+    sinceMs: T0 + 15 * MIN,
+    observedAt: T0 + 30 * MIN,
+  };
+}
+
 describe('BucketWindow', () => {
   it('closes buckets in order, gaps included, once the watermark passes end + lateness', () => {
     const w = new BucketWindow<string>(5 * MIN, MIN);
@@ -98,24 +120,7 @@ describe('trend events', () => {
   });
 
   it('carries the evidence in snake_case with absolute permalinks', () => {
-    const ev = toTrendEvent('typescript', {
-      kind: 'trends.rising',
-      postId: 'abc',
-      permalink: '/r/typescript/comments/abc/x/',
-      title: 'x',
-      createdUtcMs: T0,
-      ageMinutes: 30,
-      scorePerHour: 100,
-      commentsPerHour: 10,
-      growthPerHour: 120,
-      baselinePerHour: 5,
-      zScore: 4.2,
-      threshold: 3,
-      score: 50,
-      numComments: 5,
-      sinceMs: T0 + 15 * MIN,
-      observedAt: T0 + 30 * MIN,
-    });
+    const ev = toTrendEvent('typescript', risingDetection('typescript', 3));
     expect(ev).toMatchObject({
       type: 'trends.rising',
       createdAt: new Date(T0 + 30 * MIN),
@@ -167,24 +172,7 @@ describe('trend events', () => {
     });
     expect(velocity.data).toMatchObject({ observed: 12, expected: 0.4, lift: 30, threshold: 4, score: 7.5, min_count: 5, keyword: 'eclipse', post_ids: ['a', 'b'] });
     expect(velocity.data).toMatchObject({ window_start: new Date(T0).toISOString(), window_end: new Date(T0 + 30 * MIN).toISOString() });
-    const rising = toTrendEvent('t', {
-      kind: 'trends.rising',
-      postId: 'abc',
-      permalink: '/r/t/comments/abc/x/',
-      title: 'x',
-      createdUtcMs: T0,
-      ageMinutes: 30,
-      scorePerHour: 100,
-      commentsPerHour: 10,
-      growthPerHour: 120,
-      baselinePerHour: 5,
-      zScore: 4.2,
-      threshold: 2.5,
-      score: 50,
-      numComments: 5,
-      sinceMs: T0 + 15 * MIN,
-      observedAt: T0 + 30 * MIN,
-    });
+    const rising = toTrendEvent('t', risingDetection('t', 2.5));
     expect(rising.data).toMatchObject({
       window_start: new Date(T0 + 15 * MIN).toISOString(),
       window_end: new Date(T0 + 30 * MIN).toISOString(),
