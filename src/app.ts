@@ -15,26 +15,24 @@ import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
 
+/** Where this process keeps its data, for the start-up lines: the SQLite file, or PostgreSQL's host, port and database (never the password). */
 function where(config: AppConfig): string {
-  return config.database.type === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL';
+  if (config.database.type === 'sqlite') return `SQLite ${config.database.path}`;
+  try {
+    const u = new URL(config.database.url);
+    return `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
 }
 
 /** One `info` line at start: what this process is, where its data lives, where it listens (API and metrics), how hard it sends. */
 function startupSummary(config: AppConfig, role: Role, listener: string | null, metrics: string | null): void {
-  let database = `SQLite ${config.database.type === 'sqlite' ? config.database.path : ''}`;
-  if (config.database.type === 'postgres') {
-    try {
-      const u = new URL(config.database.url);
-      database = `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`; // never the password
-    } catch {
-      database = 'PostgreSQL';
-    }
-  }
   const worker = role === 'all' || role === 'worker';
   new Logger('trendhooks').log({
     msg: `trendhooks ${role} started${listener ? ` on ${listener}` : ''}${metricsNote(metrics)}`,
     role,
-    database,
+    database: where(config),
     listener,
     metrics,
     worker_concurrency: worker ? config.delivery.concurrency : null,
