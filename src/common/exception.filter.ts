@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { errorChain } from './error-chain';
 import { AppError, ErrorCode, ERROR_STATUS } from './errors';
 import { ensureRequestId } from './request-id';
 
@@ -70,20 +71,12 @@ const PG_CONNECTION_MESSAGE = /^(Connection terminated|timeout exceeded when try
  * by another writer past the busy timeout. Such a request may simply be retried.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  const queue: unknown[] = [err];
-  const seen = new Set<unknown>();
-  while (queue.length > 0 && seen.size < 16) {
-    const e = queue.shift();
-    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
-    seen.add(e);
-    const { code, message, cause, errors, driverError } = e as Record<string, unknown>;
+  for (const { code, message } of errorChain(err)) {
     if (typeof code === 'string') {
       if (CONNECTION_ERRNOS.has(code) || PG_UNAVAILABLE_STATE.test(code)) return true;
       if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return true;
     }
     if (typeof message === 'string' && PG_CONNECTION_MESSAGE.test(message)) return true;
-    queue.push(cause, driverError);
-    if (Array.isArray(errors)) queue.push(...errors);
   }
   return false;
 }

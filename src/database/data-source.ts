@@ -4,15 +4,12 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/config';
+import { dialectOf } from './dialect';
 import { TRENDHOOKS_ENTITIES } from './entities';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 
-export type Dialect = DatabaseConfig['type'];
-
-export function dialectOf(ds: DataSource): Dialect {
-  return ds.options.type === 'postgres' ? 'postgres' : 'sqlite';
-}
+export { dialectOf, type Dialect } from './dialect';
 
 /**
  * The better-sqlite3 handle under TypeORM: the one connection SQLite work shares, for statements

@@ -1,3 +1,4 @@
+import { errorChain } from '../common/error-chain';
 import type { RetryPolicy } from './retry-policy';
 
 export type AttemptOutcome =
@@ -76,21 +77,6 @@ function classOfCode(code: string): string | undefined {
  * the most specific diagnosis wins, whatever the nesting order.
  */
 const PRIORITY = ['destination_blocked', 'tls_failure', 'dns_failure', 'connection_refused', 'timeout', 'connection_reset'];
-
-/** The error and everything it wraps (`cause`, AggregateError `errors`), cycle-safe and bounded. */
-function* errorChain(err: unknown): Generator<Record<string, unknown>> {
-  const queue: unknown[] = [err];
-  const seen = new Set<unknown>();
-  while (queue.length > 0 && seen.size < 32) {
-    const e = queue.shift();
-    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
-    seen.add(e);
-    const rec = e as Record<string, unknown>;
-    yield rec;
-    if ('cause' in rec) queue.push(rec.cause);
-    if (Array.isArray(rec.errors)) queue.push(...rec.errors);
-  }
-}
 
 /** The outcome of an attempt that failed before a response arrived (or was refused up front). */
 export function classifyError(err: unknown): AttemptOutcome {
