@@ -9,10 +9,10 @@ import { WebhookEntity } from '../webhooks/webhook.entity';
 import { WebhookRepository } from '../webhooks/webhook.repository';
 import { parseWebhookId } from '../webhooks/webhooks.service';
 import { DELIVERY_ID_RE, deliveryId } from './delivery-id';
-import { DeliveryRepository } from './delivery.repository';
 import { DeliveryResource, toDeliveryResource } from './delivery.resource';
-import { DeliveryWorker } from './delivery.worker';
 import { EventsService } from './events.service';
+import { DeliveryQueue } from './queue/delivery-queue';
+import { QueueWaker } from './queue/queue-waker';
 
 export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 
@@ -20,10 +20,10 @@ export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 @Injectable()
 export class DeliveriesService {
   constructor(
-    private readonly deliveries: DeliveryRepository,
+    private readonly deliveries: DeliveryQueue,
     private readonly webhooks: WebhookRepository,
     private readonly events: EventsService,
-    private readonly worker: DeliveryWorker,
+    private readonly waker: QueueWaker,
     private readonly plans: PlanService,
     private readonly pagination: PaginationService,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -61,7 +61,7 @@ export class DeliveriesService {
     if (!d) throw new AppError('NOT_FOUND', `delivery ${rawDeliveryId} not found`);
     if (d.state === 'delivering') throw new AppError('CONFLICT', `delivery ${id} is being attempted right now`);
     if (!(await this.deliveries.requeue(id, this.clock.now()))) throw new AppError('CONFLICT', `delivery ${id} is being attempted right now`);
-    this.worker.wake();
+    this.waker.wake();
     const fresh = (await this.deliveries.findForWebhook(w.id, id))!;
     return toDeliveryResource(fresh, await this.deliveries.attemptsFor([id]));
   }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
+import { dialectProvider } from '../database/dialect';
 import { WebhookEntity } from '../webhooks/webhook.entity';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AttemptEntity } from './attempt.entity';
@@ -8,11 +9,17 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryEntity } from './delivery.entity';
 import { DeliveryConfigurableModule } from './delivery.options';
-import { DeliveryRepository } from './delivery.repository';
 import { DeliverySender } from './delivery.sender';
 import { DeliveryWorker } from './delivery.worker';
 import { EventEntity } from './event.entity';
 import { EventsService } from './events.service';
+import { DeliveryQueue } from './queue/delivery-queue';
+import { InProcessWaker } from './queue/in-process.waker';
+import { PostgresDeliveryQueue } from './queue/postgres/postgres-delivery-queue';
+import { PostgresNotifyWaker } from './queue/postgres/postgres-notify.waker';
+import { DeliveryQueueMetrics } from './queue/queue-metrics';
+import { QueueWaker } from './queue/queue-waker';
+import { SqliteDeliveryQueue } from './queue/sqlite/sqlite-delivery-queue';
 
 /**
  * Events, the delivery queue, the worker and the delivery routes. `DeliveryModule.forRoot({ worker:
@@ -22,7 +29,16 @@ import { EventsService } from './events.service';
 @Module({
   imports: [TypeOrmModule.forFeature([EventEntity, DeliveryEntity, AttemptEntity, WebhookEntity]), WebhooksModule],
   controllers: [DeliveriesController],
-  providers: [{ provide: CLOCK, useClass: SystemClock }, DeliveryRepository, DeliverySender, DeliveryWorker, EventsService, DeliveriesService],
-  exports: [EventsService, DeliveryWorker, DeliveryRepository],
+  providers: [
+    { provide: CLOCK, useClass: SystemClock },
+    dialectProvider(DeliveryQueue, { sqlite: SqliteDeliveryQueue, postgres: PostgresDeliveryQueue }),
+    dialectProvider(QueueWaker, { sqlite: InProcessWaker, postgres: PostgresNotifyWaker }),
+    DeliveryQueueMetrics,
+    DeliverySender,
+    DeliveryWorker,
+    EventsService,
+    DeliveriesService,
+  ],
+  exports: [EventsService, DeliveryWorker, DeliveryQueue, QueueWaker],
 })
 export class DeliveryModule extends DeliveryConfigurableModule {}

@@ -2,21 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { PoolClient } from 'pg';
-import { DataSource } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
 import { PrivateDestinationsService } from '../auth/private-destinations.service';
 import { SecretBox } from '../crypto/secret-box';
-import { dialectOf, pgPool } from '../database/data-source';
 import { Metrics } from '../metrics/metrics.service';
 import { WebhookEntity, webhookSecretContext } from '../webhooks/webhook.entity';
 import { AttemptOutcome, classifyError, classifyResponse, decideNext, retryAfterApplies } from './classify';
-import { DeliveryRepository, ClaimedWork, DELIVERY_NOTIFY_CHANNEL, AttemptRecord, RecordInput } from './delivery.repository';
 import { DeliverySender, truncateUtf8, RESPONSE_EXCERPT_BYTES } from './delivery.sender';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions, ResolvedDeliveryOptions } from './delivery.options';
 import { GroupBatcher } from './group-batcher';
 import { deliveryBodyTemplate } from './payload';
+import { DeliveryQueue } from './queue/delivery-queue';
+import { QueueWaker } from './queue/queue-waker';
+import type { AttemptRecord, ClaimedWork, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, parseRetryAfter, RetryPolicy } from './retry-policy';
 import { buildDeliveryHeaders } from './signer';
 
@@ -27,9 +25,9 @@ export const WORKER_LOST = 'worker_lost';
 const LOW_WATER_WAIT_MS = 5;
 
 /**
- * Sends due deliveries. Woken at once when an event is fanned out in this process (or, on
- * PostgreSQL, NOTIFY from any process), and by a @nestjs/schedule interval as the fallback that
- * also picks up retries coming due and leases of workers that died.
+ * Sends due deliveries. Woken at once by the QueueWaker (an event fanned out in this process, or
+ * wherever the database carries wake-ups), and by a @nestjs/schedule interval as the fallback
+ * that also picks up retries coming due and leases of workers that died.
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
@@ -65,12 +63,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private claimAnySize = false;
   /** Settles when the current claim loop ends: a claim answered during shutdown still adds its attempts to `inflight`. */
   private drainDone?: Promise<void>;
-  private listener?: PoolClient;
 
   constructor(
-    private readonly repo: DeliveryRepository,
+    private readonly repo: DeliveryQueue,
     private readonly sender: DeliverySender,
-    @InjectDataSource() private readonly ds: DataSource,
+    private readonly waker: QueueWaker,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
     private readonly secretBox: SecretBox,
@@ -94,49 +91,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const timer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
     if (this.scheduler) this.scheduler.addInterval(POLL_INTERVAL_NAME, timer);
     else this.pollTimer = timer;
-    if (dialectOf(this.ds) === 'postgres') await this.listen();
+    this.waker.onWake(() => this.wake());
+    await this.waker.start();
     this.wake();
   }
 
   private pollTimer?: NodeJS.Timeout;
-
-  /** LISTEN on a dedicated pooled connection; polling covers the gaps if it drops. */
-  private async listen(): Promise<void> {
-    let client: PoolClient | undefined;
-    try {
-      client = await pgPool(this.ds).connect();
-      const c = client;
-      c.on('notification', () => this.wake());
-      c.on('error', (err) => {
-        if (this.listener !== c) return; // already handed back (shutdown or a failed LISTEN)
-        this.logger.warn(`LISTEN connection lost (${err.message}); polling until it is back`);
-        this.listener = undefined;
-        c.release(true);
-        this.relisten();
-      });
-      this.listener = c;
-      await c.query(`LISTEN ${DELIVERY_NOTIFY_CHANNEL}`);
-    } catch (err) {
-      if (client && this.listener === client) {
-        this.listener = undefined;
-        client.release(true);
-      }
-      this.logger.warn(`LISTEN failed (${(err as Error).message}); polling until it is back`);
-      // The database may still be down (a restart): try again, or the worker would poll for good.
-      this.relisten();
-    }
-  }
-
-  private relistenTimer?: NodeJS.Timeout;
-
-  /** One LISTEN retry after a poll interval (the lost connection's 'error' and the failed LISTEN both ask for it). */
-  private relisten(): void {
-    if (!this.running || this.relistenTimer) return;
-    this.relistenTimer = setTimeout(() => {
-      this.relistenTimer = undefined;
-      if (this.running) void this.listen();
-    }, this.opts.pollIntervalMs).unref();
-  }
 
   /**
    * Start claiming (cheap when already running: the current drain loops once more). Deferred by
@@ -355,8 +315,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Stops claiming, lets attempts in flight finish within the attempt timeout, then gives back
    * what is left. onModuleDestroy, not onApplicationShutdown: TypeORM closes its pool in the
-   * latter, and pg's pool.end() waits for the LISTEN client this releases (a SIGTERMed worker
-   * hung there), and the attempts still in flight need the pool to record their outcome.
+   * latter, and the waker must stop listening before that (see QueueWaker.stop), and the
+   * attempts still in flight need the pool to record their outcome.
    */
   async onModuleDestroy(): Promise<void> {
     if (!this.running) return;
@@ -364,23 +324,13 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.scheduler?.doesExist('interval', POLL_INTERVAL_NAME)) this.scheduler.deleteInterval(POLL_INTERVAL_NAME);
     if (this.pollTimer) clearInterval(this.pollTimer);
     clearTimeout(this.lowWaterTimer);
-    clearTimeout(this.relistenTimer);
     await this.drainDone;
     const pending = [...this.inflight.values()];
     const bound = new Promise((r) => setTimeout(r, this.opts.timeoutMs + 1000).unref());
     await Promise.race([Promise.allSettled(pending), bound]);
     const left = [...this.inflight.keys()];
     if (left.length > 0) await this.repo.releaseLeases(this.owner, left, this.clock.now(), 'in_flight').catch(() => undefined);
-    const listener = this.listener;
-    if (listener) {
-      // Taken first, so the 'error' handler (which releases a lost connection) cannot release it too.
-      this.listener = undefined;
-      listener.removeAllListeners('notification');
-      listener.removeAllListeners('error');
-      listener.on('error', () => undefined); // the pool may still kill it; nothing to do then
-      await listener.query(`UNLISTEN ${DELIVERY_NOTIFY_CHANNEL}`).catch(() => undefined);
-      listener.release();
-    }
+    await this.waker.stop();
   }
 
   /** Attempts currently in flight (for graceful-shutdown tests and metrics). */

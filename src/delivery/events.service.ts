@@ -6,8 +6,9 @@ import { Metrics } from '../metrics/metrics.service';
 import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
 import { TREND_KINDS } from '../trends/detectors/event-key';
 import { deliveryId } from './delivery-id';
-import { DeliveryRepository, Subscriber } from './delivery.repository';
-import { DeliveryWorker } from './delivery.worker';
+import { DeliveryQueue } from './queue/delivery-queue';
+import { QueueWaker } from './queue/queue-waker';
+import type { Subscriber } from './queue/types';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -30,8 +31,8 @@ export interface EmitResult {
 @Injectable()
 export class EventsService {
   constructor(
-    private readonly repo: DeliveryRepository,
-    private readonly worker: DeliveryWorker,
+    private readonly repo: DeliveryQueue,
+    private readonly waker: QueueWaker,
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: Metrics,
   ) {}
@@ -65,7 +66,7 @@ export class EventsService {
       now,
     );
     if (res.created) this.metrics?.eventEmitted(input.type);
-    if (res.deliveries > 0) this.worker.wake();
+    if (res.deliveries > 0) this.waker.wake();
     return { event_id: id, ...res };
   }
 }

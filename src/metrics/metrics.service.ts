@@ -1,15 +1,15 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { DeliveryRepository } from '../delivery/delivery.repository';
 import { METRICS_OPTIONS, MetricsModuleOptions } from './metrics.options';
 
 export type DeliveryOutcome = 'delivered' | 'transient' | 'permanent';
 
-type QueueStats = Awaited<ReturnType<DeliveryRepository['queueStats']>>;
-
-/** A scrape reads both queue gauges; one query serves both. */
-const QUEUE_STATS_MAX_AGE_MS = 1000;
+/** A gauge another module owns: `collect` answers its value at each scrape, or null to keep the last one. */
+export interface GaugeSource {
+  name: string;
+  help: string;
+  collect: () => Promise<number | null> | number | null;
+}
 
 /**
  * The Prometheus series of one app, on a registry of its own (never prom-client's global one), so
@@ -17,20 +17,15 @@ const QUEUE_STATS_MAX_AGE_MS = 1000;
  * `@Optional()`: code that records into it must keep working where MetricsModule is absent.
  */
 @Injectable()
-export class Metrics implements OnModuleInit {
+export class Metrics {
   readonly registry = new Registry();
-  private readonly logger = new Logger('Metrics');
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly deliveries: Counter<'outcome'>;
   private readonly attemptDuration: Histogram<'outcome'>;
   private readonly events: Counter<'type'>;
   private readonly pollerErrors: Counter<'subreddit'>;
-  private queueStats?: { at: number; stats: Promise<QueueStats | null> };
 
-  constructor(
-    private readonly moduleRef: ModuleRef,
-    @Inject(METRICS_OPTIONS) options: MetricsModuleOptions,
-  ) {
+  constructor(@Inject(METRICS_OPTIONS) options: MetricsModuleOptions) {
     const registers = [this.registry];
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.httpDuration = new Histogram({
@@ -54,31 +49,18 @@ export class Metrics implements OnModuleInit {
     for (const outcome of ['delivered', 'transient', 'permanent'] as const) this.deliveries.inc({ outcome }, 0);
   }
 
-  /** The queue gauges exist only where the delivery queue does (not in a host app without DeliveryModule). */
-  onModuleInit(): void {
-    let repo: DeliveryRepository;
-    try {
-      repo = this.moduleRef.get(DeliveryRepository, { strict: false });
-    } catch {
-      return;
-    }
-    const stats = () => this.readQueueStats(repo);
+  /**
+   * A series whose value lives elsewhere (e.g. the delivery queue's depth), read at each scrape:
+   * the module that owns it registers it, so this one imports none of them.
+   */
+  registerGauge(source: GaugeSource): void {
     new Gauge({
-      name: 'trendhooks_delivery_queue_depth',
-      help: 'Deliveries due now and not being sent (pending, or leased by a worker that stopped)',
+      name: source.name,
+      help: source.help,
       registers: [this.registry],
       async collect() {
-        const s = await stats();
-        if (s) this.set(s.due);
-      },
-    });
-    new Gauge({
-      name: 'trendhooks_delivery_oldest_due_age_seconds',
-      help: 'How long the oldest due delivery has been waiting (0 when none is due)',
-      registers: [this.registry],
-      async collect() {
-        const s = await stats();
-        if (s) this.set(s.oldestDueMs === null ? 0 : s.oldestDueMs / 1000);
+        const value = await source.collect();
+        if (value !== null) this.set(value);
       },
     });
   }
@@ -103,18 +85,5 @@ export class Metrics implements OnModuleInit {
   /** The exposition text of every series (`GET /metrics`). */
   scrape(): Promise<string> {
     return this.registry.metrics();
-  }
-
-  // A database outage must not fail the whole scrape: the gauges keep their last values (null → not set).
-  private readQueueStats(repo: DeliveryRepository): Promise<QueueStats | null> {
-    const now = Date.now();
-    if (!this.queueStats || now - this.queueStats.at > QUEUE_STATS_MAX_AGE_MS) {
-      const stats = repo.queueStats(new Date(now)).catch((err: Error) => {
-        this.logger.warn(`queue metrics unavailable: ${err.message}`);
-        return null;
-      });
-      this.queueStats = { at: now, stats };
-    }
-    return this.queueStats.stats;
   }
 }

@@ -2,7 +2,11 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { JsonBodyMiddleware } from '../common/json-body.middleware';
+import { dialectProvider } from '../database/dialect';
 import { WebhooksController } from './webhooks.controller';
+import { WebhookDeliveryStatus } from './webhook-delivery-status';
+import { PostgresWebhookDeliveryStatus } from './webhook-delivery-status.postgres';
+import { SqliteWebhookDeliveryStatus } from './webhook-delivery-status.sqlite';
 import { WebhookEntity } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
 import { WebhooksService } from './webhooks.service';
@@ -14,8 +18,13 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [TypeOrmModule.forFeature([WebhookEntity])],
   controllers: [WebhooksController],
-  providers: [{ provide: CLOCK, useClass: SystemClock }, WebhookRepository, WebhooksService],
-  exports: [WebhookRepository, WebhooksService],
+  providers: [
+    { provide: CLOCK, useClass: SystemClock },
+    WebhookRepository,
+    WebhooksService,
+    dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
+  ],
+  exports: [WebhookRepository, WebhooksService, WebhookDeliveryStatus],
 })
 export class WebhooksModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

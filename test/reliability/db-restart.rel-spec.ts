@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { Client } from 'pg';
 import type { DatabaseConfig } from '../../src/config/config';
 import { deliveryId } from '../../src/delivery/delivery-id';
-import { DELIVERY_NOTIFY_CHANNEL } from '../../src/delivery/delivery.repository';
+import { DELIVERY_NOTIFY_CHANNEL } from '../../src/delivery/queue/postgres/postgres-notify.waker';
 import type { TestApp } from '../support/app';
 import { testDatabases, TestDatabase } from '../support/databases';
 import { ApiClient, Exchange, judge, runCli, tally } from '../support/dbrestart-load';

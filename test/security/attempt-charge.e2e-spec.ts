@@ -2,7 +2,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { newUlid } from '../../src/common/ids';
 import { deliveryId } from '../../src/delivery/delivery-id';
-import { DeliveryRepository } from '../../src/delivery/delivery.repository';
+import { DeliveryQueue } from '../../src/delivery/queue/delivery-queue';
 import { testDatabases } from '../support/databases';
 import { startTestApp, TestApp } from '../support/app';
 
@@ -15,12 +15,12 @@ const LEASE_MS = 60_000;
  */
 describe.each(testDatabases())('attempts charged at claim, on %s', (name, makeDb) => {
   let t: TestApp;
-  let repo: DeliveryRepository;
+  let repo: DeliveryQueue;
   let ds: DataSource;
 
   beforeAll(async () => {
     t = await startTestApp(makeDb(), { role: 'api' });
-    repo = t.app.get(DeliveryRepository);
+    repo = t.app.get(DeliveryQueue);
     ds = t.app.get<DataSource>(getDataSourceToken());
   });
   afterAll(async () => {

@@ -1,0 +1,75 @@
+import type { PageRequest } from '../../pagination/page';
+import type { AttemptEntity } from '../attempt.entity';
+import type { DeliveryEntity } from '../delivery.entity';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, QueueStats, RecordInput, RecordResult, Subscriber } from './types';
+
+/**
+ * The delivery queue lives in SQL (graphile-worker style), one implementation per database
+ * (chosen by `dialectProvider`). Deliveries are leased to a worker (`owner`) until a time; a row
+ * whose lease expired (its worker died) is due again by construction, since next_attempt_at holds
+ * the lease expiry. Every write of an attempt's outcome is fenced on the lease.
+ */
+export abstract class DeliveryQueue {
+  /**
+   * Writes the event and one delivery per subscriber in one transaction (the outbox), unless the
+   * event already exists. Returns how many deliveries were created (0 for a replayed event).
+   * `targeted`: 'subscribers' is every webhook on the event's kind and subreddit; or exactly
+   * these webhooks (test events).
+   */
+  abstract insertEventWithDeliveries(
+    event: NewEvent,
+    targeted: 'subscribers' | Subscriber[],
+    idFor: (webhookId: string) => string,
+    now: Date,
+  ): Promise<{ created: boolean; deliveries: number }>;
+
+  /**
+   * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, with what sending them
+   * needs, charging each an attempt.
+   */
+  abstract claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]>;
+
+  /**
+   * Records a batch of attempts (at most RECORD_BATCH_MAX) in one transaction and moves each
+   * delivery on, fenced on the lease: when another worker took the row over (this one stalled
+   * past its lease), the attempt is still logged but the state is left to the new owner. Each
+   * held outcome's webhook gets its latest outcome (WebhookDeliveryStatus). When `claim` is
+   * given, further deliveries are claimed in the same transaction: the worker refills the slots
+   * these outcomes free without another round trip.
+   */
+  abstract recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<RecordResult>;
+
+  /** Logs one attempt row without touching the delivery (an attempt lost with its worker). */
+  abstract logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void>;
+
+  /** The claimed delivery's webhook is gone: stop it without an attempt (the claim's charge is given back). */
+  abstract cancelClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<void>;
+
+  /**
+   * Gives up the leases of a stopping worker so others pick its rows up at once. `unstarted`
+   * rows (claimed, never sent) go back to pending with the claim's charge given back. Rows whose
+   * attempt is still `in_flight` stay charged and leased, the lease ending now: the next claim
+   * takes them over as an attempt whose outcome was lost (see the worker), as if this worker had died.
+   */
+  abstract releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight'): Promise<void>;
+
+  /**
+   * Whether the webhook still exists, asked right before a send: a DELETE that returned 204
+   * before this call is seen, so no attempt starts after it.
+   */
+  abstract webhookExists(webhookId: string): Promise<boolean>;
+
+  /** A webhook's deliveries, newest first, keyset over (created_at, id); `limit + 1` rows at most. */
+  abstract pageForWebhook(webhookId: string, req: PageRequest): Promise<DeliveryEntity[]>;
+
+  abstract findForWebhook(webhookId: string, id: string): Promise<DeliveryEntity | null>;
+
+  /** The attempts of these deliveries, by delivery then attempt number. */
+  abstract attemptsFor(deliveryIds: string[]): Promise<AttemptEntity[]>;
+
+  /** Manual retry: due now, same id; a delivery in flight is left alone. Whether it was requeued. */
+  abstract requeue(id: string, now: Date): Promise<boolean>;
+
+  /** Queue depth and the age of the oldest due delivery, for metrics and benchmarks. */
+  abstract queueStats(now: Date): Promise<QueueStats>;
+}

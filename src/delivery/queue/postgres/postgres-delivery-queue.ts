@@ -1,0 +1,177 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Pool } from 'pg';
+import type { PoolConfig, QueryResultRow } from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPool } from '../../../database/data-source';
+import { WebhookDeliveryStatus, WebhookOutcome } from '../../../webhooks/webhook-delivery-status';
+import { GroupBatcher } from '../../group-batcher';
+import { attemptUlid } from '../attempt-id';
+import { ClaimRow, toClaimed } from '../claim-row';
+import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
+import { RECORD_BATCH_MAX } from '../types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
+import { CANCEL } from './sql/cancel';
+import { CLAIM } from './sql/claim';
+import { INSERT_DELIVERIES } from './sql/insert-deliveries';
+import { INSERT_EVENT } from './sql/insert-event';
+import { LOG_ATTEMPT } from './sql/log-attempt';
+import { RECORD } from './sql/record';
+import { RECORD_AND_CLAIM } from './sql/record-and-claim';
+import type { PreparedStatement } from './sql/statement';
+import { SUBSCRIBERS } from './sql/subscribers';
+import { WEBHOOKS_EXIST } from './sql/webhooks-exist';
+
+// Deliveries per INSERT statement of a fan-out (bounds one statement's size).
+const INSERT_CHUNK = 5000;
+// Sessions of the hot-path pool: a claim, a batch of outcomes and an existence check in flight at once.
+const HOT_POOL_SIZE = 3;
+
+/**
+ * PostgreSQL: claims use `FOR UPDATE SKIP LOCKED`, so many workers share the queue without
+ * sending a row twice inside a lease; a claim, and a batch of outcomes with the claim of their
+ * replacements, are one statement each.
+ */
+@Injectable()
+export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApplicationShutdown {
+  private readonly logger = new Logger('DeliveryQueue');
+  private hot?: Pool;
+
+  /** Concurrent pre-send existence checks share one query (see webhookExists); a send waits on it. */
+  private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
+
+  constructor(
+    @InjectDataSource() ds: DataSource,
+    private readonly webhookStatus: WebhookDeliveryStatus,
+  ) {
+    super(ds);
+  }
+
+  /**
+   * The worker's hot-path statements (claims, outcomes, existence checks): named prepared
+   * statements on a small pool of the worker's own, whose sessions always use the generic plan.
+   * Planning cost more than running them, and PostgreSQL's own choice kept re-planning the claim
+   * on every call (its generic estimate for `LIMIT $n` looks dear). The pool copies the connection
+   * settings of TypeORM's; the API's queries are not affected.
+   */
+  private async prepared<T>(statement: PreparedStatement, values: unknown[]): Promise<T[]> {
+    if (!this.hot) {
+      const base = pgPool(this.ds).options as PoolConfig;
+      const options = [base.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ');
+      this.hot = new Pool({ ...base, max: HOT_POOL_SIZE, options });
+      this.hot.on('error', () => undefined); // an idle session dropped: the next query opens another
+    }
+    return (await this.hot.query<T & QueryResultRow>({ ...statement, values })).rows;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.hot?.end();
+    this.hot = undefined;
+  }
+
+  async insertEventWithDeliveries(
+    event: NewEvent,
+    targeted: 'subscribers' | Subscriber[],
+    idFor: (webhookId: string) => string,
+    now: Date,
+  ): Promise<{ created: boolean; deliveries: number }> {
+    const nowMs = now.getTime();
+    return this.ds.transaction(async (em) => {
+      const ins: unknown[] = await em.query(INSERT_EVENT, [event.id, event.type, event.subreddit, event.payload, event.createdAt.getTime()]);
+      if (ins.length === 0) return { created: false, deliveries: 0 };
+      const subs: Subscriber[] =
+        targeted === 'subscribers'
+          ? ((await em.query(SUBSCRIBERS, [event.type, event.subreddit])) as { id: string; customer_id: string }[]).map((r) => ({ id: r.id, customerId: r.customer_id }))
+          : targeted;
+      let n = 0;
+      for (let i = 0; i < subs.length; i += INSERT_CHUNK) {
+        const chunk = subs.slice(i, i + INSERT_CHUNK);
+        const last = i + INSERT_CHUNK >= subs.length;
+        const [row] = (await em.query(INSERT_DELIVERIES, [chunk.map((w) => idFor(w.id)), event.id, nowMs, chunk.map((w) => w.id), chunk.map((w) => w.customerId), last, n])) as {
+          n: number;
+        }[];
+        n += row.n;
+      }
+      return { created: true, deliveries: n };
+    });
+  }
+
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
+    const rows = await this.prepared<ClaimRow>(CLAIM, [owner, leaseUntil.getTime(), now.getTime(), limit]);
+    return rows.map(toClaimed);
+  }
+
+  async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<RecordResult> {
+    if (inputs.length > RECORD_BATCH_MAX) throw new Error(`at most ${RECORD_BATCH_MAX} outcomes per batch`);
+    const col = <T>(f: (it: RecordInput) => T): T[] => inputs.map(f);
+    const params: unknown[] = [
+      inputs.map(() => attemptUlid()),
+      col((it) => it.d.id),
+      col((it) => it.rec.attempt.attemptNo),
+      col((it) => it.rec.attempt.startedAt.getTime()),
+      col((it) => it.rec.attempt.durationMs),
+      col((it) => it.rec.attempt.statusCode),
+      col((it) => it.rec.attempt.outcome),
+      col((it) => it.rec.attempt.errorClass),
+      col((it) => it.rec.attempt.responseExcerpt),
+      col((it) => it.rec.state),
+      col((it) => (it.rec.nextAttemptAt ? it.rec.nextAttemptAt.getTime() : null)),
+      col((it) => it.rec.lastError),
+      col((it) => it.now.getTime()),
+      col((it) => it.owner),
+    ];
+    const withClaim = claim !== undefined && claim.limit > 0;
+    if (withClaim) params.push(claim.owner, claim.leaseUntil.getTime(), claim.now.getTime(), claim.limit);
+    // Committed without waiting for the WAL flush (see ASYNC_COMMIT_CTE): an outcome lost in a
+    // database crash leaves the delivery leased, so it is sent again, same webhook-id.
+    let rows: (ClaimRow & { held?: boolean })[];
+    for (let tries = 1; ; tries++) {
+      try {
+        rows = withClaim
+          ? await this.prepared(RECORD_AND_CLAIM, params)
+          : (await this.prepared<{ id: string }>(RECORD, params)).map((r) => ({ ...(r as ClaimRow), held: true }));
+        break;
+      } catch (err) {
+        // A deadlock with something else touching these rows (e.g. a taken-over lease): the
+        // statement rolled back as a whole, so it is safe to run again.
+        if ((err as { code?: string }).code !== '40P01' || tries >= 3) throw err;
+      }
+    }
+    const heldIds = new Set(rows.filter((r) => r.held).map((r) => r.id));
+    const held = inputs.map((it) => heldIds.has(it.d.id));
+    await this.recordWebhookStatus(inputs.filter((_, i) => held[i]));
+    return { held, claimed: rows.filter((r) => !r.held).map(toClaimed) };
+  }
+
+  /**
+   * The held outcomes' webhooks, one write per batch. The outcomes and the claim have committed:
+   * a failure here must not lose the claimed rows (they would come back as lost attempts), and
+   * last_* is what the webhook shows, not queue state, so it is logged and the batch goes on.
+   */
+  private async recordWebhookStatus(held: RecordInput[]): Promise<void> {
+    const outcomes: WebhookOutcome[] = held.map(({ d, rec }) => ({ webhookId: d.webhookId, at: rec.attempt.startedAt, status: rec.webhookStatus, responseCode: rec.attempt.statusCode }));
+    await this.webhookStatus.recordLatest(outcomes).catch((err: Error) => this.logger.warn(`last delivery status of ${outcomes.length} outcome(s) not recorded: ${err.message}`));
+  }
+
+  async logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void> {
+    await this.ds.query(LOG_ATTEMPT, [attemptUlid(), deliveryId, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt]);
+  }
+
+  async cancelClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<void> {
+    await this.ds.query(CANCEL, [now.getTime(), d.id, owner]);
+  }
+
+  /**
+   * Concurrent checks are answered by one query; a check arriving while one is in flight waits
+   * for the next, so every answer comes from a query that started after its own call.
+   */
+  webhookExists(webhookId: string): Promise<boolean> {
+    return this.existence.push(webhookId);
+  }
+
+  private async existingWebhooks(ids: string[]): Promise<boolean[]> {
+    const rows = await this.prepared<{ id: string }>(WEBHOOKS_EXIST, [[...new Set(ids)]]);
+    const found = new Set(rows.map((r) => r.id));
+    return ids.map((id) => found.has(id));
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The claim reads the rows whose lease expired first (RETURNING sees only new values), then
+ * leases. Both use two ordered index range scans (pending; delivering with an expired lease),
+ * each stopping after `limit` rows: `state IN (…) ORDER BY` would sort every due row on every claim.
+ */
+export const EXPIRED_LEASES = `SELECT id, updated_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit`;
+
+/** @owner, @leaseUntil, @now (ms), @limit. */
+export const CLAIM = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
+         WHERE id IN (
+           SELECT id FROM (
+             SELECT * FROM (SELECT id, next_attempt_at FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+             UNION ALL
+             SELECT * FROM (SELECT id, next_attempt_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+           ) ORDER BY next_attempt_at LIMIT @limit)
+         RETURNING id, event_id, webhook_id, attempts`;
+
+/** One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each. */
+export const CLAIMED_WEBHOOKS =
+  'SELECT id, url, customer_id, allow_nonstandard_port, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id IN (SELECT value FROM json_each(?))';
+
+/** A claimed row's event, by id. */
+export const CLAIMED_EVENT = 'SELECT type AS event_type, subreddit AS event_subreddit, payload AS event_payload, created_at AS event_created_at FROM events WHERE id = ?';

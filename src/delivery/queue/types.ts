@@ -1,0 +1,95 @@
+import type { AttemptEntity } from '../attempt.entity';
+import type { DeliveryState } from '../delivery.entity';
+
+/** What the worker needs of a claimed row. */
+export interface ClaimedDelivery {
+  id: string;
+  eventId: string;
+  webhookId: string;
+  /**
+   * Attempts charged so far, this claim's included: the claim itself counts the attempt, so a
+   * delivery whose attempts keep killing their worker still runs out of attempts.
+   */
+  attempts: number;
+  /**
+   * Set when this claim took the row over from a worker whose lease expired: when that worker
+   * claimed it (the start of an attempt whose outcome was never recorded).
+   */
+  lostSince: Date | null;
+}
+
+/** The webhook fields an attempt needs, read with the claim. */
+export interface ClaimedWebhook {
+  id: string;
+  /** The owner: the attempt's DNS lookup counts against this customer's bound. */
+  customerId: string;
+  url: string;
+  allowNonstandardPort: boolean;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+}
+
+/**
+ * A claimed delivery with its webhook and event, read in the same statement (PostgreSQL) or
+ * transaction (SQLite) as the claim. `webhook` is null when it was deleted, `event` when the
+ * event row is gone: the worker cancels such a delivery without an attempt.
+ */
+export interface ClaimedWork extends ClaimedDelivery {
+  webhook: ClaimedWebhook | null;
+  event: { id: string; type: string; subreddit: string; payload: string; createdAt: Date } | null;
+}
+
+export interface NewEvent {
+  id: string;
+  type: string;
+  subreddit: string;
+  payload: string;
+  createdAt: Date;
+}
+
+export interface Subscriber {
+  id: string;
+  customerId: string;
+}
+
+/** How one attempt ended, as written back under the lease. */
+export interface AttemptRecord {
+  attempt: Omit<AttemptEntity, 'id' | 'deliveryId'>;
+  state: Extract<DeliveryState, 'pending' | 'delivered' | 'failed'>;
+  nextAttemptAt: Date | null;
+  lastError: string | null;
+  webhookStatus: 'delivered' | 'retrying' | 'failed';
+}
+
+/** One attempt's outcome, for recordAttempts. */
+export interface RecordInput {
+  d: ClaimedDelivery;
+  owner: string;
+  rec: AttemptRecord;
+  now: Date;
+}
+
+/** A claim of up to `limit` due deliveries, leased to `owner` until `leaseUntil`. */
+export interface ClaimRequest {
+  owner: string;
+  now: Date;
+  leaseUntil: Date;
+  limit: number;
+}
+
+/** What recordAttempts answers: `held[i]` is about `inputs[i]`; `claimed` is the claim that rode along. */
+export interface RecordResult {
+  held: boolean[];
+  claimed: ClaimedWork[];
+}
+
+/** Queue depth and the age of the oldest due delivery. */
+export interface QueueStats {
+  due: number;
+  oldestDueMs: number | null;
+}
+
+// Per batch of recordAttempts: PostgreSQL's 65,535 bind parameters are not the limit (arrays are
+// one parameter each); this just bounds one transaction's size.
+export const RECORD_BATCH_MAX = 256;
