@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import type { Principal } from '../auth/api-key.service';
+import { PlanService } from '../auth/plan.service';
+import type { Clock } from '../common/clock';
+import { newUlid } from '../common/ids';
+import { CursorKeyRing } from '../pagination/cursor-codec';
+import type { CursorKeys } from '../pagination/cursor-keys';
+import { PaginationService } from '../pagination/pagination.service';
+import type { WebhookEntity } from '../webhooks/webhook.entity';
+import type { WebhookRepository } from '../webhooks/webhook.repository';
+import { DeliveriesService } from './deliveries.service';
+import { deliveryId } from './delivery-id';
+import { EventsService } from './events.service';
+import { InMemoryDeliveryQueue } from './queue/in-memory-delivery-queue.fake';
+import { InProcessWaker } from './queue/in-process.waker';
+
+const NOW = new Date('2026-11-23T12:00:00Z');
+
+function setup() {
+  const queue = new InMemoryDeliveryQueue();
+  const waker = new InProcessWaker();
+  let wakes = 0;
+  waker.onWake(() => wakes++);
+  const clock: Clock = { now: () => NOW };
+  const owner: Principal = { customerId: 'cus_a', plan: 'business', keyId: 'k1' };
+  const hook = { id: newUlid(), customerId: owner.customerId, subreddit: 'rust' } as WebhookEntity;
+  const webhooks = { findForCustomer: async (customerId: string, id: string) => (customerId === hook.customerId && id === hook.id ? hook : null) } as unknown as WebhookRepository;
+  const ring = new CursorKeyRing([{ id: 'k1', secret: randomBytes(32) }]);
+  const keys = { get: async () => ring } as unknown as CursorKeys;
+  const service = new DeliveriesService(
+    queue,
+    webhooks,
+    new EventsService(queue, waker, clock),
+    waker,
+    new PlanService({}),
+    new PaginationService(keys, clock, {}),
+    clock,
+  );
+  return { queue, service, owner, hook, wakes: () => wakes };
+}
+
+/** A delivery of a fresh event to `webhookId`, in `state`, created `at`. */
+async function delivery(queue: InMemoryDeliveryQueue, webhookId: string, state: 'pending' | 'delivering' | 'delivered' | 'failed', at: Date): Promise<string> {
+  const eventId = `evt_${newUlid()}`;
+  await queue.insertEventWithDeliveries({ id: eventId, type: 'trends.rising', subreddit: 'rust', payload: '{}', createdAt: at }, [{ id: webhookId, customerId: 'cus_a' }], (w) => deliveryId(eventId, w), at);
+  const d = queue.deliveries[queue.deliveries.length - 1];
+  d.state = state;
+  return d.id;
+}
+
+describe('DeliveriesService', () => {
+  it('lists a webhook’s deliveries newest first with their attempts, paging by cursor', async () => {
+    const { queue, service, owner, hook } = setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await delivery(queue, hook.id, 'delivered', new Date(NOW.getTime() - (3 - i) * 1000)));
+    queue.attempts.push({ id: newUlid(), deliveryId: ids[2], attemptNo: 1, startedAt: NOW, durationMs: 5, statusCode: 200, outcome: 'delivered', errorClass: null, responseExcerpt: 'ok' });
+    const first = await service.list(owner, hook.id, { limit: '2' });
+    expect(first.items.map((d) => d.id)).toEqual([ids[2], ids[1]]);
+    expect(first.items[0].attempts).toEqual([expect.objectContaining({ attempt: 1, status_code: 200 })]);
+    const next = await service.list(owner, hook.id, { limit: '2', cursor: first.page.next_cursor! });
+    expect(next.items.map((d) => d.id)).toEqual([ids[0]]);
+  });
+
+  it('answers NOT_FOUND for another customer’s webhook', async () => {
+    const { service, hook } = setup();
+    await expect(service.list({ customerId: 'cus_b', plan: 'business', keyId: 'k2' }, hook.id, {})).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('requeues a finished delivery now, under the same id, and wakes the workers', async () => {
+    const { queue, service, owner, hook, wakes } = setup();
+    const id = await delivery(queue, hook.id, 'failed', new Date(NOW.getTime() - 60_000));
+    const res = await service.retry(owner, hook.id, id.toUpperCase().replace('MSG_', 'msg_'));
+    expect(res).toMatchObject({ id, state: 'pending', next_attempt_at: NOW.toISOString() });
+    expect(wakes()).toBe(1);
+  });
+
+  it('refuses to requeue a delivery being attempted, and one it does not know', async () => {
+    const { queue, service, owner, hook, wakes } = setup();
+    const busy = await delivery(queue, hook.id, 'delivering', NOW);
+    await expect(service.retry(owner, hook.id, busy)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(service.retry(owner, hook.id, deliveryId('evt_none', hook.id))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(service.retry(owner, hook.id, 'msg_nope')).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(wakes()).toBe(0);
+  });
+
+  it('sends a test event to the webhook, answering its delivery id', async () => {
+    const { queue, service, owner, hook, wakes } = setup();
+    const res = await service.sendTest(owner, hook.id);
+    expect(res.delivery_id).toBe(deliveryId(res.event_id, hook.id));
+    expect(queue.deliveries.map((d) => d.id)).toEqual([res.delivery_id]);
+    expect(wakes()).toBe(1);
+  });
+});

@@ -1,0 +1,77 @@
+import type { Clock } from '../common/clock';
+import type { Metrics } from '../metrics/metrics.service';
+import { deliveryId } from './delivery-id';
+import { EventsService } from './events.service';
+import { InMemoryDeliveryQueue } from './queue/in-memory-delivery-queue.fake';
+import { InProcessWaker } from './queue/in-process.waker';
+
+const NOW = new Date('2026-11-23T12:00:00Z');
+
+function setup() {
+  const queue = new InMemoryDeliveryQueue();
+  const waker = new InProcessWaker();
+  let wakes = 0;
+  waker.onWake(() => wakes++);
+  const emitted: string[] = [];
+  const metrics = { eventEmitted: (type: string) => emitted.push(type) } as unknown as Metrics;
+  const clock: Clock = { now: () => NOW };
+  const events = new EventsService(queue, waker, clock, metrics);
+  return { queue, events, emitted, wakes: () => wakes };
+}
+
+describe('EventsService', () => {
+  it('fans a trend event out to its subscribers, under deterministic delivery ids, and wakes the workers', async () => {
+    const { queue, events, emitted, wakes } = setup();
+    queue.subscribers.set('trends.rising/typescript', [
+      { id: 'wh1', customerId: 'c1' },
+      { id: 'wh2', customerId: 'c2' },
+    ]);
+    const res = await events.emit({ id: 'evt_one', type: 'trends.rising', subreddit: 'r/TypeScript', data: { score: 3 } });
+    expect(res).toEqual({ event_id: 'evt_one', created: true, deliveries: 2 });
+    expect(queue.events.get('evt_one')).toMatchObject({ subreddit: 'typescript', payload: '{"score":3}', createdAt: NOW });
+    expect(queue.deliveries.map((d) => d.id)).toEqual([deliveryId('evt_one', 'wh1'), deliveryId('evt_one', 'wh2')]);
+    expect(emitted).toEqual(['trends.rising']);
+    expect(wakes()).toBe(1);
+  });
+
+  it('treats a replayed event id as done: nothing created, counted or woken', async () => {
+    const { queue, events, emitted, wakes } = setup();
+    queue.subscribers.set('trends.surge/rust', [{ id: 'wh1', customerId: 'c1' }]);
+    await events.emit({ id: 'evt_again', type: 'trends.surge', subreddit: 'rust' });
+    const replay = await events.emit({ id: 'evt_again', type: 'trends.surge', subreddit: 'rust' });
+    expect(replay).toEqual({ event_id: 'evt_again', created: false, deliveries: 0 });
+    expect(queue.deliveries).toHaveLength(1);
+    expect(emitted).toEqual(['trends.surge']);
+    expect(wakes()).toBe(1);
+  });
+
+  it('records an event nobody subscribes to without waking the workers', async () => {
+    const { events, emitted, wakes } = setup();
+    const res = await events.emit({ type: 'trends.velocity', subreddit: 'quiet_sub' });
+    expect(res).toMatchObject({ created: true, deliveries: 0 });
+    expect(res.event_id).toMatch(/^evt_/);
+    expect(emitted).toEqual(['trends.velocity']);
+    expect(wakes()).toBe(0);
+  });
+
+  it('sends a test event to the one webhook asked for, not to the subreddit subscribers', async () => {
+    const { queue, events } = setup();
+    queue.subscribers.set('webhook.test/golang', [{ id: 'other', customerId: 'c9' }]);
+    const res = await events.emitTest({ id: 'wh1', customerId: 'c1', subreddit: 'golang' });
+    expect(res.deliveries).toBe(1);
+    expect(queue.deliveries.map((d) => d.webhookId)).toEqual(['wh1']);
+    expect(queue.events.get(res.event_id)).toMatchObject({ type: 'webhook.test', payload: '{"test":true}' });
+  });
+
+  it.each([
+    ['an unknown kind', { type: 'trends.unknown', subreddit: 'rust' }, 'event'],
+    ['a malformed subreddit', { type: 'trends.rising', subreddit: 'a b' }, 'subreddit must be'],
+    ['an event id without evt_', { id: 'nope', type: 'trends.rising', subreddit: 'rust' }, 'event id must look like'],
+    ['data that is not an object', { type: 'trends.rising', subreddit: 'rust', data: [] as unknown as Record<string, unknown> }, 'data must be a JSON object'],
+  ])('rejects %s before writing anything', async (_, input, message) => {
+    const { queue, events, wakes } = setup();
+    await expect(Promise.resolve().then(() => events.emit(input))).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining(message) });
+    expect(queue.events.size).toBe(0);
+    expect(wakes()).toBe(0);
+  });
+});

@@ -1,0 +1,106 @@
+import type { PageRequest } from '../../pagination/page';
+import type { AttemptEntity } from '../attempt.entity';
+import type { DeliveryEntity } from '../delivery.entity';
+import { DeliveryQueue } from './delivery-queue';
+import type { ClaimedWork, NewEvent, QueueStats, RecordResult, Subscriber } from './types';
+
+/**
+ * DeliveryQueue in memory, for the unit specs of the services above it: the outbox and the
+ * delivery log's reads behave like the real queues. The worker's hot path (claims, outcomes) is
+ * not faked: the conformance suite runs it on both real databases.
+ */
+export class InMemoryDeliveryQueue extends DeliveryQueue {
+  readonly events = new Map<string, NewEvent>();
+  readonly deliveries: DeliveryEntity[] = [];
+  readonly attempts: AttemptEntity[] = [];
+  /** The webhooks a 'subscribers' fan-out finds, by `${kind}/${subreddit}`. */
+  readonly subscribers = new Map<string, Subscriber[]>();
+
+  async insertEventWithDeliveries(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, now: Date) {
+    if (this.events.has(event.id)) return { created: false, deliveries: 0 };
+    this.events.set(event.id, event);
+    const subs = targeted === 'subscribers' ? (this.subscribers.get(`${event.type}/${event.subreddit}`) ?? []) : targeted;
+    let n = 0;
+    for (const w of subs) {
+      const id = idFor(w.id);
+      if (this.deliveries.some((d) => d.id === id)) continue;
+      this.deliveries.push({
+        id,
+        eventId: event.id,
+        webhookId: w.id,
+        customerId: w.customerId,
+        state: 'pending',
+        attempts: 0,
+        nextAttemptAt: now,
+        leaseOwner: null,
+        lastError: null,
+        lastResponseCode: null,
+        createdAt: now,
+        updatedAt: now,
+        deliveredAt: null,
+      });
+      n++;
+    }
+    return { created: true, deliveries: n };
+  }
+
+  async pageForWebhook(webhookId: string, req: PageRequest): Promise<DeliveryEntity[]> {
+    const key = (d: DeliveryEntity): [number, string] => [d.createdAt.getTime(), d.id];
+    const cmp = (a: [number, string], b: [number, string]) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+    const pos = req.before ?? req.after;
+    const rows = this.deliveries
+      .filter((d) => d.webhookId === webhookId)
+      .filter((d) => !pos || (req.before ? cmp(key(d), [Number(pos[0]), String(pos[1])]) > 0 : cmp(key(d), [Number(pos[0]), String(pos[1])]) < 0))
+      .sort((a, b) => (req.before ? cmp(key(a), key(b)) : cmp(key(b), key(a))));
+    return rows.slice(0, req.limit + 1);
+  }
+
+  async findForWebhook(webhookId: string, id: string): Promise<DeliveryEntity | null> {
+    return this.deliveries.find((d) => d.webhookId === webhookId && d.id === id) ?? null;
+  }
+
+  async attemptsFor(deliveryIds: string[]): Promise<AttemptEntity[]> {
+    return this.attempts.filter((a) => deliveryIds.includes(a.deliveryId)).sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : a.attemptNo - b.attemptNo));
+  }
+
+  async requeue(id: string, now: Date): Promise<boolean> {
+    const d = this.deliveries.find((x) => x.id === id && x.state !== 'delivering');
+    if (!d) return false;
+    Object.assign(d, { state: 'pending', nextAttemptAt: now, leaseOwner: null, updatedAt: now });
+    return true;
+  }
+
+  async queueStats(now: Date): Promise<QueueStats> {
+    const due = this.deliveries.filter((d) => (d.state === 'pending' || d.state === 'delivering') && d.nextAttemptAt && d.nextAttemptAt <= now);
+    const oldest = Math.min(...due.map((d) => d.nextAttemptAt!.getTime()));
+    return { due: due.length, oldestDueMs: due.length === 0 ? null : now.getTime() - oldest };
+  }
+
+  claimDue(): Promise<ClaimedWork[]> {
+    return notFaked('claimDue');
+  }
+
+  recordAttempts(): Promise<RecordResult> {
+    return notFaked('recordAttempts');
+  }
+
+  logAttempt(): Promise<void> {
+    return notFaked('logAttempt');
+  }
+
+  cancelClaimed(): Promise<void> {
+    return notFaked('cancelClaimed');
+  }
+
+  releaseLeases(): Promise<void> {
+    return notFaked('releaseLeases');
+  }
+
+  webhookExists(): Promise<boolean> {
+    return notFaked('webhookExists');
+  }
+}
+
+function notFaked(method: string): Promise<never> {
+  return Promise.reject(new Error(`InMemoryDeliveryQueue.${method}: the worker's hot path is tested on real databases (delivery-queue conformance)`));
+}

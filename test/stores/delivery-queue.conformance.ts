@@ -1,0 +1,237 @@
+import { newUlid } from '../../src/common/ids';
+import { deliveryId } from '../../src/delivery/delivery-id';
+import type { DeliveryQueue } from '../../src/delivery/queue/delivery-queue';
+import type { QueueWaker } from '../../src/delivery/queue/queue-waker';
+import type { AttemptRecord, ClaimedWork, RecordInput } from '../../src/delivery/queue/types';
+import type { WebhookDeliveryStatus } from '../../src/webhooks/webhook-delivery-status';
+
+/** What the conformance suite needs of one database: the implementations under test and a look at the rows. */
+export interface QueueHarness {
+  queue: DeliveryQueue;
+  status: WebhookDeliveryStatus;
+  /** A fresh webhook subscribed to `trends.rising` on `subreddit`, owned by a fresh customer. */
+  webhook(subreddit: string): Promise<{ id: string; customerId: string }>;
+  /** Removes the webhook row alone (its deliveries stay, as when a claim races the API's DELETE). */
+  deleteWebhook(id: string): Promise<void>;
+  delivery(id: string): Promise<{ state: string; attempts: number; leaseOwner: string | null; nextAttemptAt: number | null }>;
+  lastStatus(webhookId: string): Promise<{ at: number | null; status: string | null; code: number | null }>;
+}
+
+const LEASE_MS = 60_000;
+const DAY = 86_400_000;
+
+/**
+ * The behaviour every DeliveryQueue implementation owes the worker, run against each database.
+ * Every test works one day earlier than the one before it (starting years ahead), so rows that
+ * earlier tests left due are never due at its times: each test owns what its claims can see.
+ */
+export function deliveryQueueConformance(harness: () => QueueHarness): void {
+  let base = Date.now() + 20 * 365 * DAY;
+  let h: QueueHarness;
+  let subreddit: string;
+  beforeEach(() => {
+    h = harness();
+    base -= DAY;
+    subreddit = `q${newUlid().slice(-10).toLowerCase()}`;
+  });
+
+  const at = (ms: number) => new Date(base + ms);
+  const claim = (owner: string, ms: number, limit: number) => h.queue.claimDue(owner, at(ms), at(ms + LEASE_MS), limit);
+
+  /** One pending delivery of a fresh event to `webhook`, due at `ms`. */
+  async function queued(webhook: { id: string; customerId: string }, ms: number): Promise<string> {
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{"n":1}', createdAt: at(ms) };
+    const res = await h.queue.insertEventWithDeliveries(event, [webhook], (w) => deliveryId(event.id, w), at(ms));
+    expect(res).toEqual({ created: true, deliveries: 1 });
+    return deliveryId(event.id, webhook.id);
+  }
+
+  function outcome(d: ClaimedWork, owner: string, ms: number, how: { status: number | null; state: AttemptRecord['state']; webhookStatus: AttemptRecord['webhookStatus'] }): RecordInput {
+    return {
+      d,
+      owner,
+      now: at(ms + 5),
+      rec: {
+        attempt: { attemptNo: d.attempts, startedAt: at(ms), durationMs: 5, statusCode: how.status, outcome: how.state === 'delivered' ? 'delivered' : 'transient', errorClass: how.state === 'delivered' ? null : 'http_503', responseExcerpt: null },
+        state: how.state,
+        nextAttemptAt: how.state === 'pending' ? at(ms + 5000) : null,
+        lastError: how.state === 'delivered' ? null : 'http_503',
+        webhookStatus: how.webhookStatus,
+      },
+    };
+  }
+  const delivered = { status: 200, state: 'delivered', webhookStatus: 'delivered' } as const;
+  const retrying = { status: 503, state: 'pending', webhookStatus: 'retrying' } as const;
+
+  it('claims the oldest due deliveries first, at most `limit`, with their webhook and event, charging each an attempt', async () => {
+    const w = await h.webhook(subreddit);
+    const ids = [await queued(w, 3), await queued(w, 1), await queued(w, 2)];
+    await queued(w, 500); // not due yet
+    const first = await claim('worker-a', 10, 2);
+    expect(first.map((d) => d.id)).toEqual([ids[1], ids[2]]);
+    expect(first[0]).toMatchObject({ webhookId: w.id, attempts: 1, lostSince: null, webhook: { id: w.id, customerId: w.customerId, url: 'https://hooks.example.com/in' } });
+    expect(first[0].event).toMatchObject({ type: 'trends.rising', subreddit, payload: '{"n":1}', createdAt: at(1) });
+    expect(await h.delivery(ids[1])).toEqual({ state: 'delivering', attempts: 1, leaseOwner: 'worker-a', nextAttemptAt: base + 10 + LEASE_MS });
+    expect((await claim('worker-b', 10, 5)).map((d) => d.id)).toEqual([ids[0]]);
+    expect(await claim('worker-b', 10, 5)).toEqual([]);
+  });
+
+  it('records a batch fenced on the lease: a stolen lease’s outcome is logged, not held, and leaves the state to the new owner', async () => {
+    const w = await h.webhook(subreddit);
+    const id = await queued(w, 0);
+    const [a] = await claim('worker-a', 1, 1);
+    // worker-a stalls past its lease: worker-b takes the row over as a lost attempt.
+    const [b] = await claim('worker-b', 1 + LEASE_MS, 1);
+    expect(b).toMatchObject({ id, attempts: 2, lostSince: at(1) });
+    const stale = await h.queue.recordAttempts([outcome(a, 'worker-a', 100, delivered)]);
+    expect(stale).toEqual({ held: [false], claimed: [] });
+    expect(await h.delivery(id)).toMatchObject({ state: 'delivering', attempts: 2, leaseOwner: 'worker-b' });
+    expect(await h.lastStatus(w.id)).toEqual({ at: null, status: null, code: null });
+    const fresh = await h.queue.recordAttempts([outcome(b, 'worker-b', 2 + LEASE_MS, retrying)]);
+    expect(fresh.held).toEqual([true]);
+    expect(await h.delivery(id)).toEqual({ state: 'pending', attempts: 2, leaseOwner: null, nextAttemptAt: base + 2 + LEASE_MS + 5000 });
+    expect((await h.queue.attemptsFor([id])).map((x) => [x.attemptNo, x.statusCode])).toEqual([
+      [1, 200],
+      [2, 503],
+    ]);
+    expect(await h.lastStatus(w.id)).toEqual({ at: base + 2 + LEASE_MS, status: 'retrying', code: 503 });
+  });
+
+  it('logs a worker_lost attempt without touching the delivery, and fails it when that was the last attempt', async () => {
+    const w = await h.webhook(subreddit);
+    const id = await queued(w, 0);
+    const [a] = await claim('worker-a', 1, 1);
+    const [b] = await claim('worker-b', 1 + LEASE_MS, 1);
+    const lost = { attemptNo: a.attempts, startedAt: b.lostSince!, durationMs: LEASE_MS, statusCode: null, outcome: 'transient', errorClass: 'worker_lost', responseExcerpt: 'lost' };
+    await h.queue.logAttempt(id, lost);
+    expect(await h.delivery(id)).toMatchObject({ state: 'delivering', attempts: 2, leaseOwner: 'worker-b' });
+    const res = await h.queue.recordAttempts([{ d: b, owner: 'worker-b', now: at(2 + LEASE_MS), rec: { attempt: { ...lost, attemptNo: 1 }, state: 'failed', nextAttemptAt: null, lastError: 'worker_lost', webhookStatus: 'failed' } }]);
+    expect(res.held).toEqual([true]);
+    expect(await h.delivery(id)).toEqual({ state: 'failed', attempts: 1, leaseOwner: null, nextAttemptAt: null });
+    expect((await h.queue.attemptsFor([id])).map((x) => x.errorClass)).toEqual(['worker_lost', 'worker_lost']);
+    expect(await h.lastStatus(w.id)).toMatchObject({ status: 'failed', code: null });
+  });
+
+  it('claims replacements in the same call as a batch of outcomes', async () => {
+    const w = await h.webhook(subreddit);
+    const first = await queued(w, 0);
+    const [d] = await claim('worker-a', 1, 1);
+    const second = await queued(w, 2);
+    const res = await h.queue.recordAttempts([outcome(d, 'worker-a', 3, retrying)], { owner: 'worker-a', now: at(10), leaseUntil: at(10 + LEASE_MS), limit: 5 });
+    expect(res.held).toEqual([true]);
+    expect(res.claimed.map((c) => c.id)).toEqual([second]);
+    expect(res.claimed[0]).toMatchObject({ attempts: 1, lostSince: null, webhook: { id: w.id }, event: { subreddit } });
+    expect(await h.delivery(first)).toEqual({ state: 'pending', attempts: 1, leaseOwner: null, nextAttemptAt: base + 3 + 5000 });
+    expect(await h.delivery(second)).toMatchObject({ state: 'delivering', leaseOwner: 'worker-a' });
+  });
+
+  it('gives the claim’s charge back on cancel and on an unstarted release; keeps it for an attempt in flight', async () => {
+    const w = await h.webhook(subreddit);
+    const cancelled = await queued(w, 0);
+    const [c] = await claim('worker-a', 1, 1);
+    await h.queue.cancelClaimed(c, 'someone-else', at(2));
+    expect(await h.delivery(cancelled)).toMatchObject({ state: 'delivering', attempts: 1 });
+    await h.queue.cancelClaimed(c, 'worker-a', at(2));
+    expect(await h.delivery(cancelled)).toEqual({ state: 'cancelled', attempts: 0, leaseOwner: null, nextAttemptAt: null });
+
+    const released = await queued(w, 10);
+    await claim('worker-b', 11, 1);
+    await h.queue.releaseLeases('worker-b', [released], at(12), 'unstarted');
+    expect(await h.delivery(released)).toEqual({ state: 'pending', attempts: 0, leaseOwner: null, nextAttemptAt: base + 12 });
+
+    const [again] = await claim('worker-c', 13, 1);
+    expect(again).toMatchObject({ id: released, attempts: 1 });
+    await h.queue.releaseLeases('worker-c', [released], at(14), 'in_flight');
+    expect(await h.delivery(released)).toEqual({ state: 'delivering', attempts: 1, leaseOwner: 'worker-c', nextAttemptAt: base + 14 });
+    expect(await claim('worker-d', 15, 1)).toEqual([expect.objectContaining({ id: released, attempts: 2, lostSince: at(13) })]);
+  });
+
+  it('requeues a finished delivery due now under the same id, never one in flight', async () => {
+    const w = await h.webhook(subreddit);
+    const id = await queued(w, 0);
+    const [d] = await claim('worker-a', 1, 1);
+    expect(await h.queue.requeue(id, at(2))).toBe(false);
+    await h.queue.recordAttempts([outcome(d, 'worker-a', 3, delivered)]);
+    expect(await h.queue.requeue(id, at(4))).toBe(true);
+    expect(await h.delivery(id)).toEqual({ state: 'pending', attempts: 1, leaseOwner: null, nextAttemptAt: base + 4 });
+    expect(await claim('worker-b', 5, 1)).toEqual([expect.objectContaining({ id, attempts: 2, lostSince: null })]);
+  });
+
+  it('counts due deliveries and the age of the oldest, leased rows only once their lease expired', async () => {
+    const w = await h.webhook(subreddit);
+    await queued(w, 0);
+    await queued(w, 100);
+    await queued(w, 5000); // not due
+    expect(await h.queue.queueStats(at(1000))).toEqual({ due: 2, oldestDueMs: 1000 });
+    await claim('worker-a', 1000, 1);
+    expect(await h.queue.queueStats(at(1000))).toEqual({ due: 1, oldestDueMs: 900 });
+    expect(await h.queue.queueStats(at(-1))).toEqual({ due: 0, oldestDueMs: null });
+  });
+
+  it('fans an event out to every subscriber of its kind and subreddit, once, even when replayed', async () => {
+    const w1 = await h.webhook(subreddit);
+    const w2 = await h.webhook(subreddit);
+    await h.webhook(`${subreddit}x`); // another subreddit
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(0) };
+    const idFor = (w: string) => deliveryId(event.id, w);
+    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(0))).toEqual({ created: true, deliveries: 2 });
+    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(1))).toEqual({ created: false, deliveries: 0 });
+    const claimed = await claim('worker-a', 2, 10);
+    expect(claimed.map((d) => d.webhookId).sort()).toEqual([w1.id, w2.id].sort());
+    expect(claimed.map((d) => d.id).sort()).toEqual([idFor(w1.id), idFor(w2.id)].sort());
+  });
+
+  it('answers whether a webhook exists, and a claim of a deleted webhook’s delivery has no webhook', async () => {
+    const w = await h.webhook(subreddit);
+    const id = await queued(w, 0);
+    expect(await h.queue.webhookExists(w.id)).toBe(true);
+    await h.deleteWebhook(w.id);
+    expect(await h.queue.webhookExists(w.id)).toBe(false);
+    expect(await claim('worker-a', 1, 1)).toEqual([expect.objectContaining({ id, webhook: null, event: expect.objectContaining({ subreddit }) })]);
+  });
+
+  it('keeps each webhook’s latest outcome: newest attempt of a batch wins, an older one never overwrites', async () => {
+    const w = await h.webhook(subreddit);
+    const ids = [await queued(w, 0), await queued(w, 1)];
+    const [d1, d2] = await claim('worker-a', 2, 2);
+    expect([d1.id, d2.id]).toEqual(ids);
+    // The later attempt first in the batch: the batch still ends on it.
+    await h.queue.recordAttempts([outcome(d2, 'worker-a', 20, delivered), outcome(d1, 'worker-a', 10, retrying)]);
+    expect(await h.lastStatus(w.id)).toEqual({ at: base + 20, status: 'delivered', code: 200 });
+    // An attempt that started earlier but finished later (a hang) does not hide it.
+    await h.status.recordLatest([{ webhookId: w.id, at: at(15), status: 'failed', responseCode: 500 }]);
+    expect(await h.lastStatus(w.id)).toEqual({ at: base + 20, status: 'delivered', code: 200 });
+    await h.status.recordLatest([{ webhookId: w.id, at: at(30), status: 'retrying', responseCode: 429 }]);
+    expect(await h.lastStatus(w.id)).toEqual({ at: base + 30, status: 'retrying', code: 429 });
+  });
+
+  it('lists a webhook’s deliveries newest first by keyset and finds one by id within its webhook', async () => {
+    const w = await h.webhook(subreddit);
+    const other = await h.webhook(subreddit);
+    const ids = [await queued(w, 0), await queued(w, 1), await queued(w, 2)];
+    const page = await h.queue.pageForWebhook(w.id, { limit: 2 });
+    expect(page.map((d) => d.id)).toEqual([ids[2], ids[1], ids[0]]);
+    const after = await h.queue.pageForWebhook(w.id, { limit: 2, after: [base + 1, ids[1]] });
+    expect(after.map((d) => d.id)).toEqual([ids[0]]);
+    expect(await h.queue.findForWebhook(w.id, ids[0])).toMatchObject({ id: ids[0], state: 'pending' });
+    expect(await h.queue.findForWebhook(other.id, ids[0])).toBeNull();
+  });
+}
+
+/** The wake-up every QueueWaker owes its listeners. */
+export function queueWakerConformance(waker: () => QueueWaker): void {
+  it('delivers a wake to every onWake listener', async () => {
+    const w = waker();
+    let a = 0;
+    let b = 0;
+    w.onWake(() => a++);
+    w.onWake(() => b++);
+    await w.start();
+    try {
+      w.wake();
+      expect([a, b]).toEqual([1, 1]);
+    } finally {
+      await w.stop();
+    }
+  });
+}

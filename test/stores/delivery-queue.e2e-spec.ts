@@ -1,0 +1,83 @@
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { newUlid } from '../../src/common/ids';
+import { deliveryId } from '../../src/delivery/delivery-id';
+import { DeliveryQueue } from '../../src/delivery/queue/delivery-queue';
+import { QueueWaker } from '../../src/delivery/queue/queue-waker';
+import { WebhookDeliveryStatus } from '../../src/webhooks/webhook-delivery-status';
+import { testDatabases } from '../support/databases';
+import { startTestApp, TestApp } from '../support/app';
+import { deliveryQueueConformance, QueueHarness, queueWakerConformance } from './delivery-queue.conformance';
+
+/**
+ * The delivery queue, its waker and the webhooks' last_* owner, each database's implementation
+ * against the same suite. An API-only app (no worker), so the suite owns every claim.
+ */
+describe.each(testDatabases())('delivery queue on %s', (name, makeDb) => {
+  let t: TestApp;
+  let ds: DataSource;
+  const p = (n: number) => (name === 'postgres' ? `$${n}` : '?');
+
+  beforeAll(async () => {
+    t = await startTestApp(makeDb(), { role: 'api' });
+    ds = t.app.get<DataSource>(getDataSourceToken());
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const harness = (): QueueHarness => ({
+    queue: t.app.get(DeliveryQueue),
+    status: t.app.get(WebhookDeliveryStatus),
+    async webhook(subreddit) {
+      const c = await t.customer();
+      const res = await t.http().post('/v1/webhooks').set(c.auth).send({ url: 'https://hooks.example.com/in', event: 'trends.rising', subreddit });
+      expect(res.status).toBe(201);
+      return { id: res.body.data.id as string, customerId: c.customerId };
+    },
+    async deleteWebhook(id) {
+      await ds.query(`DELETE FROM webhooks WHERE id = ${p(1)}`, [id]);
+    },
+    async delivery(id) {
+      const [r] = (await ds.query(`SELECT state, attempts, lease_owner, next_attempt_at FROM deliveries WHERE id = ${p(1)}`, [id])) as {
+        state: string;
+        attempts: number | string;
+        lease_owner: string | null;
+        next_attempt_at: number | string | null;
+      }[];
+      return { state: r.state, attempts: Number(r.attempts), leaseOwner: r.lease_owner, nextAttemptAt: r.next_attempt_at === null ? null : Number(r.next_attempt_at) };
+    },
+    async lastStatus(webhookId) {
+      const [r] = (await ds.query(`SELECT last_delivery_at, last_status, last_response_code FROM webhooks WHERE id = ${p(1)}`, [webhookId])) as {
+        last_delivery_at: number | string | null;
+        last_status: string | null;
+        last_response_code: number | null;
+      }[];
+      return { at: r.last_delivery_at === null ? null : Number(r.last_delivery_at), status: r.last_status, code: r.last_response_code };
+    },
+  });
+
+  describe('DeliveryQueue', () => deliveryQueueConformance(harness));
+
+  describe('QueueWaker', () => queueWakerConformance(() => t.app.get(QueueWaker)));
+
+  if (name === 'postgres') {
+    it('wakes a listening waker when another connection’s fan-out commits (NOTIFY)', async () => {
+      const waker = t.app.get(QueueWaker);
+      let heard!: () => void;
+      const woken = new Promise<void>((r) => (heard = r));
+      waker.onWake(() => heard());
+      await waker.start();
+      try {
+        const queue = t.app.get(DeliveryQueue);
+        const c = await t.customer();
+        const w = await t.http().post('/v1/webhooks').set(c.auth).send({ url: 'https://hooks.example.com/in', event: 'trends.rising', subreddit: `n${newUlid().slice(-10).toLowerCase()}` });
+        const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit: 'x', payload: '{}', createdAt: new Date() };
+        await queue.insertEventWithDeliveries(event, [{ id: w.body.data.id, customerId: c.customerId }], (id) => deliveryId(event.id, id), new Date());
+        await woken; // no local wake(): only the NOTIFY reaches it
+      } finally {
+        await waker.stop();
+      }
+    });
+  }
+});
