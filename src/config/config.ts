@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { LOG_LEVELS, LogLevelName } from '../common/logging';
 import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
@@ -94,9 +95,6 @@ export interface AppConfig {
     shutdownTimeoutMs: number;
   };
 }
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   constructor(message: string) {
