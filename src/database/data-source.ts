@@ -3,13 +3,17 @@ import * as path from 'node:path';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import type { DatabaseConfig } from '../config/config';
 import { dialectOf } from './dialect';
 import { TRENDHOOKS_ENTITIES } from './entities';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 
 export { dialectOf, type Dialect } from './dialect';
+
+/** The database one DATABASE_URL names (config's parseDatabaseUrl). */
+export type DatabaseConfig =
+  | { type: 'sqlite'; path: string }
+  | { type: 'postgres'; url: string };
 
 /**
  * The better-sqlite3 handle under TypeORM: the one connection SQLite work shares, for statements
