@@ -19,6 +19,7 @@ import { AppConfig, ConfigError, loadConfig } from './config/config';
 import { PLANS } from './auth/plans';
 import { parsePrivateGrant } from './ssrf/ssrf-policy';
 import { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
+import { TRENDHOOKS_ENTITIES } from './entities';
 import { generateOpenApiDocument } from './openapi/generate';
 import { serialiseOpenApiDocument } from './openapi/document';
 import { IngestFileError, IngestProgress, IngestService } from './posts/ingest.service';
@@ -113,7 +114,7 @@ function describeDatabase(config: AppConfig): string {
 async function openDatabase(config: AppConfig): Promise<DataSource> {
   try {
     // dataSourceOptions creates the SQLite file's folder, which can fail too.
-    const ds = new DataSource(dataSourceOptions(config.database));
+    const ds = new DataSource(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES));
     await ds.initialize();
     return ds;
   } catch (err) {

@@ -32,7 +32,7 @@ export { EnvelopeInterceptor } from './common/envelope.interceptor';
 export { Paged } from './common/envelope';
 export { AppConfig, loadConfig, type HttpAdapterName } from './config/config';
 export { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from './auth/plans';
-export { TRENDHOOKS_ENTITIES } from './database/entities';
+export { TRENDHOOKS_ENTITIES } from './entities';
 export { dataSourceOptions, runMigrations, schemaDrift, type DatabaseConfig } from './database/data-source';
 export { POSTGRES_MIGRATIONS } from './database/migrations/postgres';
 export { SQLITE_MIGRATIONS } from './database/migrations/sqlite';

@@ -1,17 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
-import { WebhookEntity } from '../webhooks/webhook.entity';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { AttemptEntity } from './attempt.entity';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
-import { DeliveryEntity } from './delivery.entity';
 import { DeliveryConfigurableModule } from './delivery.options';
 import { DeliveryRepository } from './delivery.repository';
 import { DeliverySender } from './delivery.sender';
 import { DeliveryWorker } from './delivery.worker';
-import { EventEntity } from './event.entity';
+import { DELIVERY_ENTITIES } from './entities';
 import { EventsService } from './events.service';
 
 /**
@@ -20,7 +17,7 @@ import { EventsService } from './events.service';
  * host imports `ScheduleModule.forRoot()`, a plain timer otherwise.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([EventEntity, DeliveryEntity, AttemptEntity, WebhookEntity]), WebhooksModule],
+  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), WebhooksModule],
   controllers: [DeliveriesController],
   providers: [{ provide: CLOCK, useClass: SystemClock }, DeliveryRepository, DeliverySender, DeliveryWorker, EventsService, DeliveriesService],
   exports: [EventsService, DeliveryWorker, DeliveryRepository],

@@ -2,8 +2,8 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { JsonBodyMiddleware } from '../common/json-body.middleware';
+import { WEBHOOK_ENTITIES } from './entities';
 import { WebhooksController } from './webhooks.controller';
-import { WebhookEntity } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
 import { WebhooksService } from './webhooks.service';
 
@@ -12,7 +12,7 @@ import { WebhooksService } from './webhooks.service';
  * registered (they are global by default) on the same TypeORM connection.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEntity])],
+  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES)],
   controllers: [WebhooksController],
   providers: [{ provide: CLOCK, useClass: SystemClock }, WebhookRepository, WebhooksService],
   exports: [WebhookRepository, WebhooksService],
