@@ -47,7 +47,7 @@ const { EventsService } = require(path.join(DIST, 'delivery/events.service'));
 const { DeliveryWorker } = require(path.join(DIST, 'delivery/delivery.worker'));
 const { deliveryId } = require(path.join(DIST, 'delivery/delivery-id'));
 const { buildDeliveryBody } = require(path.join(DIST, 'delivery/payload'));
-const { generateWebhookSecret } = require(path.join(DIST, 'delivery/secret'));
+const { generateWebhookSecret } = require(path.join(DIST, 'webhooks/secret'));
 const { buildDeliveryHeaders } = require(path.join(DIST, 'delivery/signer'));
 
 const RUNS = arg('runs', 5);
