@@ -9,10 +9,11 @@ import { DeliveriesService } from './deliveries.service';
 import { DeliveryEntity } from './delivery.entity';
 import { DeliveryConfigurableModule } from './delivery.options';
 import { DeliveryRepository } from './delivery.repository';
-import { DeliverySender } from './delivery.sender';
 import { DeliveryWorker } from './delivery.worker';
 import { EventEntity } from './event.entity';
 import { EventsService } from './events.service';
+import { DeliveryTransport } from './transport/delivery-transport';
+import { HttpsWebhookTransport } from './transport/https-webhook.transport';
 
 /**
  * Events, the delivery queue, the worker and the delivery routes. `DeliveryModule.forRoot({ worker:
@@ -22,7 +23,7 @@ import { EventsService } from './events.service';
 @Module({
   imports: [TypeOrmModule.forFeature([EventEntity, DeliveryEntity, AttemptEntity, WebhookEntity]), WebhooksModule],
   controllers: [DeliveriesController],
-  providers: [{ provide: CLOCK, useClass: SystemClock }, DeliveryRepository, DeliverySender, DeliveryWorker, EventsService, DeliveriesService],
+  providers: [{ provide: CLOCK, useClass: SystemClock }, DeliveryRepository, { provide: DeliveryTransport, useClass: HttpsWebhookTransport }, DeliveryWorker, EventsService, DeliveriesService],
   exports: [EventsService, DeliveryWorker, DeliveryRepository],
 })
 export class DeliveryModule extends DeliveryConfigurableModule {}
