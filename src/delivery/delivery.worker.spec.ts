@@ -45,20 +45,25 @@ class FakeQueue {
   /** When set, recordAttempts waits for it before answering. */
   holdRecords?: Promise<void>;
 
-  private take(limit: number): ClaimedWork[] {
-    return this.due.splice(0, limit);
+  /** Which call leased each delivery. */
+  leasedBy = new Map<string, 'claimDue' | 'recordAttempts'>();
+
+  private take(limit: number, by: 'claimDue' | 'recordAttempts'): ClaimedWork[] {
+    const taken = this.due.splice(0, limit);
+    for (const d of taken) this.leasedBy.set(d.id, by);
+    return taken;
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
     this.claims.push({ owner, now, leaseUntil, limit });
-    return this.take(limit);
+    return this.take(limit, 'claimDue');
   }
 
   async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<{ held: boolean[]; claimed: ClaimedWork[] }> {
     this.batches.push(inputs);
     this.outcomeClaims.push(claim);
     await this.holdRecords;
-    return { held: inputs.map(() => true), claimed: claim ? this.take(claim.limit) : [] };
+    return { held: inputs.map(() => true), claimed: claim ? this.take(claim.limit, 'recordAttempts') : [] };
   }
 
   async logAttempt(deliveryId: string, attempt: AttemptRecord['attempt']): Promise<void> {
@@ -219,7 +224,8 @@ describe('DeliveryWorker', () => {
       // Both outcomes commit together with a claim for their two slots, leased from the clock's now.
       expect(queue.batches.map((b) => b.length)).toEqual([2]);
       expect(queue.outcomeClaims).toEqual([{ owner: w.owner, now: clock.at, leaseUntil: new Date(clock.at.getTime() + 30_000), limit: 2 }]);
-      expect(queue.claims).toHaveLength(1); // no claim round trip of its own
+      // No claim round trip of its own: the third delivery was leased by the outcome write.
+      expect(queue.leasedBy.get(work(3).id)).toBe('recordAttempts');
     });
   });
 
