@@ -6,10 +6,11 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryConfigurableModule } from './delivery.options';
 import { DeliveryRepository } from './delivery.repository';
-import { DeliverySender } from './delivery.sender';
 import { DeliveryWorker } from './delivery.worker';
 import { DELIVERY_ENTITIES } from './entities';
 import { EventsService } from './events.service';
+import { DeliveryTransport } from './transport/delivery-transport';
+import { HttpsWebhookTransport } from './transport/https-webhook.transport';
 
 /**
  * Events, the delivery queue, the worker and the delivery routes. `DeliveryModule.forRoot({ worker:
@@ -19,7 +20,7 @@ import { EventsService } from './events.service';
 @Module({
   imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), WebhooksModule],
   controllers: [DeliveriesController],
-  providers: [{ provide: CLOCK, useClass: SystemClock }, DeliveryRepository, DeliverySender, DeliveryWorker, EventsService, DeliveriesService],
+  providers: [{ provide: CLOCK, useClass: SystemClock }, DeliveryRepository, { provide: DeliveryTransport, useClass: HttpsWebhookTransport }, DeliveryWorker, EventsService, DeliveriesService],
   exports: [EventsService, DeliveryWorker, DeliveryRepository],
 })
 export class DeliveryModule extends DeliveryConfigurableModule {}
