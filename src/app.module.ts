@@ -19,6 +19,7 @@ import { HealthModule } from './health/health.module';
 import { MetricsListener } from './metrics/metrics.listener';
 import { MetricsModule } from './metrics/metrics.module';
 import { Metrics } from './metrics/metrics.service';
+import { TRENDHOOKS_ENTITIES } from './entities';
 import { DocsModule } from './openapi/docs.module';
 import { PaginationModule } from './pagination/pagination.module';
 import { PostsModule } from './posts/posts.module';
@@ -62,7 +63,7 @@ export class AppModule implements NestModule {
       imports: [
         ...(logs === false ? [] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
         MetricsModule.forRoot({}),
-        TypeOrmModule.forRoot(dataSourceOptions(config.database)),
+        TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES)),
         AuthModule.forRoot({ plans: config.plans, rateLimitStore }),
         HealthModule.forRoot({ pings: rateLimitStore ? { redis: () => rateLimitStore.ping() } : {} }),
         CryptoModule.forRoot({ keys: config.encryption.keys, keyFile: encryptionKeyFile(config) ?? undefined }),

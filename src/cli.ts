@@ -15,9 +15,11 @@ import { plural } from './common/plural';
 import { SecretBox } from './crypto/secret-box';
 import { EventsService } from './delivery/events.service';
 import { BacktestCommandOptions, runBacktestCommand } from './trends/backtest.command';
-import { AppConfig, ConfigError, loadConfig, PLANS } from './config/config';
+import { AppConfig, ConfigError, loadConfig } from './config/config';
+import { PLANS } from './auth/plans';
 import { parsePrivateGrant } from './ssrf/ssrf-policy';
 import { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
+import { TRENDHOOKS_ENTITIES } from './entities';
 import { generateOpenApiDocument } from './openapi/generate';
 import { serialiseOpenApiDocument } from './openapi/document';
 import { IngestFileError, IngestProgress, IngestService } from './posts/ingest.service';
@@ -112,7 +114,7 @@ function describeDatabase(config: AppConfig): string {
 async function openDatabase(config: AppConfig): Promise<DataSource> {
   try {
     // dataSourceOptions creates the SQLite file's folder, which can fail too.
-    const ds = new DataSource(dataSourceOptions(config.database));
+    const ds = new DataSource(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES));
     await ds.initialize();
     return ds;
   } catch (err) {

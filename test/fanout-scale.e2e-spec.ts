@@ -3,15 +3,15 @@ import { DataSource } from 'typeorm';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { newUlid } from '../src/common/ids';
 import { EventsService } from '../src/delivery/events.service';
-import { generateWebhookSecret } from '../src/delivery/secret';
+import { generateWebhookSecret } from '../src/webhooks/secret';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 
+// Its speed is bench/delivery/fanout.js's to measure, against a same-run baseline: a wall-clock bound
+// here would measure the load of the machine running the suites as much as the fan-out.
 const SUBSCRIBERS = 10_000;
-// The requirement is "well under a second"; it measures ~200–400 ms on a loaded 2-core machine.
-const BUDGET_MS = 1000;
 
-/** `n` webhooks on one subreddit, written in bulk: the setup is not what is measured. */
+/** `n` webhooks on one subreddit, written in bulk: the setup is not what is tested. */
 async function insertWebhooks(ds: DataSource, n: number, subreddit: string): Promise<void> {
   const now = Date.now();
   const rows = Array.from({ length: n }, (_, i) => ({ id: newUlid(now), customer: `cus_fanout${i % 100}`, secret: generateWebhookSecret() }));
@@ -37,7 +37,7 @@ describe.each(testDatabases())('fan-out at scale on %s', (name, makeDb) => {
   let ds: DataSource;
 
   beforeAll(async () => {
-    // API only: no worker sending 10,000 deliveries beside the measurement.
+    // API only: no worker sending 10,000 deliveries, so every row stays pending for the counts.
     t = await startTestApp(makeDb(), { role: 'api' });
     ds = t.app.get<DataSource>(getDataSourceToken());
     await insertWebhooks(ds, SUBSCRIBERS, 'fanoutscale');
@@ -56,17 +56,14 @@ describe.each(testDatabases())('fan-out at scale on %s', (name, makeDb) => {
     return { n: Number(row.n), ids: Number(row.ids), pending: Number(row.pending) };
   };
 
-  it(`fans one event out to ${SUBSCRIBERS.toLocaleString('en')} webhooks in under ${BUDGET_MS} ms, and a replay creates nothing`, async () => {
+  it(`fans one event out to ${SUBSCRIBERS.toLocaleString('en')} webhooks, each once, and a replay creates nothing`, async () => {
     const events = t.app.get(EventsService);
-    // Warm-up on the other subreddit: first-use costs (statement preparation, JIT) are not the fan-out's.
+    // Another subreddit's event reaches only its own 100 webhooks.
     expect((await events.emit({ type: 'trends.surge', subreddit: 'fanoutother', data: {} })).deliveries).toBe(100);
 
     const id = `evt_fanout_scale_${Date.now()}`;
-    const started = performance.now();
     const res = await events.emit({ id, type: 'trends.surge', subreddit: 'fanoutscale', data: { count: 4200 } });
-    const ms = performance.now() - started;
     expect(res).toEqual({ event_id: id, created: true, deliveries: SUBSCRIBERS });
-    expect(ms).toBeLessThan(BUDGET_MS);
     expect(await count(id)).toEqual({ n: SUBSCRIBERS, ids: SUBSCRIBERS, pending: SUBSCRIBERS });
 
     expect(await events.emit({ id, type: 'trends.surge', subreddit: 'fanoutscale', data: { count: 4200 } })).toEqual({

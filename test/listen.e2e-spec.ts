@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runListen } from '../src/demo/listen';
 import { buildDeliveryHeaders } from '../src/delivery/signer';
-import { generateWebhookSecret } from '../src/delivery/secret';
+import { generateWebhookSecret } from '../src/webhooks/secret';
 
 /**
  * `trendhooks listen` as a receiver: real HTTPS on 127.0.0.1 with its own certificate, signatures

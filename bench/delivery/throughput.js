@@ -1,6 +1,6 @@
 'use strict';
 /**
- * Delivery engine throughput, latency and fan-out, on SQLite and PostgreSQL, against a local HTTPS
+ * Delivery engine throughput and latency, on SQLite and PostgreSQL, against a local HTTPS
  * receiver (a child process, so it never competes with the worker's event loop):
  *
  *   npm run build && npm run bench:delivery        # or: node bench/delivery/throughput.js [--runs=5] [--concurrency=64] …
@@ -16,9 +16,8 @@
  *     Role all (in-process wake()) on both databases, and on PostgreSQL an API-only emitter with a
  *     `trendhooks serve --role worker` child woken by LISTEN/NOTIFY. The receiver reports the
  *     arrival time over IPC (wall clock, sub-millisecond).
- * (d) fan-out: EventsService.emit of one event to `--fanout` subscribed webhooks (inserted in bulk),
- *     and the replay of the same event id (must create nothing).
  *
+ * The fan-out of one event to 10,000 webhooks is bench/delivery/fanout.js.
  * Runs (a)–(c) `--runs` times and reports medians (the target machine is a noisy 2-core box).
  * Each e2e figure is bracketed by raw measurements and judged by its ratio to their mean; the
  * verdict is the median of those per-run ratios. CPU time per delivery (this process and the
@@ -26,7 +25,7 @@
  * Prints a table and writes bench/results/delivery.json (delivery-c<N>.json with a non-default
  * --concurrency). PostgreSQL runs in scratch databases `th_bench_…` that are dropped afterwards;
  * without a server that half is skipped. Options: --runs --webhooks --deliveries --concurrency
- * --samples --warmup --spacing --fanout --fanout-samples, and --parts=raw,e2e,latency,fanout,
+ * --samples --warmup --spacing, and --parts=raw,e2e,latency,
  * --dbs=sqlite,postgres, --profile=DIR for profiling one part (a partial run writes no file).
  */
 const { execFileSync, fork, spawn } = require('node:child_process');
@@ -37,17 +36,15 @@ const path = require('node:path');
 const { DIST, PG_ADMIN_URL, arg, log, median, pgAdmin, requireBuild, scratchDatabase, sleep } = require('../lib');
 
 requireBuild('delivery/delivery.worker.js', 'the delivery engine');
-require('reflect-metadata');
-const { getDataSourceToken } = require('@nestjs/typeorm');
 const { Agent, request } = require('undici');
-const { createApp } = require(path.join(DIST, 'app'));
+const { EVENT_TYPE, eventData, round, startApp: startAppWith, dsOf, seedWebhooks, one } = require('./app');
 const { loadConfig } = require(path.join(DIST, 'config/config'));
 const { newUlid } = require(path.join(DIST, 'common/ids'));
 const { EventsService } = require(path.join(DIST, 'delivery/events.service'));
 const { DeliveryWorker } = require(path.join(DIST, 'delivery/delivery.worker'));
 const { deliveryId } = require(path.join(DIST, 'delivery/delivery-id'));
 const { buildDeliveryBody } = require(path.join(DIST, 'delivery/payload'));
-const { generateWebhookSecret } = require(path.join(DIST, 'delivery/secret'));
+const { generateWebhookSecret } = require(path.join(DIST, 'webhooks/secret'));
 const { buildDeliveryHeaders } = require(path.join(DIST, 'delivery/signer'));
 
 const RUNS = arg('runs', 5);
@@ -57,8 +54,6 @@ const EVENTS = Math.ceil(DELIVERIES / WEBHOOKS);
 const SAMPLES = arg('samples', 200);
 const WARMUP = arg('warmup', 20);
 const SPACING_MS = arg('spacing', 5);
-const FANOUT = arg('fanout', 10_000);
-const FANOUT_SAMPLES = arg('fanout-samples', 5);
 // The worker's default (DELIVERY_CONCURRENCY); the raw baseline uses the same.
 const DEFAULT_CONCURRENCY = loadConfig({}).delivery.concurrency;
 const CONCURRENCY = arg('concurrency', DEFAULT_CONCURRENCY);
@@ -67,17 +62,14 @@ const list = (name, all) => {
   return a ? a.split('=')[1].split(',') : all;
 };
 // For profiling one part: --parts=e2e --dbs=sqlite
-const PARTS = list('parts', ['raw', 'e2e', 'latency', 'fanout']);
+const PARTS = list('parts', ['raw', 'e2e', 'latency']);
 const DBS = list('dbs', ['sqlite', 'postgres']);
 // --profile=DIR: CPU profile of each e2e drain (worker start → all delivered), for chrome://inspect.
 const PROFILE_DIR = process.argv.find((x) => x.startsWith('--profile='))?.split('=')[1];
-const TARGETS = { e2e_ratio: { sqlite: 0.5, postgres: 0.35 }, latency_p50_ms: 50, latency_p99_ms: 250, fanout_ms: 1000 };
+const TARGETS = { e2e_ratio: { sqlite: 0.5, postgres: 0.35 }, latency_p50_ms: 50, latency_p99_ms: 250 };
 const CLI = path.join(DIST, 'cli.js');
-const EVENT_TYPE = 'trends.surge';
-const eventData = (i) => ({ count: 420 + i, baseline: 17.25, ratio: 24.35, window_s: 3600, top_post: 't3_1abcde' });
 
 const wallMs = () => performance.timeOrigin + performance.now();
-const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 function quantiles(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const q = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
@@ -162,42 +154,7 @@ function benchEnv(caFile) {
   };
 }
 
-async function startApp(database, role, caFile) {
-  const config = loadConfig(benchEnv(caFile));
-  config.database = database;
-  // poller: false — role all would also poll Reddit for the subscribed subreddits beside the measurement.
-  const app = await createApp(config, { logger: ['error', 'warn'], role, poller: false });
-  await app.init();
-  return app;
-}
-
-const dsOf = (app) => app.get(getDataSourceToken());
-
-/** `n` webhooks on one subreddit, inserted in bulk (setup speed, not what is measured). */
-async function seedWebhooks(ds, n, url, subreddit) {
-  const now = Date.now();
-  const rows = Array.from({ length: n }, (_, i) => [newUlid(now), `cus_bench${i % 50}`, url, EVENT_TYPE, subreddit, generateWebhookSecret(), now]);
-  if (ds.options.type === 'postgres') {
-    const col = (k) => rows.map((r) => r[k]);
-    await ds.query(
-      `INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at)
-       SELECT id, customer_id, url, event, subreddit, true, secret, $7::bigint
-       FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::varchar[], $6::varchar[]) AS t(id, customer_id, url, event, subreddit, secret)`,
-      [col(0), col(1), col(2), col(3), col(4), col(5), now],
-    );
-    await ds.query('ANALYZE webhooks');
-  } else {
-    const db = ds.driver.databaseConnection;
-    const ins = db.prepare('INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)');
-    db.transaction(() => rows.forEach((r) => ins.run(...r)))();
-  }
-  return rows.map((r) => r[0]);
-}
-
-async function one(ds, sql) {
-  const rows = await ds.query(sql);
-  return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, v === null ? null : Number(v)]));
-}
+const startApp = (database, role, caFile) => startAppWith(database, role, benchEnv(caFile));
 
 async function waitFor(what, fn, timeoutMs) {
   const end = Date.now() + timeoutMs;
@@ -392,50 +349,6 @@ async function latencyNotify(rx, cert, tag) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// (d) fan-out
-
-async function fanout(dialect, caFile) {
-  const db = await scratchDatabase(dialect);
-  try {
-    // API only: the measurement is the write, not a worker draining 10,000 rows beside it.
-    const app = await startApp(db.database, 'api', caFile);
-    try {
-      const ds = dsOf(app);
-      await seedWebhooks(ds, FANOUT, 'https://hooks.example.com/hook', 'fanoutsub');
-      await seedWebhooks(ds, 200, 'https://hooks.example.com/hook', 'othersub'); // non-subscribers on the index
-      const events = app.get(EventsService);
-      // One warm-up emit on another subreddit (prepared statements, JIT).
-      await events.emit({ type: EVENT_TYPE, subreddit: 'othersub', data: eventData(0) });
-      const emitMs = [];
-      const replayMs = [];
-      for (let i = 0; i < FANOUT_SAMPLES; i++) {
-        const id = `evt_fanout_${i}`;
-        let t = performance.now();
-        const first = await events.emit({ id, type: EVENT_TYPE, subreddit: 'fanoutsub', data: eventData(i) });
-        emitMs.push(performance.now() - t);
-        t = performance.now();
-        const again = await events.emit({ id, type: EVENT_TYPE, subreddit: 'fanoutsub', data: eventData(i) });
-        replayMs.push(performance.now() - t);
-        if (first.deliveries !== FANOUT || again.deliveries !== 0 || again.created) {
-          throw new Error(`${dialect}: fan-out created ${first.deliveries}, replay ${again.deliveries}`);
-        }
-      }
-      const n = await one(ds, "SELECT COUNT(*) AS n FROM deliveries WHERE event_id LIKE 'evt_fanout_%'");
-      if (n.n !== FANOUT * FANOUT_SAMPLES) throw new Error(`${dialect}: ${n.n} fan-out deliveries in the table`);
-      return {
-        webhooks: FANOUT,
-        emit_ms: { median: round(median(emitMs)), max: round(Math.max(...emitMs)), samples: emitMs.map((x) => round(x)) },
-        replay_ms: { median: round(median(replayMs), 2), max: round(Math.max(...replayMs), 2) },
-      };
-    } finally {
-      await app.close();
-    }
-  } finally {
-    await db.drop();
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 
 async function pgUp() {
   try {
@@ -457,7 +370,6 @@ async function main() {
   const runs = { raw: [], e2e: Object.fromEntries(dialects.map((d) => [d, []])), latency: {} };
   const latencyKinds = [...dialects.map((d) => `${d}_in_process`), ...(dialects.includes('postgres') ? ['postgres_notify'] : [])];
   for (const k of latencyKinds) runs.latency[k] = [];
-  let fan = {};
   try {
     log(`receiver on ${rx.url}; concurrency ${CONCURRENCY}; ${RUNS} runs of ${EVENTS * WEBHOOKS} deliveries (${WEBHOOKS} webhooks × ${EVENTS} events)`);
     if (PARTS.includes('raw')) await rawThroughput(rx, cert.pem, 2000); // warm-up: JIT, and the receiver's
@@ -492,17 +404,13 @@ async function main() {
         log(`run ${r + 1}: postgres latency (api + worker process, NOTIFY) p50 ${l.p50_ms} p99 ${l.p99_ms} ms`);
       }
     }
-    for (const d of PARTS.includes('fanout') ? dialects : []) {
-      fan[d] = await fanout(d, cert.cert);
-      log(`${d} fan-out to ${FANOUT}: median ${fan[d].emit_ms.median} ms, replay ${fan[d].replay_ms.median} ms`);
-    }
   } finally {
     await rx.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
   const rawMedian = median(runs.raw.map((x) => x.per_s));
-  const summary = { raw_per_s: round(rawMedian), e2e: {}, latency: {}, fanout: {} };
+  const summary = { raw_per_s: round(rawMedian), e2e: {}, latency: {} };
   const checks = [];
   for (const d of runs.raw.length ? dialects.filter((x) => runs.e2e[x].length) : []) {
     const perS = median(runs.e2e[d].map((x) => x.per_s));
@@ -517,21 +425,17 @@ async function main() {
     summary.latency[k] = { p50_ms: p50, p90_ms: round(median(ls.map((l) => l.p90_ms)), 2), p99_ms: p99 };
     checks.push(p50 <= TARGETS.latency_p50_ms && p99 <= TARGETS.latency_p99_ms);
   }
-  for (const [d, f] of Object.entries(fan)) {
-    summary.fanout[d] = { emit_ms: f.emit_ms.median, replay_ms: f.replay_ms.median };
-    checks.push(f.emit_ms.median < TARGETS.fanout_ms);
-  }
   const out = {
     benchmark: 'delivery',
     generated_at: new Date().toISOString(),
     command: 'npm run build && npm run bench:delivery',
     node: process.version,
     cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
-    parameters: { runs: RUNS, concurrency: CONCURRENCY, webhooks: WEBHOOKS, events: EVENTS, deliveries: EVENTS * WEBHOOKS, latency_samples: SAMPLES, latency_warmup: WARMUP, spacing_ms: SPACING_MS, fanout_webhooks: FANOUT, fanout_samples: FANOUT_SAMPLES },
+    parameters: { runs: RUNS, concurrency: CONCURRENCY, webhooks: WEBHOOKS, events: EVENTS, deliveries: EVENTS * WEBHOOKS, latency_samples: SAMPLES, latency_warmup: WARMUP, spacing_ms: SPACING_MS },
     targets: TARGETS,
     summary,
     pass: checks.every(Boolean),
-    runs: { ...runs, fanout: fan },
+    runs,
     duration_s: round((Date.now() - started) / 1000),
   };
 
@@ -544,13 +448,10 @@ async function main() {
   console.log(`\nEmit → arrival (${SAMPLES} samples per run, medians of the runs' quantiles; target p50 ≤ ${TARGETS.latency_p50_ms}, p99 ≤ ${TARGETS.latency_p99_ms} ms)\n`);
   console.log(`${pad('', 28)}${num('p50 ms', 9)}${num('p90 ms', 9)}${num('p99 ms', 9)}`);
   for (const [k, l] of Object.entries(summary.latency)) console.log(`${pad(k, 28)}${num(l.p50_ms, 9)}${num(l.p90_ms, 9)}${num(l.p99_ms, 9)}`);
-  console.log(`\nFan-out of one event to ${FANOUT} webhooks (median of ${FANOUT_SAMPLES}; target < ${TARGETS.fanout_ms} ms)\n`);
-  console.log(`${pad('', 28)}${num('emit ms', 9)}${num('replay ms', 11)}`);
-  for (const [d, f] of Object.entries(summary.fanout)) console.log(`${pad(d, 28)}${num(f.emit_ms, 9)}${num(f.replay_ms, 11)}`);
   console.log(`\ntargets: ${out.pass ? 'met' : 'NOT met'} (${out.duration_s} s)`);
 
   const resultsDir = path.resolve(__dirname, '../results');
-  if (PARTS.length < 4 || dialects.length < 2) return console.log('partial run (--parts/--dbs or no PostgreSQL): results file not written');
+  if (PARTS.length < 3 || dialects.length < 2) return console.log('partial run (--parts/--dbs or no PostgreSQL): results file not written');
   const file = path.join(resultsDir, CONCURRENCY === DEFAULT_CONCURRENCY ? 'delivery.json' : `delivery-c${CONCURRENCY}.json`);
   fs.mkdirSync(resultsDir, { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');

@@ -4,7 +4,7 @@ import { DataSource, IsNull } from 'typeorm';
 import { AppError } from '../common/errors';
 import { CLOCK, Clock } from '../common/clock';
 import { newId } from '../common/ids';
-import { PLANS, Plan } from '../config/config';
+import { PLANS, Plan } from './plans';
 import { dialectOf, sqliteHandle } from '../database/data-source';
 import { ApiKeyEntity } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey, DISPLAY_PREFIX_LEN } from './api-key.format';

@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
-import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyService } from './api-key.service';
 import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
-import { CustomerEntity } from './customer.entity';
+import { AUTH_ENTITIES } from './entities';
 import { PlanService } from './plan.service';
 import { PrivateDestinationsService } from './private-destinations.service';
 import { RateLimitService } from './rate-limit.service';
@@ -16,7 +15,7 @@ import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
  * `@UseGuards(ApiKeyGuard)` (and `@BusinessPlus()`), so a host app keeps its own global setup.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([CustomerEntity, ApiKeyEntity])],
+  imports: [TypeOrmModule.forFeature(AUTH_ENTITIES)],
   providers: [
     { provide: CLOCK, useClass: SystemClock },
     {

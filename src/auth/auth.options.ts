@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { Plan, PlanLimits } from '../config/config';
+import type { Plan, PlanLimits } from './plans';
 import type { RateLimitStore } from './rate-limit.store';
 
 export interface AuthModuleOptions {

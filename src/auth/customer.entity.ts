@@ -1,6 +1,6 @@
 import { Entity, PrimaryColumn, Column } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
-import type { Plan } from '../config/config';
+import type { Plan } from './plans';
 
 @Entity('customers')
 export class CustomerEntity {

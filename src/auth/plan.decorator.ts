@@ -1,5 +1,5 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import type { Plan } from '../config/config';
+import type { Plan } from './plans';
 import type { Principal } from './api-key.service';
 
 export const PLAN_TIER_KEY = 'trendhooks:plan-tier';

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from '../config/config';
+import { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from './plans';
 import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
 
 /** Per-plan figures (rate limits, page sizes, quotas), from the one configured table; the only place the default table is applied. */

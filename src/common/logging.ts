@@ -3,8 +3,11 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { DestinationStream } from 'pino';
-import type { LogLevelName } from '../config/config';
 import { ensureRequestId, WithRequestId } from './request-id';
+
+/** The JSON log thresholds (LOG_LEVEL); `silent` writes nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 /** Header values that must never be written: credentials (the API key rides in Authorization) and cookies. */
 export const REDACTED_PATHS = [

@@ -1,8 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { DEFAULT_PLAN_LIMITS, Plan, PLANS, PlanLimits } from '../auth/plans';
+import { LOG_LEVELS, LogLevelName } from '../common/logging';
 import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
+import type { DatabaseConfig } from '../database/data-source';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
 import { parseDnsServers } from '../ssrf/resolver';
@@ -12,29 +15,6 @@ import { parseAllowDestinations } from '../ssrf/destinations';
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
  * typed options. Nothing else in the code base reads process.env.
  */
-export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
-export const PLANS: readonly Plan[] = ['free', 'pro', 'business', 'enterprise'];
-
-export interface PlanLimits {
-  maxPageSize: number;
-  requestsPerMinute: number;
-  maxWebhooks: number;
-  /** Business+ (spec 5.2): allowed on webhook routes. */
-  businessPlus: boolean;
-}
-
-/** DECISIONS "Plans, keys, quotas, rate limits". */
-export const DEFAULT_PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
-  free: { maxPageSize: 25, requestsPerMinute: 60, maxWebhooks: 0, businessPlus: false },
-  pro: { maxPageSize: 50, requestsPerMinute: 300, maxWebhooks: 0, businessPlus: false },
-  business: { maxPageSize: 100, requestsPerMinute: 1200, maxWebhooks: 100, businessPlus: true },
-  enterprise: { maxPageSize: 100, requestsPerMinute: 6000, maxWebhooks: 1000, businessPlus: true },
-};
-
-export type DatabaseConfig =
-  | { type: 'sqlite'; path: string }
-  | { type: 'postgres'; url: string };
-
 export interface AppConfig {
   database: DatabaseConfig;
   /** `adapter`: the HTTP server under Nest (HTTP_ADAPTER); both answer identically. */
@@ -94,9 +74,6 @@ export interface AppConfig {
     shutdownTimeoutMs: number;
   };
 }
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   constructor(message: string) {

@@ -3,13 +3,16 @@ import * as path from 'node:path';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import type { DatabaseConfig } from '../config/config';
 import { dialectOf } from './dialect';
-import { TRENDHOOKS_ENTITIES } from './entities';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 
 export { dialectOf, type Dialect } from './dialect';
+
+/** The database one DATABASE_URL names (config's parseDatabaseUrl). */
+export type DatabaseConfig =
+  | { type: 'sqlite'; path: string }
+  | { type: 'postgres'; url: string };
 
 /**
  * The better-sqlite3 handle under TypeORM: the one connection SQLite work shares, for statements
@@ -36,13 +39,16 @@ export function createPrivateFile(file: string): void {
   if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
 }
 
-/** TypeORM options for one DATABASE_URL. Migrations are never run implicitly from here. */
-export function dataSourceOptions(db: DatabaseConfig): DataSourceOptions {
+/**
+ * TypeORM options for one DATABASE_URL and the entities the caller mapped (the composition root's
+ * TRENDHOOKS_ENTITIES). Migrations are never run implicitly from here.
+ */
+export function dataSourceOptions(db: DatabaseConfig, entities: DataSourceOptions['entities']): DataSourceOptions {
   if (db.type === 'postgres') {
     return {
       type: 'postgres',
       url: db.url,
-      entities: TRENDHOOKS_ENTITIES,
+      entities,
       migrations: POSTGRES_MIGRATIONS,
       migrationsTableName: 'trendhooks_migrations',
       synchronize: false,
@@ -55,7 +61,7 @@ export function dataSourceOptions(db: DatabaseConfig): DataSourceOptions {
   return {
     type: 'better-sqlite3',
     database: db.path,
-    entities: TRENDHOOKS_ENTITIES,
+    entities,
     migrations: SQLITE_MIGRATIONS,
     migrationsTableName: 'trendhooks_migrations',
     synchronize: false,

@@ -3,7 +3,7 @@ import { DestinationBlockedError } from '../ssrf/ssrf-policy';
 import type { AddressInfo } from 'node:net';
 import { Agent, errors as undiciErrors, fetch, request } from 'undici';
 import { AppError } from '../common/errors';
-import { type AttemptOutcome, classifyError, classifyResponse, decideNext, retryAfterApplies } from './classify';
+import { type AttemptOutcome, classifyError, classifyResponse, decideNext, describeError, retryAfterApplies } from './classify';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 
 const delivered: AttemptOutcome = { kind: 'delivered' };
@@ -241,5 +241,24 @@ describe('decideNext', () => {
 
   it('a Retry-After does not grant an extra attempt', () => {
     expect(decideNext(transient('http_429'), 8, policy, 1_000)).toEqual({ state: 'failed' });
+  });
+});
+
+describe('describeError', () => {
+  const coded = (message: string, code: string, cause?: unknown) => Object.assign(new Error(message, { cause }), { code });
+
+  it('names the error, its code and its message', () => {
+    expect(describeError(coded('connect ECONNREFUSED 127.0.0.1:9', 'ECONNREFUSED'))).toBe('Error ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9');
+  });
+
+  it('takes the code from beneath a wrapper, the nearest one first', () => {
+    const wrapped = new TypeError('fetch failed', { cause: coded('other side closed', 'UND_ERR_SOCKET', coded('reset', 'ECONNRESET')) });
+    expect(describeError(wrapped)).toBe('TypeError UND_ERR_SOCKET: fetch failed');
+    expect(describeError(new AggregateError([coded('connect ENETUNREACH ::1', 'ENETUNREACH')], 'all failed'))).toBe('AggregateError ENETUNREACH: all failed');
+  });
+
+  it('leaves the code out when there is none, and stringifies what is not an Error', () => {
+    expect(describeError(new Error('boom'))).toBe('Error: boom');
+    expect(describeError('plain')).toBe('plain');
   });
 });

@@ -101,6 +101,20 @@ export function classifyError(err: unknown): AttemptOutcome {
   return { kind: 'transient', errorClass: 'network_error' };
 }
 
+/**
+ * What an error before a response says, for the attempt's excerpt: `Name CODE: message`, with
+ * the first code found beneath any wrappers (undici's and fetch's hide the socket's).
+ */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  let code: unknown;
+  for (const e of errorChain(err)) {
+    code = e.code;
+    if (code != null) break;
+  }
+  return `${err.name}${code ? ` ${String(code)}` : ''}: ${err.message}`;
+}
+
 /** Whether a Retry-After header may influence the next delay after this outcome. */
 export function retryAfterApplies(outcome: AttemptOutcome): boolean {
   return outcome.kind === 'transient' && RETRY_AFTER_CLASSES.has(outcome.errorClass);

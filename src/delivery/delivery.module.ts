@@ -2,16 +2,12 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
-import { WebhookEntity } from '../webhooks/webhook.entity';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { AttemptEntity } from './attempt.entity';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
-import { DeliveryEntity } from './delivery.entity';
 import { DeliveryConfigurableModule } from './delivery.options';
-import { DeliverySender } from './delivery.sender';
 import { DeliveryWorker } from './delivery.worker';
-import { EventEntity } from './event.entity';
+import { DELIVERY_ENTITIES } from './entities';
 import { EventsService } from './events.service';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
@@ -20,6 +16,8 @@ import { PostgresNotifyWaker } from './queue/postgres/postgres-notify.waker';
 import { DeliveryQueueMetrics } from './queue/queue-metrics';
 import { QueueWaker } from './queue/queue-waker';
 import { SqliteDeliveryQueue } from './queue/sqlite/sqlite-delivery-queue';
+import { DeliveryTransport } from './transport/delivery-transport';
+import { HttpsWebhookTransport } from './transport/https-webhook.transport';
 
 /**
  * Events, the delivery queue, the worker and the delivery routes. `DeliveryModule.forRoot({ worker:
@@ -27,14 +25,14 @@ import { SqliteDeliveryQueue } from './queue/sqlite/sqlite-delivery-queue';
  * host imports `ScheduleModule.forRoot()`, a plain timer otherwise.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([EventEntity, DeliveryEntity, AttemptEntity, WebhookEntity]), WebhooksModule],
+  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), WebhooksModule],
   controllers: [DeliveriesController],
   providers: [
     { provide: CLOCK, useClass: SystemClock },
     dialectProvider(DeliveryQueue, { sqlite: SqliteDeliveryQueue, postgres: PostgresDeliveryQueue }),
     dialectProvider(QueueWaker, { sqlite: InProcessWaker, postgres: PostgresNotifyWaker }),
     DeliveryQueueMetrics,
-    DeliverySender,
+    { provide: DeliveryTransport, useClass: HttpsWebhookTransport },
     DeliveryWorker,
     EventsService,
     DeliveriesService,

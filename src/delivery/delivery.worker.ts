@@ -3,20 +3,18 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CLOCK, Clock } from '../common/clock';
-import { PrivateDestinationsService } from '../auth/private-destinations.service';
 import { SecretBox } from '../crypto/secret-box';
 import { Metrics } from '../metrics/metrics.service';
 import { WebhookEntity, webhookSecretContext } from '../webhooks/webhook.entity';
-import { AttemptOutcome, classifyError, classifyResponse, decideNext, retryAfterApplies } from './classify';
-import { DeliverySender, truncateUtf8, RESPONSE_EXCERPT_BYTES } from './delivery.sender';
+import { decideNext } from './classify';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions, ResolvedDeliveryOptions } from './delivery.options';
 import { GroupBatcher } from './group-batcher';
 import { deliveryBodyTemplate } from './payload';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
 import type { AttemptRecord, ClaimedWork, RecordInput } from './queue/types';
-import { DEFAULT_RETRY_SCHEDULE_S, parseRetryAfter, RetryPolicy } from './retry-policy';
-import { buildDeliveryHeaders } from './signer';
+import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
+import { DeliveryTransport } from './transport/delivery-transport';
 
 const POLL_INTERVAL_NAME = 'trendhooks-delivery-poll';
 /** `error_class` of an attempt whose worker died (or stopped) before recording its outcome. */
@@ -66,12 +64,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly repo: DeliveryQueue,
-    private readonly sender: DeliverySender,
+    private readonly transport: DeliveryTransport,
     private readonly waker: QueueWaker,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
     private readonly secretBox: SecretBox,
-    private readonly privateDestinations: PrivateDestinationsService,
     @Optional() private readonly scheduler?: SchedulerRegistry,
     @Optional() private readonly metrics?: Metrics,
   ) {
@@ -202,52 +199,34 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
     if (d.lostSince && (await this.recordLostAttempt(d))) return;
     const startedAt = this.clock.now();
-    const t0 = performance.now();
-    let outcome: AttemptOutcome;
-    let statusCode: number | null = null;
-    let excerpt: string | null = null;
-    let retryAfterMs: number | null = null;
-    let privateGrant = false;
-    try {
-      const dest = await this.sender.check(webhook.url, webhook.allowNonstandardPort, webhook.customerId, () =>
-        this.privateDestinations.forWebhook(webhook.id),
-      );
-      privateGrant = dest.privateGrant === true;
-      // The webhook may have been deleted while DNS was resolving: no attempt starts after its 204.
-      if (!(await this.repo.webhookExists(webhook.id))) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
-      let bodyFor = bodies.get(event.id);
-      if (bodyFor === undefined) {
-        const data = JSON.parse(event.payload) as Record<string, unknown>;
-        bodies.set(event.id, (bodyFor = deliveryBodyTemplate({ id: event.id, type: event.type, subreddit: event.subreddit, createdAt: event.createdAt, data })));
-      }
-      const body = bodyFor(webhook.id);
-      const now = this.clock.now();
-      const headers = buildDeliveryHeaders(d.id, Math.floor(now.getTime() / 1000), body, signingSecrets(webhook, now).map((s) => this.secretBox.decrypt(s, webhookSecretContext(webhook.id))));
-      const res = await this.sender.post(dest, headers, body);
-      statusCode = res.statusCode;
-      excerpt = res.excerpt;
-      outcome = classifyResponse(res.statusCode);
-      if (retryAfterApplies(outcome)) retryAfterMs = parseRetryAfter(res.retryAfter, this.clock.now());
-    } catch (err) {
-      outcome = classifyError(err);
-      excerpt = truncateUtf8(Buffer.from(describeError(err)), RESPONSE_EXCERPT_BYTES);
-    }
-    if (privateGrant) {
-      // A customer's own private network: what answers there, and how a connection fails, is not
-      // theirs to read through us (no excerpt; every failure before a response is one class).
-      excerpt = null;
-      if (outcome.kind !== 'delivered' && statusCode === null) outcome = { kind: outcome.kind, errorClass: 'private_destination_error' };
-    }
-    const durationMs = Math.round(performance.now() - t0);
-    this.metrics?.deliveryAttempt(outcome.kind, (performance.now() - t0) / 1000);
+    const outcome = await this.transport.send({
+      deliveryId: d.id,
+      attempt: d.attempts,
+      destination: { webhookId: webhook.id, customerId: webhook.customerId, url: webhook.url, allowNonstandardPort: webhook.allowNonstandardPort },
+      timeoutMs: this.opts.timeoutMs,
+      // The webhook may have been deleted while its destination was checked: no attempt starts after its 204.
+      confirm: () => this.repo.webhookExists(webhook.id),
+      body: () => {
+        let bodyFor = bodies.get(event.id);
+        if (bodyFor === undefined) {
+          const data = JSON.parse(event.payload) as Record<string, unknown>;
+          bodies.set(event.id, (bodyFor = deliveryBodyTemplate({ id: event.id, type: event.type, subreddit: event.subreddit, createdAt: event.createdAt, data })));
+        }
+        return bodyFor(webhook.id);
+      },
+      secrets: (at) => signingSecrets(webhook, at).map((s) => this.secretBox.decrypt(s, webhookSecretContext(webhook.id))),
+    });
+    if (outcome.kind === 'cancelled') return this.repo.cancelClaimed(d, this.owner, this.clock.now());
+    const { statusCode, excerpt } = outcome;
+    this.metrics?.deliveryAttempt(outcome.kind, outcome.durationMs / 1000);
     const attemptNo = d.attempts; // charged by the claim
-    const next = decideNext(outcome, attemptNo, this.policy, retryAfterMs);
+    const next = decideNext(outcome, attemptNo, this.policy, outcome.kind === 'delivered' ? null : outcome.retryAfterMs);
     const now = this.clock.now();
     const rec: AttemptRecord = {
       attempt: {
         attemptNo,
         startedAt,
-        durationMs,
+        durationMs: Math.round(outcome.durationMs),
         statusCode,
         outcome: outcome.kind,
         errorClass: outcome.kind === 'delivered' ? null : outcome.errorClass,
@@ -342,12 +321,4 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
 /** During a rotation both secrets sign, so receivers can switch at their own pace (24 h). Stored form: the caller decrypts. */
 export function signingSecrets(w: Pick<WebhookEntity, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, now: Date): string[] {
   return w.previousSecret && w.previousSecretExpiresAt && w.previousSecretExpiresAt > now ? [w.secret, w.previousSecret] : [w.secret];
-}
-
-function describeError(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code ?? (err.cause as { code?: unknown } | undefined)?.code;
-    return `${err.name}${code ? ` ${String(code)}` : ''}: ${err.message}`;
-  }
-  return String(err);
 }

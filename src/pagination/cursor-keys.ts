@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../crypto/secret-box';
-import { SettingEntity } from '../database/setting.entity';
+import { SettingEntity } from './setting.entity';
 import { CursorKeyRing } from './cursor-codec';
 import { PAGINATION_OPTIONS, PaginationModuleOptions } from './pagination.options';
 

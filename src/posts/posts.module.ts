@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
+import { POST_ENTITIES } from './entities';
 import { IngestService } from './ingest.service';
-import { PostEntity } from './post.entity';
 import { PostRepository } from './post.repository';
 import { PostsController } from './posts.controller';
 import { PostsService } from './posts.service';
@@ -14,7 +14,7 @@ import { PostsService } from './posts.service';
  * provider of INGEST_LISTENER.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([PostEntity])],
+  imports: [TypeOrmModule.forFeature(POST_ENTITIES)],
   controllers: [PostsController],
   providers: [{ provide: CLOCK, useClass: SystemClock }, PostRepository, PostsService, IngestService],
   exports: [PostRepository, PostsService, IngestService],

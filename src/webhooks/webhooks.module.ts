@@ -3,11 +3,11 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { JsonBodyMiddleware } from '../common/json-body.middleware';
 import { dialectProvider } from '../database/dialect';
-import { WebhooksController } from './webhooks.controller';
+import { WEBHOOK_ENTITIES } from './entities';
 import { WebhookDeliveryStatus } from './webhook-delivery-status';
 import { PostgresWebhookDeliveryStatus } from './webhook-delivery-status.postgres';
 import { SqliteWebhookDeliveryStatus } from './webhook-delivery-status.sqlite';
-import { WebhookEntity } from './webhook.entity';
+import { WebhooksController } from './webhooks.controller';
 import { WebhookRepository } from './webhook.repository';
 import { WebhooksService } from './webhooks.service';
 
@@ -16,7 +16,7 @@ import { WebhooksService } from './webhooks.service';
  * registered (they are global by default) on the same TypeORM connection.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEntity])],
+  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES)],
   controllers: [WebhooksController],
   providers: [
     { provide: CLOCK, useClass: SystemClock },

@@ -8,7 +8,7 @@ import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { newUlid, normaliseUlid } from '../common/ids';
 import { normaliseSubreddit } from '../common/reddit-names';
-import { generateWebhookSecret } from '../delivery/secret';
+import { generateWebhookSecret } from './secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';

@@ -5,7 +5,8 @@ import type { Role } from '../../src/app.module';
 import type { TrendParams } from '../../src/trends/subreddit-trends';
 import type { PollerTuning } from '../../src/trends/trends.options';
 import { ApiKeyService } from '../../src/auth/api-key.service';
-import { AppConfig, HttpAdapterName, loadConfig, Plan } from '../../src/config/config';
+import type { Plan } from '../../src/auth/plans';
+import { AppConfig, HttpAdapterName, loadConfig } from '../../src/config/config';
 import { StaticDnsResolver } from '../../src/ssrf/resolver';
 import type { TestDatabase } from './databases';
 

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import type { DatabaseConfig, HttpAdapterName } from '../../src/config/config';
+import type { HttpAdapterName } from '../../src/config/config';
+import type { DatabaseConfig } from '../../src/database/data-source';
 
 /**
  * The e2e suites run once per database. PostgreSQL is required in CI (CI=true); elsewhere a

@@ -1,9 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { request } from 'undici';
-import { createPinnedDispatcher, PinnedDispatcher } from '../ssrf/pinned-dispatcher';
-import { CheckedDestination, DestinationCheckOptions, SsrfPolicy } from '../ssrf/ssrf-policy';
-import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
+import { createPinnedDispatcher, PinnedDispatcher } from '../../ssrf/pinned-dispatcher';
+import type { CheckedDestination } from '../../ssrf/ssrf-policy';
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
 // Beyond the excerpt, a receiver's body is drained up to this much to keep the connection reusable.
@@ -15,38 +13,30 @@ export interface PostResult {
   retryAfter: string | string[] | undefined;
 }
 
+export interface HttpsSenderOptions {
+  /** Extra trusted CA (PEM). */
+  ca?: string | Buffer;
+  /** TCP+TLS connect timeout. */
+  connectTimeoutMs: number;
+  /** Parallel sends at most (the worker's concurrency): the bound of sockets per destination. */
+  connections: number;
+}
+
 /**
  * Outbound HTTP for deliveries: undici with pooled keep-alive connections, each pinned to the
  * addresses the SSRF policy checked in the same attempt. Redirects are never followed.
  */
-@Injectable()
-export class DeliverySender implements OnApplicationShutdown {
+export class HttpsSender {
   private readonly pinned: PinnedDispatcher;
-  private readonly timeoutMs: number;
 
-  constructor(
-    private readonly ssrf: SsrfPolicy,
-    @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
-  ) {
-    const opts = resolveDeliveryOptions(options);
-    this.timeoutMs = opts.timeoutMs;
+  constructor(opts: HttpsSenderOptions) {
     // At most one socket per parallel send to a destination: unbounded, undici opened a second
     // TLS connection whenever a send began in the instant before the previous one's socket was
     // free again (twice the handshakes for nothing, and more sockets held open at the receiver).
-    this.pinned = createPinnedDispatcher({ ca: options.ca, connectTimeoutMs: this.timeoutMs, connections: opts.concurrency });
+    this.pinned = createPinnedDispatcher({ ca: opts.ca, connectTimeoutMs: opts.connectTimeoutMs, connections: opts.connections });
   }
 
-  /** Re-resolves and re-checks the destination (DNS bounded per customer); throws DestinationBlockedError. */
-  check(
-    url: string,
-    allowNonstandardPort: boolean,
-    customerId?: string,
-    privateGrants?: DestinationCheckOptions['privateGrants'],
-  ): Promise<CheckedDestination> {
-    return this.ssrf.checkDestination(url, { allowNonstandardPort, customerId, privateGrants });
-  }
-
-  async post(dest: CheckedDestination, headers: Record<string, string>, body: string): Promise<PostResult> {
+  async post(dest: CheckedDestination, headers: Record<string, string>, body: string, timeoutMs: number): Promise<PostResult> {
     // The total-time limit. Not AbortSignal.timeout(): its timer outlives the request and, firing
     // 10 s later, builds a DOMException for every delivery already done. And an EventEmitter as the
     // signal (undici takes one; it reads `reason` on 'abort'): an AbortSignal is an EventTarget,
@@ -55,7 +45,7 @@ export class DeliverySender implements OnApplicationShutdown {
     const timer = setTimeout(() => {
       signal.reason = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
       signal.emit('abort');
-    }, this.timeoutMs);
+    }, timeoutMs);
     try {
       const res = await request(dest.url, {
         method: 'POST',
@@ -63,8 +53,8 @@ export class DeliverySender implements OnApplicationShutdown {
         body,
         dispatcher: this.pinned.dispatcherFor(dest),
         signal,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
       // Keep the first KiB; read on (so the connection can be reused) up to the drain limit, then
       // leaving the loop destroys the body and its socket.
@@ -89,9 +79,9 @@ export class DeliverySender implements OnApplicationShutdown {
     }
   }
 
-  /** After the worker's onModuleDestroy has let the attempts in flight finish. */
-  async onApplicationShutdown(): Promise<void> {
-    await this.pinned.close();
+  /** Waits for the requests in flight. */
+  close(): Promise<void> {
+    return this.pinned.close();
   }
 }
 

@@ -1,0 +1,400 @@
+import { Logger } from '@nestjs/common';
+import type { Clock } from '../common/clock';
+import type { SecretBox } from '../crypto/secret-box';
+import type { DeliveryModuleOptions } from './delivery.options';
+import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
+import type { DeliveryQueue } from './queue/delivery-queue';
+import { InProcessWaker } from './queue/in-process.waker';
+import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
+import { DeliveryTransport, SendOutcome, TransportRequest } from './transport/delivery-transport';
+
+/** A clock that moves only when a test says so. */
+class FakeClock implements Clock {
+  at = new Date('2026-01-02T03:04:05.000Z');
+  now(): Date {
+    return new Date(this.at.getTime());
+  }
+}
+
+function work(n: number, over: Partial<ClaimedWork> = {}): ClaimedWork {
+  const id = `msg_${String(n).padStart(26, '0')}`;
+  return {
+    id,
+    eventId: 'evt_1',
+    webhookId: `wh_${n}`,
+    attempts: 1,
+    lostSince: null,
+    webhook: { id: `wh_${n}`, customerId: 'cus_1', url: `https://hooks.test/${n}`, allowNonstandardPort: false, secret: 'whsec_current', previousSecret: null, previousSecretExpiresAt: null },
+    event: { id: 'evt_1', type: 'trends.surge', subreddit: 'rust', payload: '{"n":1}', createdAt: new Date('2026-01-01T00:00:00.000Z') },
+    ...over,
+  };
+}
+
+/**
+ * The queue as the worker uses it (the repository's method signatures): due work is handed out in
+ * order, every claim charges nothing further (the rows come charged), and each call is recorded.
+ */
+class FakeQueue {
+  due: ClaimedWork[] = [];
+  deleted = new Set<string>();
+  claims: { owner: string; now: Date; leaseUntil: Date; limit: number }[] = [];
+  batches: RecordInput[][] = [];
+  outcomeClaims: (ClaimRequest | undefined)[] = [];
+  logged: { deliveryId: string; attempt: AttemptRecord['attempt'] }[] = [];
+  cancelled: string[] = [];
+  released: { ids: string[]; what: 'unstarted' | 'in_flight' }[] = [];
+  /** When set, recordAttempts waits for it before answering. */
+  holdRecords?: Promise<void>;
+
+  /** Which call leased each delivery. */
+  leasedBy = new Map<string, 'claimDue' | 'recordAttempts'>();
+
+  private take(limit: number, by: 'claimDue' | 'recordAttempts'): ClaimedWork[] {
+    const taken = this.due.splice(0, limit);
+    for (const d of taken) this.leasedBy.set(d.id, by);
+    return taken;
+  }
+
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
+    this.claims.push({ owner, now, leaseUntil, limit });
+    return this.take(limit, 'claimDue');
+  }
+
+  async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<{ held: boolean[]; claimed: ClaimedWork[] }> {
+    this.batches.push(inputs);
+    this.outcomeClaims.push(claim);
+    await this.holdRecords;
+    return { held: inputs.map(() => true), claimed: claim ? this.take(claim.limit, 'recordAttempts') : [] };
+  }
+
+  async logAttempt(deliveryId: string, attempt: AttemptRecord['attempt']): Promise<void> {
+    this.logged.push({ deliveryId, attempt });
+  }
+
+  async cancelClaimed(d: { id: string }): Promise<void> {
+    this.cancelled.push(d.id);
+  }
+
+  async releaseLeases(_owner: string, ids: string[], _now: Date, what: 'unstarted' | 'in_flight'): Promise<void> {
+    this.released.push({ ids, what });
+  }
+
+  async webhookExists(webhookId: string): Promise<boolean> {
+    return !this.deleted.has(webhookId);
+  }
+
+  get records(): RecordInput[] {
+    return this.batches.flat();
+  }
+}
+
+/**
+ * A transport that behaves like a real one towards the worker (checks, then confirms, then builds
+ * and signs) and ends each send as the test decides: at once with `answer`, or when released.
+ */
+class FakeTransport extends DeliveryTransport {
+  answer: (req: TransportRequest) => SendOutcome | Promise<SendOutcome> = () => delivered();
+  /** Sends waiting for `release`, when `hold` is on. */
+  hold = false;
+  private held: { req: TransportRequest; settle: (o: SendOutcome | Error) => void }[] = [];
+  sent: TransportRequest[] = [];
+  bodies: string[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+
+  async send(req: TransportRequest): Promise<SendOutcome> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      if (!(await req.confirm())) return { kind: 'cancelled' };
+      this.sent.push(req);
+      this.bodies.push(req.body());
+      req.secrets(new Date());
+      if (this.hold) {
+        const o = await new Promise<SendOutcome | Error>((settle) => this.held.push({ req, settle }));
+        if (o instanceof Error) throw o;
+        return o;
+      }
+      return await this.answer(req);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  get waiting(): number {
+    return this.held.length;
+  }
+
+  /** Ends the oldest held sends (all of them by default) with `outcome`. */
+  release(outcome: SendOutcome | Error = delivered(), count = this.held.length): void {
+    for (const h of this.held.splice(0, count)) h.settle(outcome);
+  }
+}
+
+const delivered = (): SendOutcome => ({ kind: 'delivered', statusCode: 200, excerpt: 'ok', durationMs: 12.4 });
+
+/** Lets timers, setImmediate and promise chains run until `cond` holds (or fails the test). */
+async function until(cond: () => boolean, what: string, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+describe('DeliveryWorker', () => {
+  let queue: FakeQueue;
+  let transport: FakeTransport;
+  let clock: FakeClock;
+  const workers: DeliveryWorker[] = [];
+
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(new Logger()));
+
+  beforeEach(() => {
+    queue = new FakeQueue();
+    transport = new FakeTransport();
+    clock = new FakeClock();
+  });
+
+  afterEach(async () => {
+    transport.release();
+    await Promise.all(workers.splice(0).map((w) => w.onModuleDestroy()));
+  });
+
+  function worker(options: Partial<DeliveryModuleOptions> = {}): DeliveryWorker {
+    const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, ...options };
+    const secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox;
+    const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox);
+    workers.push(w);
+    return w;
+  }
+
+  async function run(w: DeliveryWorker): Promise<void> {
+    await w.onApplicationBootstrap();
+  }
+
+  describe('slots', () => {
+    it('never has more attempts in flight than the concurrency, and refills slots as attempts end', async () => {
+      queue.due = Array.from({ length: 10 }, (_, i) => work(i));
+      transport.hold = true;
+      const w = worker({ concurrency: 4, batchSize: 4 });
+      await run(w);
+      await until(() => transport.waiting === 4, 'four sends');
+      expect(w.inFlight).toBe(4);
+      expect(queue.claims.map((c) => c.limit)).toEqual([4]);
+
+      transport.release(delivered(), 1);
+      await until(() => queue.records.length === 1 && transport.waiting === 4, 'a freed slot refilled');
+      while (queue.records.length < 10) {
+        transport.release(delivered(), 1);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      expect(transport.maxInFlight).toBe(4);
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual(Array.from({ length: 10 }, (_, i) => work(i).id));
+      await until(() => w.inFlight === 0, 'all slots free');
+    });
+
+    it('frees the slot of an attempt that throws, and goes on with the next delivery', async () => {
+      queue.due = [work(1), work(2), work(3)];
+      let calls = 0;
+      transport.answer = () => {
+        if (++calls === 1) throw new Error('transport bug');
+        return delivered();
+      };
+      const w = worker({ concurrency: 1, batchSize: 1 });
+      await run(w);
+      await until(() => queue.records.length === 2, 'the other two recorded');
+      expect(transport.sent).toHaveLength(3);
+      expect(queue.records.map((r) => r.d.id)).toEqual([work(2).id, work(3).id]);
+      await until(() => w.inFlight === 0, 'all slots free');
+    });
+
+    it('claims with a lease of leaseMs from the clock, and the outcome write claims for the slots it frees', async () => {
+      queue.due = [work(1), work(2), work(3)];
+      transport.hold = true;
+      const w = worker({ concurrency: 2, batchSize: 2, leaseMs: 30_000 });
+      await run(w);
+      await until(() => transport.waiting === 2, 'two sends');
+      expect(queue.claims).toEqual([{ owner: w.owner, now: clock.at, leaseUntil: new Date(clock.at.getTime() + 30_000), limit: 2 }]);
+
+      clock.at = new Date(clock.at.getTime() + 1000);
+      transport.release();
+      await until(() => transport.waiting === 1, 'the third delivery sent');
+      // Both outcomes commit together with a claim for their two slots, leased from the clock's now.
+      expect(queue.batches.map((b) => b.length)).toEqual([2]);
+      expect(queue.outcomeClaims).toEqual([{ owner: w.owner, now: clock.at, leaseUntil: new Date(clock.at.getTime() + 30_000), limit: 2 }]);
+      // No claim round trip of its own: the third delivery was leased by the outcome write.
+      expect(queue.leasedBy.get(work(3).id)).toBe('recordAttempts');
+    });
+  });
+
+  it('writes the outcomes of attempts that end together as one batch', async () => {
+    queue.due = Array.from({ length: 6 }, (_, i) => work(i));
+    transport.hold = true;
+    const w = worker({ concurrency: 8, batchSize: 8 });
+    await run(w);
+    await until(() => transport.waiting === 6, 'six sends');
+    transport.release();
+    await until(() => queue.records.length === 6, 'six outcomes');
+    expect(queue.batches.map((b) => b.length)).toEqual([6]);
+  });
+
+  it('builds the body once per event for the deliveries of one claim, each with its own webhook id', async () => {
+    queue.due = [work(1), work(2)];
+    const w = worker();
+    await run(w);
+    await until(() => queue.records.length === 2, 'two outcomes');
+    expect(transport.bodies.map((b) => (JSON.parse(b) as { data: { webhook_id: string } }).data.webhook_id)).toEqual(['wh_1', 'wh_2']);
+  });
+
+  it('hands the transport the claimed delivery: destination, attempt number, time limit and the secrets signing at that moment', async () => {
+    const expires = new Date(clock.at.getTime() + 60_000);
+    const base = work(1);
+    queue.due = [work(1, { attempts: 2, webhook: { ...base.webhook!, previousSecret: 'whsec_previous', previousSecretExpiresAt: expires } })];
+    const w = worker({ timeoutMs: 7000 });
+    await run(w);
+    await until(() => queue.records.length === 1, 'the outcome');
+    const [req] = transport.sent;
+    expect(req).toMatchObject({ deliveryId: base.id, attempt: 2, timeoutMs: 7000, destination: { webhookId: 'wh_1', customerId: 'cus_1', url: 'https://hooks.test/1', allowNonstandardPort: false } });
+    expect(req.secrets(clock.at)).toEqual(['clear:whsec_current', 'clear:whsec_previous']);
+    expect(req.secrets(expires)).toEqual(['clear:whsec_current']);
+  });
+
+  describe('cancel', () => {
+    it('cancels without an attempt when the webhook vanished while its destination was checked', async () => {
+      queue.due = [work(1), work(2)];
+      queue.deleted.add('wh_1');
+      const w = worker();
+      await run(w);
+      await until(() => queue.records.length === 1 && queue.cancelled.length === 1, 'one cancel, one outcome');
+      expect(queue.cancelled).toEqual([work(1).id]);
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
+      expect(queue.records[0].d.id).toBe(work(2).id);
+    });
+
+    it('cancels a claim whose webhook or event row is gone without asking the transport', async () => {
+      queue.due = [work(1, { webhook: null }), work(2, { event: null })];
+      const w = worker();
+      await run(w);
+      await until(() => queue.cancelled.length === 2, 'two cancels');
+      expect(transport.inFlight + transport.sent.length).toBe(0);
+      expect(queue.records).toEqual([]);
+    });
+  });
+
+  describe('retry policy → record', () => {
+    async function recordOf(outcome: SendOutcome, attempts = 1): Promise<AttemptRecord> {
+      queue.due = [work(1, { attempts })];
+      transport.answer = () => outcome;
+      const w = worker({ retryScheduleSeconds: [5, 300] });
+      await run(w);
+      await until(() => queue.records.length === 1, 'the outcome');
+      return queue.records[0].rec;
+    }
+
+    it('a 2xx: delivered, no error, the attempt row as the transport measured it', async () => {
+      expect(await recordOf(delivered())).toEqual({
+        attempt: { attemptNo: 1, startedAt: clock.at, durationMs: 12, statusCode: 200, outcome: 'delivered', errorClass: null, responseExcerpt: 'ok' },
+        state: 'delivered',
+        nextAttemptAt: null,
+        lastError: null,
+        webhookStatus: 'delivered',
+      });
+    });
+
+    it('a transient failure with attempts left: pending until the scheduled delay (or a longer Retry-After)', async () => {
+      const rec = await recordOf({ kind: 'transient', stage: 'after_response', errorClass: 'http_503', statusCode: 503, excerpt: 'busy', retryAfterMs: 120_000, durationMs: 3 });
+      expect(rec).toEqual({
+        attempt: { attemptNo: 1, startedAt: clock.at, durationMs: 3, statusCode: 503, outcome: 'transient', errorClass: 'http_503', responseExcerpt: 'busy' },
+        state: 'pending',
+        nextAttemptAt: new Date(clock.at.getTime() + 120_000),
+        lastError: 'http_503',
+        webhookStatus: 'retrying',
+      });
+    });
+
+    it('a transient failure on the schedule: the jittered delay of this attempt number', async () => {
+      const rec = await recordOf({ kind: 'transient', stage: 'during', errorClass: 'timeout', statusCode: null, excerpt: 'TimeoutError: …', retryAfterMs: null, durationMs: 1 }, 2);
+      expect(rec).toMatchObject({ state: 'pending', nextAttemptAt: new Date(clock.at.getTime() + 300_000), lastError: 'timeout', attempt: { attemptNo: 2 } });
+    });
+
+    it('a transient failure on the last attempt: failed', async () => {
+      const last = await recordOf({ kind: 'transient', stage: 'during', errorClass: 'connection_reset', statusCode: null, excerpt: null, retryAfterMs: null, durationMs: 1 }, 3);
+      expect(last).toMatchObject({ state: 'failed', nextAttemptAt: null, lastError: 'connection_reset', webhookStatus: 'failed' });
+    });
+
+    it('a permanent failure fails at once', async () => {
+      const rec = await recordOf({ kind: 'permanent', stage: 'before_connect', errorClass: 'destination_blocked', statusCode: null, excerpt: 'refused', retryAfterMs: null, durationMs: 1 });
+      expect(rec).toMatchObject({ state: 'failed', nextAttemptAt: null, lastError: 'destination_blocked', webhookStatus: 'failed', attempt: { outcome: 'permanent', errorClass: 'destination_blocked', responseExcerpt: 'refused' } });
+    });
+  });
+
+  describe('worker_lost', () => {
+    it('logs the attempt of the worker that died as worker_lost, then sends', async () => {
+      const since = new Date(clock.at.getTime() - 90_000);
+      queue.due = [work(1, { attempts: 2, lostSince: since })];
+      const w = worker();
+      await run(w);
+      await until(() => queue.records.length === 1, 'the outcome');
+      expect(queue.logged).toEqual([
+        { deliveryId: work(1).id, attempt: expect.objectContaining({ attemptNo: 1, startedAt: since, durationMs: 90_000, statusCode: null, outcome: 'transient', errorClass: WORKER_LOST }) },
+      ]);
+      expect(transport.sent).toHaveLength(1);
+      expect(queue.records[0].rec.attempt.attemptNo).toBe(2);
+    });
+
+    it('fails the delivery without a send when the lost attempt was the last the schedule allows', async () => {
+      queue.due = [work(1, { attempts: 4, lostSince: new Date(clock.at.getTime() - 1000) })];
+      const w = worker({ retryScheduleSeconds: [5, 300] });
+      await run(w);
+      await until(() => queue.records.length === 1, 'the failure');
+      expect(transport.sent).toEqual([]);
+      expect(queue.records[0].rec).toMatchObject({ state: 'failed', lastError: WORKER_LOST, webhookStatus: 'failed', attempt: { attemptNo: 3, errorClass: WORKER_LOST } });
+    });
+  });
+
+  describe('stop', () => {
+    it('gives back deliveries claimed by an outcome write that answers while stopping, unstarted', async () => {
+      queue.due = [work(1), work(2), work(3)];
+      transport.hold = true;
+      const w = worker({ concurrency: 2, batchSize: 2 });
+      await run(w);
+      await until(() => transport.waiting === 2, 'two sends');
+      let answer!: () => void;
+      queue.holdRecords = new Promise((r) => (answer = r));
+      transport.release();
+      await until(() => queue.batches.length === 1, 'the outcome write');
+      const stopped = w.onModuleDestroy();
+      answer();
+      await stopped;
+      expect(queue.released).toEqual([{ ids: [work(3).id], what: 'unstarted' }]);
+      expect(transport.sent).toHaveLength(2);
+    });
+
+    it('lets attempts finish within the timeout, then gives back the leases of those still in flight', async () => {
+      queue.due = [work(1), work(2)];
+      transport.hold = true;
+      const w = worker({ timeoutMs: 50, leaseMs: 1000 });
+      await run(w);
+      await until(() => transport.waiting === 2, 'two sends');
+      const stopped = w.onModuleDestroy();
+      transport.release(delivered(), 1);
+      await stopped;
+      expect(queue.records.map((r) => r.d.id)).toEqual([work(1).id]);
+      expect(queue.released).toEqual([{ ids: [work(2).id], what: 'in_flight' }]);
+    });
+
+    it('claims nothing once stopped', async () => {
+      const w = worker();
+      await run(w);
+      await until(() => queue.claims.length === 1, 'the first claim');
+      await w.onModuleDestroy();
+      queue.due = [work(1)];
+      w.wake();
+      await new Promise((r) => setTimeout(r, 10));
+      expect(queue.claims).toHaveLength(1);
+      expect(transport.sent).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,78 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { CLOCK, Clock } from '../../common/clock';
+import { PrivateDestinationsService } from '../../auth/private-destinations.service';
+import { SsrfPolicy } from '../../ssrf/ssrf-policy';
+import { AttemptOutcome, classifyError, classifyResponse, describeError, retryAfterApplies } from '../classify';
+import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from '../delivery.options';
+import { parseRetryAfter } from '../retry-policy';
+import { buildDeliveryHeaders } from '../signer';
+import { DeliveryStage, DeliveryTransport, SendOutcome, TransportRequest } from './delivery-transport';
+import { HttpsSender, RESPONSE_EXCERPT_BYTES, truncateUtf8 } from './https-sender';
+
+/**
+ * The default transport: an HTTPS POST signed per Standard Webhooks, to the addresses the SSRF
+ * policy checked in this same attempt (re-resolved every time, so a DNS change to a private
+ * address is caught).
+ */
+@Injectable()
+export class HttpsWebhookTransport extends DeliveryTransport implements OnApplicationShutdown {
+  private readonly sender: HttpsSender;
+
+  constructor(
+    private readonly ssrf: SsrfPolicy,
+    private readonly privateDestinations: PrivateDestinationsService,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
+  ) {
+    super();
+    const opts = resolveDeliveryOptions(options);
+    this.sender = new HttpsSender({ ca: options.ca, connectTimeoutMs: opts.timeoutMs, connections: opts.concurrency });
+  }
+
+  async send(req: TransportRequest): Promise<SendOutcome> {
+    const { destination: to } = req;
+    const t0 = performance.now();
+    let stage: DeliveryStage = 'before_connect';
+    let outcome: AttemptOutcome;
+    let statusCode: number | null = null;
+    let excerpt: string | null = null;
+    let retryAfterMs: number | null = null;
+    let privateGrant = false;
+    try {
+      const dest = await this.ssrf.checkDestination(to.url, {
+        allowNonstandardPort: to.allowNonstandardPort,
+        customerId: to.customerId,
+        privateGrants: () => this.privateDestinations.forWebhook(to.webhookId),
+      });
+      privateGrant = dest.privateGrant === true;
+      if (!(await req.confirm())) return { kind: 'cancelled' };
+      const body = req.body();
+      const now = this.clock.now();
+      const headers = buildDeliveryHeaders(req.deliveryId, Math.floor(now.getTime() / 1000), body, req.secrets(now));
+      stage = 'during';
+      const res = await this.sender.post(dest, headers, body, req.timeoutMs);
+      stage = 'after_response';
+      statusCode = res.statusCode;
+      excerpt = res.excerpt;
+      outcome = classifyResponse(res.statusCode);
+      if (retryAfterApplies(outcome)) retryAfterMs = parseRetryAfter(res.retryAfter, this.clock.now());
+    } catch (err) {
+      outcome = classifyError(err);
+      excerpt = truncateUtf8(Buffer.from(describeError(err)), RESPONSE_EXCERPT_BYTES);
+    }
+    if (privateGrant) {
+      // A customer's own private network: what answers there, and how a connection fails, is not
+      // theirs to read through us (no excerpt; every failure before a response is one class).
+      excerpt = null;
+      if (outcome.kind !== 'delivered' && statusCode === null) outcome = { kind: outcome.kind, errorClass: 'private_destination_error' };
+    }
+    const durationMs = performance.now() - t0;
+    if (outcome.kind === 'delivered') return { kind: 'delivered', statusCode: statusCode!, excerpt, durationMs };
+    return { kind: outcome.kind, stage, errorClass: outcome.errorClass, statusCode, excerpt, retryAfterMs, durationMs };
+  }
+
+  /** After the worker's onModuleDestroy has let the attempts in flight finish. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.sender.close();
+  }
+}
