@@ -1,10 +1,9 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Pool } from 'pg';
 import type { PoolConfig, QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../../../database/data-source';
-import { WebhookDeliveryStatus, WebhookOutcome } from '../../../webhooks/webhook-delivery-status';
 import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toClaimed } from '../claim-row';
@@ -30,20 +29,17 @@ const HOT_POOL_SIZE = 3;
 /**
  * PostgreSQL: claims use `FOR UPDATE SKIP LOCKED`, so many workers share the queue without
  * sending a row twice inside a lease; a claim, and a batch of outcomes with the claim of their
- * replacements, are one statement each.
+ * replacements, are one statement each. The webhooks' last_* ride on the outcome statement, as
+ * the webhooks module's own CTEs (see RECORD_CTES): atomic with the outcomes, no round trip more.
  */
 @Injectable()
 export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApplicationShutdown {
-  private readonly logger = new Logger('DeliveryQueue');
   private hot?: Pool;
 
   /** Concurrent pre-send existence checks share one query (see webhookExists); a send waits on it. */
   private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
 
-  constructor(
-    @InjectDataSource() ds: DataSource,
-    private readonly webhookStatus: WebhookDeliveryStatus,
-  ) {
+  constructor(@InjectDataSource() ds: DataSource) {
     super(ds);
   }
 
@@ -119,6 +115,8 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
       col((it) => it.rec.lastError),
       col((it) => it.now.getTime()),
       col((it) => it.owner),
+      col((it) => it.d.webhookId),
+      col((it) => it.rec.webhookStatus),
     ];
     const withClaim = claim !== undefined && claim.limit > 0;
     if (withClaim) params.push(claim.owner, claim.leaseUntil.getTime(), claim.now.getTime(), claim.limit);
@@ -138,19 +136,7 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
       }
     }
     const heldIds = new Set(rows.filter((r) => r.held).map((r) => r.id));
-    const held = inputs.map((it) => heldIds.has(it.d.id));
-    await this.recordWebhookStatus(inputs.filter((_, i) => held[i]));
-    return { held, claimed: rows.filter((r) => !r.held).map(toClaimed) };
-  }
-
-  /**
-   * The held outcomes' webhooks, one write per batch. The outcomes and the claim have committed:
-   * a failure here must not lose the claimed rows (they would come back as lost attempts), and
-   * last_* is what the webhook shows, not queue state, so it is logged and the batch goes on.
-   */
-  private async recordWebhookStatus(held: RecordInput[]): Promise<void> {
-    const outcomes: WebhookOutcome[] = held.map(({ d, rec }) => ({ webhookId: d.webhookId, at: rec.attempt.startedAt, status: rec.webhookStatus, responseCode: rec.attempt.statusCode }));
-    await this.webhookStatus.recordLatest(outcomes).catch((err: Error) => this.logger.warn(`last delivery status of ${outcomes.length} outcome(s) not recorded: ${err.message}`));
+    return { held: inputs.map((it) => heldIds.has(it.d.id)), claimed: rows.filter((r) => !r.held).map(toClaimed) };
   }
 
   async logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void> {
