@@ -6,6 +6,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
+import { parseRetryAfter } from '../common/retry-after';
 import { PrivateDestinationsService } from '../auth/private-destinations.service';
 import { SecretBox } from '../crypto/secret-box';
 import { dialectOf, pgPool } from '../database/data-source';
@@ -17,7 +18,7 @@ import { DeliverySender, truncateUtf8, RESPONSE_EXCERPT_BYTES } from './delivery
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions, ResolvedDeliveryOptions } from './delivery.options';
 import { GroupBatcher } from './group-batcher';
 import { deliveryBodyTemplate } from './payload';
-import { DEFAULT_RETRY_SCHEDULE_S, parseRetryAfter, RetryPolicy } from './retry-policy';
+import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { buildDeliveryHeaders } from './signer';
 
 const POLL_INTERVAL_NAME = 'trendhooks-delivery-poll';
