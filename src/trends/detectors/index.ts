@@ -10,7 +10,8 @@ export {
 export type { RisingParams, SurgeParams, VelocityParams } from './params';
 export { bucketStartOf, createSurgeState, fillSurgeGaps, hourOfWeek, observeSurgeBucket } from './surge';
 export type { SurgeDetection, SurgeState } from './surge';
-export { binomialDeviance, createVelocityState, KeywordTable, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';
+export { binomialDeviance, createVelocityState, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';
+export { KeywordTable } from './hash-tables';
 export type { VelocityDetection, VelocityPost, VelocityState } from './velocity';
 export {
   keywordOf,
