@@ -5,6 +5,7 @@
  * keyword keeps an EWMA of its share; buckets where it is absent count as share 0, applied lazily
  * when the keyword is next seen, so a bucket costs O(distinct keywords in it), not O(vocabulary).
  */
+import type { VelocityDetection } from '../../events/kinds/velocity';
 import { alphaFromHalfLife, resolveVelocityParams, VelocityParams } from './params';
 import { BucketCounter, copyString, KeywordTable } from './hash-tables';
 import { postKeywords, scanSpans, spanHash } from './tokenizer';
@@ -16,29 +17,6 @@ export interface VelocityPost {
   readonly title: string;
   readonly selftext?: string;
   readonly permalink?: string;
-}
-
-export interface VelocityDetection {
-  readonly kind: 'trends.velocity';
-  readonly keyword: string;
-  readonly bucketStart: number;
-  readonly bucketEnd: number;
-  /** Posts in the bucket containing the keyword. */
-  readonly count: number;
-  /** Posts in the bucket. */
-  readonly posts: number;
-  /** count / posts. */
-  readonly share: number;
-  /** Share the score was measured against: the keyword's EWMA share, floored at `priorShare`. */
-  readonly baselineShare: number;
-  /** Signed root of the binomial deviance / dispersion (≈ z-score). */
-  readonly score: number;
-  readonly threshold: number;
-  /** Fewest posts with the keyword that may fire (`params.minCount`). */
-  readonly minCount: number;
-  /** Up to `maxEvidence` ids of posts containing the keyword, in input order. */
-  readonly postIds: readonly string[];
-  readonly permalinks: readonly string[];
 }
 
 export interface VelocityState {
