@@ -11,10 +11,12 @@ import { AppModule, Role, ROLES } from './app.module';
 import { ApiKeyService } from './auth/api-key.service';
 import { PrivateDestinationsService } from './auth/private-destinations.service';
 import { AppError } from './common/errors';
-import { plural } from './common/plural';
+import { orList, plural } from './common/plural';
 import { SecretBox } from './crypto/secret-box';
 import { EventsService } from './delivery/events.service';
+import { EVENT_KINDS } from './events/catalogue';
 import { BacktestCommandOptions, runBacktestCommand } from './trends/backtest.command';
+import { BACKTEST_KINDS } from './trends/detectors/backtest';
 import { AppConfig, ConfigError, loadConfig, PLANS } from './config/config';
 import { parsePrivateGrant } from './ssrf/ssrf-policy';
 import { dataSourceOptions, runMigrations, schemaDrift } from './database/data-source';
@@ -324,7 +326,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
   events
     .command('emit')
     .description('create an event and fan it out to the subscribed webhooks (delivered by a running worker)')
-    .requiredOption('--event <type>', 'trends.surge, trends.velocity or trends.rising')
+    .requiredOption('--event <type>', orList(EVENT_KINDS))
     .requiredOption('--subreddit <name>', 'subreddit the event is about')
     .option('--data <json>', 'the event figures, a JSON object', '{}')
     .option('--id <evt_id>', 'a deterministic event id (emitting it again is a no-op)')
@@ -345,8 +347,8 @@ export function buildCli(env: Record<string, string | undefined>): Command {
 
   program
     .command('backtest')
-    .description('run the production surge or velocity detector over a timestamp,value CSV and print each detection at its row timestamp')
-    .addOption(new Option('--kind <kind>', 'detector').choices(['surge', 'velocity']).makeOptionMandatory())
+    .description(`run the production ${orList(BACKTEST_KINDS)} detector over a timestamp,value CSV and print each detection at its row timestamp`)
+    .addOption(new Option('--kind <kind>', 'detector').choices(BACKTEST_KINDS).makeOptionMandatory())
     .requiredOption('--series <file>', 'CSV of timestamp,value[,total] rows (ISO 8601 or unix seconds/ms; header optional)')
     .option('--json', 'one JSON object per detection: {"timestamp" (the row\'s own), "bucket_start", "value", "expected", "lift", "score"}; with --labels a last {"nab": …} line')
     .option('--bucket <duration>', 'bucket width, e.g. 5m, 30m, 1h (default: the series\' most common row spacing)')
@@ -366,7 +368,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
     .description('see the whole flow locally: a generated subreddit replayed through the trend pipeline, each webhook delivery to a local HTTPS receiver verified and printed')
     .option('--json', 'one JSON object per delivery instead of a line')
     .option('--database-url <url>', 'use this database instead of a temporary SQLite file (a scratch one: DATABASE_URL is used too when set)')
-    .option('--timeout <seconds>', 'give up (exit 1) when the three kinds have not all been delivered by then', '60')
+    .option('--timeout <seconds>', 'give up (exit 1) when not every event kind has been delivered by then', '60')
     .action(async (opts: { json?: boolean; databaseUrl?: string; timeout: string }) => {
       if (!/^\d+(\.\d+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`);
       // Loaded on use: the other commands never pay for the demo's generator and receiver.
