@@ -3,7 +3,7 @@
  * detection, typed `data`, the detection → data mapping, OpenAPI fields and example, one-line
  * format). Everything that lists or handles kinds — webhook validation, delivery, the trend
  * pipeline, the OpenAPI document, the demo and the CLI — derives from `EVENT_CATALOGUE`, so a new
- * kind is its kind file, one line below, and the detector that produces it.
+ * kind is its kind file, its import and `DEFINITIONS` entry here, and the detector that produces it.
  *
  * This folder sits below trends, webhooks, delivery, openapi, demo and the CLI and imports none of them.
  */
