@@ -63,4 +63,13 @@ export { WebhooksModule } from './webhooks/webhooks.module';
 export { WebhooksService } from './webhooks/webhooks.service';
 export { AppModule } from './app.module';
 export { createApp } from './app';
-export type * from './trends/trend-event-payloads';
+export type {
+  DeliveredEventFields,
+  DeliveredTrendEvent,
+  RisingEventData,
+  SurgeEventData,
+  TrendEventData,
+  TrendEventDataByKind,
+  TrendEvidence,
+  VelocityEventData,
+} from './events/catalogue';

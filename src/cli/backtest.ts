@@ -1,12 +1,14 @@
 import { Command, Option } from 'commander';
+import { orList } from '../common/plural';
 import { BacktestCommandOptions, runBacktestCommand } from '../trends/backtest.command';
+import { BACKTEST_KINDS } from '../trends/detectors/backtest';
 
 /** `trendhooks backtest`: the options; the run itself is the trends module's (src/trends/backtest.command.ts). */
 export function addBacktestCommand(program: Command): void {
   program
     .command('backtest')
-    .description('run the production surge or velocity detector over a timestamp,value CSV and print each detection at its row timestamp')
-    .addOption(new Option('--kind <kind>', 'detector').choices(['surge', 'velocity']).makeOptionMandatory())
+    .description(`run the production ${orList(BACKTEST_KINDS)} detector over a timestamp,value CSV and print each detection at its row timestamp`)
+    .addOption(new Option('--kind <kind>', 'detector').choices(BACKTEST_KINDS).makeOptionMandatory())
     .requiredOption('--series <file>', 'CSV of timestamp,value[,total] rows (ISO 8601 or unix seconds/ms; header optional)')
     .option('--json', 'one JSON object per detection: {"timestamp" (the row\'s own), "bucket_start", "value", "expected", "lift", "score"}; with --labels a last {"nab": …} line')
     .option('--bucket <duration>', 'bucket width, e.g. 5m, 30m, 1h (default: the series\' most common row spacing)')

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { AppError } from '../common/errors';
-import { plural } from '../common/plural';
+import { orList, plural } from '../common/plural';
 import { EventsService } from '../delivery/events.service';
+import { EVENT_KINDS } from '../events/catalogue';
 import { ConfigSource, withAppContext } from './support';
 
 /** `trendhooks events emit`: an event made by hand goes through the same fan-out as a detected one. */
@@ -10,7 +11,7 @@ export function addEventsCommands(program: Command, config: ConfigSource): void 
   events
     .command('emit')
     .description('create an event and fan it out to the subscribed webhooks (delivered by a running worker)')
-    .requiredOption('--event <type>', 'trends.surge, trends.velocity or trends.rising')
+    .requiredOption('--event <type>', orList(EVENT_KINDS))
     .requiredOption('--subreddit <name>', 'subreddit the event is about')
     .option('--data <json>', 'the event figures, a JSON object', '{}')
     .option('--id <evt_id>', 'a deterministic event id (emitting it again is a no-op)')
