@@ -22,7 +22,7 @@ export class PostgresApiKeyStore extends TypeOrmApiKeyStore {
         customer.plan = plan;
       }
       await em.getRepository(ApiKeyEntity).insert({ ...key, customerId: customer.id });
-      return { customer, created };
+      return { customer: { id: customer.id, name: customer.name, plan: customer.plan }, created };
     });
   }
 }
