@@ -10,23 +10,33 @@ export interface StoreFixture<T> {
   readonly ds: DataSource;
 }
 
-/**
- * A fresh migrated database for one describe block, and the store implementation for its dialect
- * (as dialectProvider would pick it), built on that data source. Registers its own beforeAll/afterAll.
- */
-export function storeFixture<T>(makeDb: () => TestDatabase, impls: Record<Dialect, Type<T>>): StoreFixture<T> {
+/** A fresh migrated database for one describe block. Registers its own beforeAll/afterAll. */
+export function databaseFixture(makeDb: () => TestDatabase): { readonly ds: DataSource } {
   const db = makeDb();
   let ds: DataSource | undefined;
-  let store: T | undefined;
   beforeAll(async () => {
     ds = new DataSource(dataSourceOptions(await db.create()));
     await ds.initialize();
     await runMigrations(ds);
-    store = new impls[dialectOf(ds)](ds);
   });
   afterAll(async () => {
     await ds?.destroy();
     await db.drop();
+  });
+  return {
+    get ds() {
+      if (!ds) throw new Error('the database fixture is not ready (used outside a test?)');
+      return ds;
+    },
+  };
+}
+
+/** databaseFixture plus the store implementation for its dialect (as dialectProvider would pick it), built on it. */
+export function storeFixture<T>(makeDb: () => TestDatabase, impls: Record<Dialect, Type<T>>): StoreFixture<T> {
+  const db = databaseFixture(makeDb);
+  let store: T | undefined;
+  beforeAll(() => {
+    store = new impls[dialectOf(db.ds)](db.ds);
   });
   return {
     get store() {
@@ -34,8 +44,7 @@ export function storeFixture<T>(makeDb: () => TestDatabase, impls: Record<Dialec
       return store;
     },
     get ds() {
-      if (!ds) throw new Error('the store fixture is not ready (used outside a test?)');
-      return ds;
+      return db.ds;
     },
   };
 }
