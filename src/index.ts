@@ -51,7 +51,7 @@ export type { PaginationModuleOptions } from './pagination/pagination.options';
 export { PaginationService, PageContext } from './pagination/pagination.service';
 export { PostsModule } from './posts/posts.module';
 export { PostsService } from './posts/posts.service';
-export { PostRepository } from './posts/post.repository';
+export { PostStore } from './posts/post.store';
 export { IngestService, type IngestListener, type IngestSummary, INGEST_LISTENER, InjectIngestListener } from './posts/ingest.service';
 export type { PostResource } from './posts/dto/post.resource';
 export { parsePost, parseJsonDocument, parseRedditText, type RedditPost } from './posts/reddit-parse';

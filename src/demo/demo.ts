@@ -9,7 +9,7 @@ import { EVENT_KINDS, EventKind } from '../events/catalogue';
 import { ApiKeyService, IssuedKey } from '../auth/api-key.service';
 import { loadConfig } from '../config/config';
 import { toPostEntity } from '../posts/ingest.service';
-import { PostRepository } from '../posts/post.repository';
+import { PostStore } from '../posts/post.store';
 import { TrendsPipeline } from '../trends/trends.pipeline';
 import { generateDemoDataset } from './dataset';
 import { deliveryLine, describeFigures, eventTime } from './format';
@@ -229,7 +229,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
 
     // Replay in event-time order, as the poller would have stored it: each poll is one upsert and
     // one pipeline call, at its simulated time.
-    const posts = app.get(PostRepository);
+    const posts = app.get(PostStore);
     const pipeline = app.get(TrendsPipeline);
     // Builds the subreddit's detector state now, while it has no stored posts: created after the
     // first upsert, it would take those (past-dated) posts for history and count them twice.

@@ -1,10 +1,13 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
+import { dialectProvider } from '../database/dialect';
 import { JsonBodyMiddleware } from '../common/json-body.middleware';
 import { WEBHOOK_ENTITIES } from './entities';
 import { WebhooksController } from './webhooks.controller';
-import { WebhookRepository } from './webhook.repository';
+import { WebhookStore } from './webhook.store';
+import { PostgresWebhookStore } from './webhook.store.postgres';
+import { SqliteWebhookStore } from './webhook.store.sqlite';
 import { WebhooksService } from './webhooks.service';
 
 /**
@@ -14,8 +17,12 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES)],
   controllers: [WebhooksController],
-  providers: [{ provide: CLOCK, useClass: SystemClock }, WebhookRepository, WebhooksService],
-  exports: [WebhookRepository, WebhooksService],
+  providers: [
+    { provide: CLOCK, useClass: SystemClock },
+    dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),
+    WebhooksService,
+  ],
+  exports: [WebhookStore, WebhooksService],
 })
 export class WebhooksModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
