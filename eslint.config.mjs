@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/main.ts', 'src/cli.ts', 'test/**', 'bench/**', '**/*.spec.ts', 'eslint.config.mjs', 'jest.config.js'],
+    files: ['src/main.ts', 'src/cli.ts', 'scripts/**', 'test/**', 'bench/**', '**/*.spec.ts', 'eslint.config.mjs', 'jest.config.js'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

@@ -14,6 +14,7 @@ import { APP_CONFIG } from './config/config.module';
 import { encryptionKeyFile } from './config/config';
 import { CryptoModule } from './crypto/crypto.module';
 import { dataSourceOptions } from './database/data-source';
+import { DatabaseUnavailableModule } from './database/unavailable';
 import { DeliveryModule } from './delivery/delivery.module';
 import { HealthModule } from './health/health.module';
 import { MetricsListener } from './metrics/metrics.listener';
@@ -64,6 +65,8 @@ export class AppModule implements NestModule {
         ...(logs === false ? [] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
         MetricsModule.forRoot({}),
         TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES)),
+        // The error filter answers a database outage 503 (every controller's instance of it, too).
+        DatabaseUnavailableModule,
         AuthModule.forRoot({ plans: config.plans, rateLimitStore }),
         HealthModule.forRoot({ pings: rateLimitStore ? { redis: () => rateLimitStore.ping() } : {} }),
         CryptoModule.forRoot({ keys: config.encryption.keys, keyFile: encryptionKeyFile(config) ?? undefined }),

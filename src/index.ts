@@ -5,6 +5,7 @@
  *
  *   @Module({ imports: [
  *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: POSTGRES_MIGRATIONS, migrationsRun: true }),
+ *     DatabaseUnavailableModule, // a database outage answers 503 + Retry-After (else 500)
  *     AuthModule.forRoot({}), CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }),
  *     PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
  *     DeliveryModule.forRoot({ worker: true }), WebhooksModule, PostsModule,
@@ -27,13 +28,14 @@ export { Metrics, type DeliveryOutcome } from './metrics/metrics.service';
 export { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics/metrics.listener';
 export { CLOCK, Clock, SystemClock } from './common/clock';
 export { AppError, ErrorCode, ERROR_STATUS } from './common/errors';
-export { ApiExceptionFilter } from './common/exception.filter';
+export { ApiExceptionFilter, DATABASE_UNAVAILABLE, type DatabaseUnavailableClassifier } from './common/exception.filter';
 export { EnvelopeInterceptor } from './common/envelope.interceptor';
 export { Paged } from './common/envelope';
 export { AppConfig, loadConfig, type HttpAdapterName } from './config/config';
 export { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from './auth/plans';
 export { TRENDHOOKS_ENTITIES } from './entities';
 export { dataSourceOptions, runMigrations, schemaDrift, type DatabaseConfig } from './database/data-source';
+export { DatabaseUnavailableModule, isDatabaseUnavailable } from './database/unavailable';
 export { POSTGRES_MIGRATIONS } from './database/migrations/postgres';
 export { SQLITE_MIGRATIONS } from './database/migrations/sqlite';
 export { CryptoModule } from './crypto/crypto.module';
@@ -49,7 +51,7 @@ export type { PaginationModuleOptions } from './pagination/pagination.options';
 export { PaginationService, PageContext } from './pagination/pagination.service';
 export { PostsModule } from './posts/posts.module';
 export { PostsService } from './posts/posts.service';
-export { PostRepository } from './posts/post.repository';
+export { PostStore } from './posts/post.store';
 export { IngestService, type IngestListener, type IngestSummary, INGEST_LISTENER, InjectIngestListener } from './posts/ingest.service';
 export type { PostResource } from './posts/dto/post.resource';
 export { parsePost, parseJsonDocument, parseRedditText, type RedditPost } from './posts/reddit-parse';
@@ -61,4 +63,13 @@ export { WebhooksModule } from './webhooks/webhooks.module';
 export { WebhooksService } from './webhooks/webhooks.service';
 export { AppModule } from './app.module';
 export { createApp } from './app';
-export type * from './trends/trend-event-payloads';
+export type {
+  DeliveredEventFields,
+  DeliveredTrendEvent,
+  RisingEventData,
+  SurgeEventData,
+  TrendEventData,
+  TrendEventDataByKind,
+  TrendEvidence,
+  VelocityEventData,
+} from './events/catalogue';

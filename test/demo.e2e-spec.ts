@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { eventBodySchema } from '../src/trends/event-kinds';
+import { eventBodySchema } from '../src/events/catalogue';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';

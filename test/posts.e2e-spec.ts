@@ -10,7 +10,7 @@ import { dialectOf } from '../src/database/data-source';
 import { CursorCodec, CursorKeyRing } from '../src/pagination/cursor-codec';
 import { IngestService } from '../src/posts/ingest.service';
 import { PostEntity } from '../src/posts/post.entity';
-import { PostRepository } from '../src/posts/post.repository';
+import { PostStore as PostRepository } from '../src/posts/post.store';
 import { POSTS_SUBREDDIT_ROUTE } from '../src/posts/posts.service';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';

@@ -16,7 +16,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { DIST, PG_ADMIN_URL, arg, log, requireBuild, scratchDatabase } = require('../lib');
 
-requireBuild('posts/post.repository.js', 'the posts module');
+requireBuild('posts/post.store.js', 'the posts module');
 require('reflect-metadata');
 const { getDataSourceToken } = require('@nestjs/typeorm');
 const { Agent, request } = require('undici');
@@ -24,7 +24,7 @@ const { createApp } = require(path.join(DIST, 'app'));
 const { loadConfig } = require(path.join(DIST, 'config/config'));
 const { ApiKeyService } = require(path.join(DIST, 'auth/api-key.service'));
 const { CursorCodec, CursorKeyRing } = require(path.join(DIST, 'pagination/cursor-codec'));
-const { PostRepository } = require(path.join(DIST, 'posts/post.repository'));
+const { PostStore } = require(path.join(DIST, 'posts/post.store'));
 const { POSTS_SUBREDDIT_ROUTE } = require(path.join(DIST, 'posts/posts.service'));
 
 const ROWS = arg('rows', 1_000_000);
@@ -90,7 +90,7 @@ async function runOne(dialect, database) {
   try {
     await app.listen(0, '127.0.0.1');
     const ds = app.get(getDataSourceToken());
-    const repo = app.get(PostRepository);
+    const repo = app.get(PostStore);
 
     log(`${dialect}: seeding ${ROWS.toLocaleString()} posts into r/${SUB}`);
     let t = Date.now();

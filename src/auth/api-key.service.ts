@@ -1,14 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
 import { AppError } from '../common/errors';
 import { CLOCK, Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { PLANS, Plan } from './plans';
-import { dialectOf, sqliteHandle } from '../database/data-source';
 import { ApiKeyEntity } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey, DISPLAY_PREFIX_LEN } from './api-key.format';
-import { CustomerEntity } from './customer.entity';
+import { ApiKeyStore } from './api-key.store';
 
 export interface Principal {
   customerId: string;
@@ -29,7 +26,7 @@ export interface IssuedKey {
 @Injectable()
 export class ApiKeyService {
   constructor(
-    @InjectDataSource() private readonly ds: DataSource,
+    private readonly store: ApiKeyStore,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -41,45 +38,9 @@ export class ApiKeyService {
       throw new AppError('VALIDATION_ERROR', `plan must be one of ${PLANS.join(', ')}`);
     }
     const key = generateApiKey();
-    const now = this.clock.now();
-    const keyRow = (customerId: string): ApiKeyEntity => ({ id: newId('key'), customerId, prefix: displayPrefix(key), keyHash: hashApiKey(key), createdAt: now, revokedAt: null });
-    const issued = (row: ApiKeyEntity, customer: Pick<CustomerEntity, 'id' | 'name' | 'plan'>, created: boolean): IssuedKey => ({
-      key, key_id: row.id, prefix: row.prefix, customer_id: customer.id, customer: customer.name, plan: customer.plan, created_customer: created,
-    });
-    if (dialectOf(this.ds) === 'sqlite') {
-      // One synchronous transaction on the single shared connection: an async TypeORM transaction
-      // there would take in the statements of requests served meanwhile (an API issuing keys in-process).
-      const db = sqliteHandle(this.ds);
-      return db.transaction(() => {
-        let customer = db.prepare('SELECT id, name, plan FROM customers WHERE name = ?').get(name) as Pick<CustomerEntity, 'id' | 'name' | 'plan'> | undefined;
-        const created = !customer;
-        if (!customer) {
-          customer = { id: newId('cus'), name, plan: plan as Plan };
-          db.prepare('INSERT INTO customers (id, name, plan, created_at) VALUES (?, ?, ?, ?)').run(customer.id, name, plan, now.getTime());
-        } else if (customer.plan !== plan) {
-          db.prepare('UPDATE customers SET plan = ? WHERE id = ?').run(plan, customer.id);
-          customer.plan = plan as Plan;
-        }
-        const row = keyRow(customer.id);
-        db.prepare('INSERT INTO api_keys (id, customer_id, prefix, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)').run(row.id, row.customerId, row.prefix, row.keyHash, now.getTime());
-        return issued(row, customer, created);
-      }).immediate();
-    }
-    return this.ds.transaction(async (em) => {
-      const customers = em.getRepository(CustomerEntity);
-      let customer = await customers.findOneBy({ name });
-      const created = !customer;
-      if (!customer) {
-        customer = customers.create({ id: newId('cus'), name, plan: plan as Plan, createdAt: now });
-        await customers.insert(customer);
-      } else if (customer.plan !== plan) {
-        await customers.update({ id: customer.id }, { plan: plan as Plan });
-        customer.plan = plan as Plan;
-      }
-      const row = keyRow(customer.id);
-      await em.getRepository(ApiKeyEntity).insert(row);
-      return issued(row, customer, created);
-    });
+    const row: Omit<ApiKeyEntity, 'customerId'> = { id: newId('key'), prefix: displayPrefix(key), keyHash: hashApiKey(key), createdAt: this.clock.now(), revokedAt: null };
+    const { customer, created } = await this.store.createKey(name, plan as Plan, row);
+    return { key, key_id: row.id, prefix: row.prefix, customer_id: customer.id, customer: customer.name, plan: customer.plan, created_customer: created };
   }
 
   /** Revokes by the display prefix (or the whole key). Returns how many keys were revoked. */
@@ -88,12 +49,10 @@ export class ApiKeyService {
     if (value.length < DISPLAY_PREFIX_LEN) {
       throw new AppError('VALIDATION_ERROR', `give at least the first ${DISPLAY_PREFIX_LEN} characters of the key`);
     }
-    const repo = this.ds.getRepository(ApiKeyEntity);
-    const where = value.length > DISPLAY_PREFIX_LEN ? { keyHash: hashApiKey(value), revokedAt: IsNull() } : { prefix: value, revokedAt: IsNull() };
-    const matches = await repo.findBy(where);
+    const matches = await this.store.findActive(value.length > DISPLAY_PREFIX_LEN ? { keyHash: hashApiKey(value) } : { prefix: value });
     if (matches.length > 1) throw new AppError('CONFLICT', `prefix ${value} matches ${matches.length} keys; give the whole key`);
     if (matches.length === 0) return 0;
-    await repo.update({ id: matches[0].id }, { revokedAt: this.clock.now() });
+    await this.store.revoke(matches[0].id, this.clock.now());
     return 1;
   }
 
@@ -108,15 +67,9 @@ export class ApiKeyService {
     if (!m) throw unauthorized('Authorization header must be exactly "Bearer <API key>" (one space, no other blanks)');
     const key = m[1];
     if (!isWellFormedApiKey(key)) throw unauthorized('API key is malformed');
-    const row = await this.ds
-      .getRepository(ApiKeyEntity)
-      .createQueryBuilder('k')
-      .innerJoin(CustomerEntity, 'c', 'c.id = k.customer_id')
-      .select(['k.id AS key_id', 'k.customer_id AS customer_id', 'k.revoked_at AS revoked_at', 'c.plan AS plan'])
-      .where('k.key_hash = :hash', { hash: hashApiKey(key) })
-      .getRawOne<{ key_id: string; customer_id: string; revoked_at: string | number | null; plan: Plan }>();
-    if (!row || row.revoked_at !== null) throw unauthorized('API key is unknown or revoked');
-    return { customerId: row.customer_id, plan: row.plan, keyId: row.key_id };
+    const row = await this.store.findByHash(hashApiKey(key));
+    if (!row || row.revoked) throw unauthorized('API key is unknown or revoked');
+    return { customerId: row.customerId, plan: row.plan, keyId: row.keyId };
   }
 }
 

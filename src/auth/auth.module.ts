@@ -1,8 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
+import { dialectProvider } from '../database/dialect';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyService } from './api-key.service';
+import { ApiKeyStore } from './api-key.store';
+import { PostgresApiKeyStore } from './api-key.store.postgres';
+import { SqliteApiKeyStore } from './api-key.store.sqlite';
 import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
 import { AUTH_ENTITIES } from './entities';
 import { PlanService } from './plan.service';
@@ -23,6 +27,7 @@ import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
       inject: [AUTH_OPTIONS],
       useFactory: (o: AuthModuleOptions) => o.rateLimitStore ?? new MemoryRateLimitStore(),
     },
+    dialectProvider(ApiKeyStore, { sqlite: SqliteApiKeyStore, postgres: PostgresApiKeyStore }),
     ApiKeyService,
     RateLimitService,
     PlanService,

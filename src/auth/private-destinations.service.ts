@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors';
 import { parsePrivateGrant, parsePrivateGrants, PrivateGrant } from '../ssrf/ssrf-policy';
+import { ApiKeyStore } from './api-key.store';
 import { CustomerEntity } from './customer.entity';
 
 /**
@@ -12,15 +11,11 @@ import { CustomerEntity } from './customer.entity';
  */
 @Injectable()
 export class PrivateDestinationsService {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {}
-
-  private get customers() {
-    return this.ds.getRepository(CustomerEntity);
-  }
+  constructor(private readonly store: ApiKeyStore) {}
 
   /** By name or `cus_` id; NOT_FOUND names what was asked for. */
   private async find(customer: string): Promise<CustomerEntity> {
-    const row = (await this.customers.findOneBy({ name: customer })) ?? (customer.startsWith('cus_') ? await this.customers.findOneBy({ id: customer }) : null);
+    const row = (await this.store.findCustomerByName(customer)) ?? (customer.startsWith('cus_') ? await this.store.findCustomerById(customer) : null);
     if (!row) throw new AppError('NOT_FOUND', `no customer named ${customer}`);
     return row;
   }
@@ -41,7 +36,7 @@ export class PrivateDestinationsService {
     const row = await this.find(customer);
     const grants = parsePrivateGrants(row.privateAllow).filter((g) => g.cidr.text !== grant.cidr.text);
     grants.push(grant);
-    await this.customers.update({ id: row.id }, { privateAllow: grants.map((g) => g.text).join(' ') });
+    await this.store.setPrivateAllow(row.id, grants.map((g) => g.text).join(' '));
     return this.list(row.id);
   }
 
@@ -60,25 +55,17 @@ export class PrivateDestinationsService {
       after = before.filter((g) => g.cidr.text !== cidr);
     }
     if (after.length === before.length) return false;
-    await this.customers.update({ id: row.id }, { privateAllow: after.length ? after.map((g) => g.text).join(' ') : null });
+    await this.store.setPrivateAllow(row.id, after.length ? after.map((g) => g.text).join(' ') : null);
     return true;
   }
 
   /** The grants of the customer owning a webhook (delivery time). */
   async forWebhook(webhookId: string): Promise<PrivateGrant[]> {
-    const rows: { private_allow: string | null }[] = await this.ds
-      .createQueryBuilder()
-      .select('c.private_allow', 'private_allow')
-      .from('webhooks', 'w')
-      .innerJoin('customers', 'c', 'c.id = w.customer_id')
-      .where('w.id = :id', { id: webhookId })
-      .getRawMany();
-    return parsePrivateGrants(rows[0]?.private_allow);
+    return parsePrivateGrants(await this.store.privateAllowOfWebhook(webhookId));
   }
 
   /** The grants of one customer (create time). */
   async forCustomer(customerId: string): Promise<PrivateGrant[]> {
-    const row = await this.customers.findOne({ select: { id: true, privateAllow: true }, where: { id: customerId } });
-    return parsePrivateGrants(row?.privateAllow);
+    return parsePrivateGrants(await this.store.privateAllowOfCustomer(customerId));
   }
 }

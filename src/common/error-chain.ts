@@ -1,7 +1,7 @@
 /**
  * The error and everything it wraps — `cause`, AggregateError `errors`, TypeORM's `driverError` —
- * breadth first, cycle-safe and bounded: the one walker the HTTP exception filter, the delivery
- * classifier and the CLI use to look beneath a wrapper.
+ * breadth first, cycle-safe and bounded: the one walker the database-unavailable classifier (HTTP
+ * exception filter and CLI) and the delivery classifier use to look beneath a wrapper.
  */
 export function* errorChain(err: unknown, limit = 32): Generator<Record<string, unknown>> {
   const queue: unknown[] = [err];

@@ -1,6 +1,5 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { errorChain } from './error-chain';
 import { AppError, ErrorCode, ERROR_STATUS } from './errors';
 import { ensureRequestId } from './request-id';
 
@@ -20,8 +19,20 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   503: 'SERVICE_UNAVAILABLE',
 };
 
+/**
+ * Says whether an unexpected error means the database is unreachable or locked for now (503, retry)
+ * rather than a failed statement. The database layer knows its drivers' errors and provides it
+ * (DatabaseUnavailableModule); this floor of the code base only asks.
+ */
+export type DatabaseUnavailableClassifier = (err: unknown) => boolean;
+
+/** Injection token of the classifier ApiExceptionFilter asks; without a provider nothing is classified (500). */
+export const DATABASE_UNAVAILABLE = Symbol('trendhooks:database-unavailable');
+
+const classifiesNothing: DatabaseUnavailableClassifier = () => false;
+
 /** Maps any thrown value to the spec 2.4 envelope. Only AppError messages reach the client verbatim. */
-export function toErrorResponse(exception: unknown, method?: string, url?: string): AppError {
+export function toErrorResponse(exception: unknown, method?: string, url?: string, isDatabaseUnavailable = classifiesNothing): AppError {
   if (exception instanceof AppError) return exception;
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
@@ -55,32 +66,6 @@ export function databaseUnavailable(): AppError {
   return new AppError('SERVICE_UNAVAILABLE', 'the database is temporarily unavailable; retry the request', { 'Retry-After': '1' });
 }
 
-// Socket-level failures of a database connection (refused while the server is down, cut by a crash).
-const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-// PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01 admin_shutdown, 57P02 crash_shutdown,
-// 57P03 cannot_connect_now (starting up, in recovery, shutting down), 53300 too_many_connections.
-const PG_UNAVAILABLE_STATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
-// node-postgres reports a lost or never-made connection by message only (no code).
-const PG_CONNECTION_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
-
-/**
- * Whether `err` (or what it wraps: `cause`, AggregateError `errors`, TypeORM's `driverError`) says
- * the database is unreachable or momentarily unable to take the statement, rather than that the
- * statement was wrong: a lost or refused PostgreSQL connection, a server shutting down, restarting
- * or in recovery, a pool that could not hand out a connection in time; a SQLite database locked
- * by another writer past the busy timeout. Such a request may simply be retried.
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  for (const { code, message } of errorChain(err)) {
-    if (typeof code === 'string') {
-      if (CONNECTION_ERRNOS.has(code) || PG_UNAVAILABLE_STATE.test(code)) return true;
-      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return true;
-    }
-    if (typeof message === 'string' && PG_CONNECTION_MESSAGE.test(message)) return true;
-  }
-  return false;
-}
-
 function stripQuery(url?: string): string {
   const path = (url ?? '').split('?')[0];
   return path.length > 200 ? path.slice(0, 200) + '…' : path;
@@ -103,14 +88,17 @@ function describeCause(e: unknown): Record<string, unknown> | string {
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('trendhooks');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() @Inject(DATABASE_UNAVAILABLE) private readonly isDatabaseUnavailable: DatabaseUnavailableClassifier = classifiesNothing,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const req = http.getRequest();
     const res = http.getResponse();
     const requestId = ensureRequestId(req, res);
-    const err = toErrorResponse(exception, req.method, req.originalUrl ?? req.url);
+    const err = toErrorResponse(exception, req.method, req.originalUrl ?? req.url, this.isDatabaseUnavailable);
     if (err.code === 'SERVICE_UNAVAILABLE' && !(exception instanceof AppError) && !(exception instanceof HttpException)) {
       // Expected during a database outage (one line per request, no stack); readiness reports it too.
       this.logger.warn({ request_id: requestId, err: describeCause(exception) }, 'database unavailable');

@@ -7,7 +7,7 @@ import { CursorKeyRing } from '../pagination/cursor-codec';
 import type { CursorKeys } from '../pagination/cursor-keys';
 import { PaginationService } from '../pagination/pagination.service';
 import type { WebhookEntity } from '../webhooks/webhook.entity';
-import type { WebhookRepository } from '../webhooks/webhook.repository';
+import type { WebhookStore } from '../webhooks/webhook.store';
 import { DeliveriesService } from './deliveries.service';
 import { deliveryId } from './delivery-id';
 import { EventsService } from './events.service';
@@ -24,7 +24,7 @@ function setup() {
   const clock: Clock = { now: () => NOW };
   const owner: Principal = { customerId: 'cus_a', plan: 'business', keyId: 'k1' };
   const hook = { id: newUlid(), customerId: owner.customerId, subreddit: 'rust' } as WebhookEntity;
-  const webhooks = { findForCustomer: async (customerId: string, id: string) => (customerId === hook.customerId && id === hook.id ? hook : null) } as unknown as WebhookRepository;
+  const webhooks = { findForCustomer: async (customerId: string, id: string) => (customerId === hook.customerId && id === hook.id ? hook : null) } as unknown as WebhookStore;
   const ring = new CursorKeyRing([{ id: 'k1', secret: randomBytes(32) }]);
   const keys = { get: async () => ring } as unknown as CursorKeys;
   const service = new DeliveriesService(

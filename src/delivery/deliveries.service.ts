@@ -6,7 +6,7 @@ import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { WebhookEntity } from '../webhooks/webhook.entity';
-import { WebhookRepository } from '../webhooks/webhook.repository';
+import { WebhookStore } from '../webhooks/webhook.store';
 import { parseWebhookId } from '../webhooks/webhooks.service';
 import { DELIVERY_ID_RE, deliveryId } from './delivery-id';
 import { DeliveryResource, toDeliveryResource } from './delivery.resource';
@@ -21,7 +21,7 @@ export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 export class DeliveriesService {
   constructor(
     private readonly deliveries: DeliveryQueue,
-    private readonly webhooks: WebhookRepository,
+    private readonly webhooks: WebhookStore,
     private readonly events: EventsService,
     private readonly waker: QueueWaker,
     private readonly plans: PlanService,

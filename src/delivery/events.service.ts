@@ -1,10 +1,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
+import { EVENT_KINDS, isEventKind } from '../events/catalogue';
 import { newId } from '../common/ids';
 import { Metrics } from '../metrics/metrics.service';
 import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
-import { TREND_KINDS } from '../trends/detectors/event-key';
 import { deliveryId } from './delivery-id';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
@@ -39,8 +39,8 @@ export class EventsService {
 
   /** A trend event: every webhook subscribed to its kind and subreddit gets one delivery. */
   emit(input: EmitInput): Promise<EmitResult> {
-    if (!(TREND_KINDS as readonly string[]).includes(input.type)) {
-      throw new AppError('VALIDATION_ERROR', `event must be one of ${TREND_KINDS.join(', ')}`);
+    if (!isEventKind(input.type)) {
+      throw new AppError('VALIDATION_ERROR', `event must be one of ${EVENT_KINDS.join(', ')}`);
     }
     return this.write(input, 'subscribers');
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { SubredditTrends, Detection } from '../trends/subreddit-trends';
+import type { Detection } from '../events/catalogue';
+import { SubredditTrends } from '../trends/subreddit-trends';
 import { DemoDataset, generateDemoDataset } from './dataset';
 
 /** The dataset through the production detectors with their default parameters, as the pipeline feeds them. */

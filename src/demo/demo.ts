@@ -5,12 +5,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { createApp } from '../app';
+import { EVENT_KINDS, EventKind } from '../events/catalogue';
 import { ApiKeyService, IssuedKey } from '../auth/api-key.service';
 import { loadConfig } from '../config/config';
 import { toPostEntity } from '../posts/ingest.service';
-import { PostRepository } from '../posts/post.repository';
+import { PostStore } from '../posts/post.store';
 import { TrendsPipeline } from '../trends/trends.pipeline';
-import { TREND_KINDS, TrendKind } from '../trends/detectors/event-key';
 import { generateDemoDataset } from './dataset';
 import { deliveryLine, describeFigures, eventTime } from './format';
 import { DemoReceiver, makeSelfSignedCert, ReceivedRequest } from './receiver';
@@ -30,7 +30,7 @@ export interface DemoOptions {
   print?: (line: string) => void;
 }
 
-/** The demo ran but did not see all three kinds delivered and verified. */
+/** The demo ran but did not see every event kind delivered and verified. */
 export class DemoError extends Error {
   constructor(message: string) {
     super(message);
@@ -39,7 +39,7 @@ export class DemoError extends Error {
 }
 
 interface DemoHook {
-  kind: TrendKind;
+  kind: EventKind;
   path: string;
   id: string;
   secret: string;
@@ -114,7 +114,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
 
   const hooks = new Map<string, DemoHook>();
   const shown = new Set<string>();
-  const verified = new Set<TrendKind>();
+  const verified = new Set<EventKind>();
   let allVerified: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (allVerified = resolve));
   let issued: IssuedKey | undefined;
@@ -177,7 +177,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     if (!check.ok) return 401;
     shown.add(msgId);
     if (type === hook.kind) verified.add(hook.kind);
-    if (verified.size === TREND_KINDS.length) allVerified();
+    if (verified.size === EVENT_KINDS.length) allVerified();
     return 204;
   };
 
@@ -207,7 +207,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     api = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
 
     issued = await app.get(ApiKeyService).issue(userDb ? `trendhooks-demo-${suffix}` : 'trendhooks-demo', 'business');
-    for (const kind of TREND_KINDS) {
+    for (const kind of EVENT_KINDS) {
       const hookPath = `/hooks/${kind}`;
       const res = await call('POST', '/v1/webhooks', { url: rx.url(hookPath), event: kind, subreddit, allow_nonstandard_port: true });
       if (res.status !== 201) throw new DemoError(`creating the ${kind} webhook failed: HTTP ${res.status} ${JSON.stringify(res.json?.error ?? res.json)}`);
@@ -220,7 +220,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     say(`  database  ${where}`);
     say(`  API       ${api} (customer ${issued.customer}, plan business, key ${issued.prefix}…)`);
     say(`  receiver  ${rx.url('/hooks/…')} (self-signed certificate, trusted by the sender through DELIVERY_CA_FILE)`);
-    say(`  webhooks  ${TREND_KINDS.join(', ')} on r/${subreddit}, created with POST /v1/webhooks`);
+    say(`  webhooks  ${EVENT_KINDS.join(', ')} on r/${subreddit}, created with POST /v1/webhooks`);
     const hours = (dataset.endMs - dataset.startMs) / 3_600_000;
     say(
       `Replaying ${hours} h of r/${subreddit} from ${new Date(dataset.startMs).toISOString().slice(0, 16).replace('T', ' ')}Z: ` +
@@ -229,7 +229,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
 
     // Replay in event-time order, as the poller would have stored it: each poll is one upsert and
     // one pipeline call, at its simulated time.
-    const posts = app.get(PostRepository);
+    const posts = app.get(PostStore);
     const pipeline = app.get(TrendsPipeline);
     // Builds the subreddit's detector state now, while it has no stored posts: created after the
     // first upsert, it would take those (past-dated) posts for history and count them twice.
@@ -252,13 +252,13 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
 
     if (timedOut) {
       accepting = false;
-      const missing = TREND_KINDS.filter((k) => !verified.has(k));
+      const missing = EVENT_KINDS.filter((k) => !verified.has(k));
       const why: string[] = replayed < dataset.rounds.length ? [`only ${replayed} of ${dataset.rounds.length} polls replayed`] : [];
       for (const kind of missing) why.push(`${kind}: ${await diagnose([...hooks.values()].find((h) => h.kind === kind)!, call)}`);
       throw new DemoError(`no verified delivery of ${missing.join(', ')} within ${(deadline - started) / 1000} s (${why.join('; ')})`);
     }
 
-    say(`All ${TREND_KINDS.length} trend kinds delivered and verified in ${((Date.now() - started) / 1000).toFixed(1)} s. The API's record of them:`);
+    say(`All ${EVENT_KINDS.length} trend kinds delivered and verified in ${((Date.now() - started) / 1000).toFixed(1)} s. The API's record of them:`);
     if (!opts.json) {
       for (const hook of hooks.values()) {
         const list = await settledDeliveries(hook, call, deadline);

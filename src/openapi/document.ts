@@ -3,8 +3,7 @@ import * as path from 'node:path';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { BEARER, HEADER } from './decorators';
-import { TREND_KINDS } from '../trends/detectors/event-key';
-import { EVENT_KINDS, eventBodySchema } from '../trends/event-kinds';
+import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema } from '../events/catalogue';
 
 const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
 
@@ -97,17 +96,17 @@ const SIGNATURE_HEADERS = [
  * The receiver's side of the contract (OpenAPI 3.1 `webhooks`): one entry per event kind, its body
  * schema and example from the event catalogue, and the Standard Webhooks signature headers.
  */
-function deliveryWebhooks(doc: OpenAPIObject): Json {
+export function deliveryWebhooks(doc: OpenAPIObject): Json {
   const schemas = (doc.components ??= {}).schemas ??= {};
   const out: Json = {};
-  for (const kind of TREND_KINDS) {
+  for (const kind of EVENT_KINDS) {
     const name = `${kind.replace(/^trends\./, '').replace(/^./, (c) => c.toUpperCase())}Event`;
     const { example, ...schema } = eventBodySchema(kind);
     schemas[name] = schema;
     out[kind] = {
       post: {
         operationId: `webhook_${kind.replace('.', '_')}`,
-        summary: `${kind}: ${EVENT_KINDS[kind].summary}`,
+        summary: `${kind}: ${EVENT_CATALOGUE[kind].summary}`,
         description: `POSTed to every webhook subscribed to \`${kind}\` for the subreddit. Answer 2xx to acknowledge; 408, 425, 429 and 5xx (and no answer within 10 s) are retried on the schedule, other 4xx and 3xx are final.`,
         tags: ['Webhook deliveries'],
         parameters: SIGNATURE_HEADERS.map((h) => ({ in: 'header', name: h.name, required: true, description: h.description, schema: { type: 'string' }, example: h.example })),

@@ -38,6 +38,9 @@ export interface Page<T, P extends PageInfo | PageInfoNextOnly = PageInfo> {
   page: P;
 }
 
+/** The page object `buildPage` answers: with `prev_cursor` when asked for it, without otherwise. */
+export type PageInfoFor<W extends boolean> = boolean extends W ? PageInfo : W extends true ? PageInfoWithPrev : PageInfoNextOnly;
+
 /** Issues a cursor for a position and direction (normally a closure over CursorCodec.encode). */
 export type IssueCursor = (position: CursorPosition, direction: CursorDirection) => string;
 
@@ -66,34 +69,13 @@ export function fetchSize(req: { limit: number }): number {
  *   cursors on, so both are null and the client restarts from the first page.
  * - withPrev false: the page object has only `limit` and `next_cursor` (no prev_cursor key).
  */
-export function buildPage<T>(
+export function buildPage<T, W extends boolean>(
   rows: readonly T[],
   req: { limit: number; direction: PageDirection },
   keyOf: (row: T) => CursorPosition,
   issue: IssueCursor,
-  opts: { withPrev: true },
-): Page<T, PageInfoWithPrev>;
-export function buildPage<T>(
-  rows: readonly T[],
-  req: { limit: number; direction: PageDirection },
-  keyOf: (row: T) => CursorPosition,
-  issue: IssueCursor,
-  opts: { withPrev: false },
-): Page<T, PageInfoNextOnly>;
-export function buildPage<T>(
-  rows: readonly T[],
-  req: { limit: number; direction: PageDirection },
-  keyOf: (row: T) => CursorPosition,
-  issue: IssueCursor,
-  opts: { withPrev: boolean },
-): Page<T>;
-export function buildPage<T>(
-  rows: readonly T[],
-  req: { limit: number; direction: PageDirection },
-  keyOf: (row: T) => CursorPosition,
-  issue: IssueCursor,
-  opts: { withPrev: boolean },
-): Page<T> {
+  opts: { withPrev: W },
+): Page<T, PageInfoFor<W>> {
   const { limit, direction } = req;
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`buildPage: limit must be a positive integer, got ${limit}`);
   // More rows than limit + 1 means the query is wrong; the "is there more" answer would be a guess.
@@ -115,6 +97,6 @@ export function buildPage<T>(
     prev = opts.withPrev && direction === 'next' && first !== undefined ? issue(keyOf(first), 'prev') : null;
   }
 
-  if (!opts.withPrev) return { items, page: { limit, next_cursor: next } };
-  return { items, page: { limit, next_cursor: next, prev_cursor: prev } };
+  const page: PageInfoNextOnly | PageInfoWithPrev = opts.withPrev ? { limit, next_cursor: next, prev_cursor: prev } : { limit, next_cursor: next };
+  return { items, page: page as PageInfoFor<W> };
 }

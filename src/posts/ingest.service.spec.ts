@@ -6,10 +6,10 @@ import { Test } from '@nestjs/testing';
 import { CLOCK } from '../common/clock';
 import { INGEST_BATCH, INGEST_LISTENER, IngestFileError, IngestListener, IngestProgress, IngestService, MAX_REPORTED_ERRORS, PROGRESS_EVERY } from './ingest.service';
 import type { PostEntity } from './post.entity';
-import { PostRepository } from './post.repository';
+import { PostStore } from './post.store';
 import { parsePost, RedditPost } from './reddit-parse';
 
-/** In-memory stand-in for the store: same contract as PostRepository.upsertMany. */
+/** In-memory stand-in for the store: same contract as PostStore.upsertMany. */
 class MemoryPosts {
   readonly rows = new Map<string, PostEntity>();
   calls: number[] = [];
@@ -54,7 +54,7 @@ describe('IngestService', () => {
         seen.push({ ids: posts.map((p) => p.id), inserted: [...info.insertedIds] });
       },
     };
-    service = new IngestService(store as unknown as PostRepository, { now: () => NOW }, listener);
+    service = new IngestService(store as unknown as PostStore, { now: () => NOW }, listener);
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -168,7 +168,7 @@ describe('IngestService', () => {
     @Global()
     @Module({ providers: [{ provide: INGEST_LISTENER, useValue: { onPostsUpserted: (p: readonly PostEntity[]) => void calls.push(p.length) } }], exports: [INGEST_LISTENER] })
     class ListenerModule {}
-    const providers = [IngestService, { provide: PostRepository, useValue: store }, { provide: CLOCK, useValue: { now: () => NOW } }];
+    const providers = [IngestService, { provide: PostStore, useValue: store }, { provide: CLOCK, useValue: { now: () => NOW } }];
     const withListener = await Test.createTestingModule({ imports: [ListenerModule], providers }).compile();
     await withListener.get(IngestService).upsertPosts([parsed('h1'), parsed('h2')]);
     expect(calls).toEqual([2]);

@@ -3,7 +3,7 @@ import * as readline from 'node:readline';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { PostEntity } from './post.entity';
-import { PostRepository } from './post.repository';
+import { PostStore } from './post.store';
 import { detectFormat, ParseIssue, ParseOutput, parseJsonDocument, parseNdjsonLine, RedditFormat, RedditPost, stripBom } from './reddit-parse';
 
 /** Told about every batch of posts just stored (the trends pipeline hooks in here). */
@@ -118,7 +118,7 @@ class Run {
 @Injectable()
 export class IngestService {
   constructor(
-    private readonly posts: PostRepository,
+    private readonly posts: PostStore,
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() @InjectIngestListener() private readonly listener?: IngestListener,
   ) {}

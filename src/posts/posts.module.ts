@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
+import { dialectProvider } from '../database/dialect';
 import { POST_ENTITIES } from './entities';
 import { IngestService } from './ingest.service';
-import { PostRepository } from './post.repository';
+import { PostStore } from './post.store';
+import { PostgresPostStore } from './post.store.postgres';
+import { SqlitePostStore } from './post.store.sqlite';
 import { PostsController } from './posts.controller';
 import { PostsService } from './posts.service';
 
@@ -16,7 +19,12 @@ import { PostsService } from './posts.service';
 @Module({
   imports: [TypeOrmModule.forFeature(POST_ENTITIES)],
   controllers: [PostsController],
-  providers: [{ provide: CLOCK, useClass: SystemClock }, PostRepository, PostsService, IngestService],
-  exports: [PostRepository, PostsService, IngestService],
+  providers: [
+    { provide: CLOCK, useClass: SystemClock },
+    dialectProvider(PostStore, { sqlite: SqlitePostStore, postgres: PostgresPostStore }),
+    PostsService,
+    IngestService,
+  ],
+  exports: [PostStore, PostsService, IngestService],
 })
 export class PostsModule {}

@@ -8,7 +8,7 @@ import { CURSOR_ERROR_MESSAGES } from '../pagination/cursor-codec';
 import { ListQuery, PageContext, PaginationService } from '../pagination/pagination.service';
 import { PostResource, toPostResource } from './dto/post.resource';
 import { PostEntity } from './post.entity';
-import { isPostKeyset, PostRepository } from './post.repository';
+import { isPostKeyset, PostStore } from './post.store';
 
 /** Cursor route ids: a cursor of one posts route is INVALID_CURSOR on the other (spec 8.1.3). */
 export const POSTS_SUBREDDIT_ROUTE = 'posts.subreddit';
@@ -18,7 +18,7 @@ export const POSTS_USER_ROUTE = 'posts.user';
 @Injectable()
 export class PostsService {
   constructor(
-    private readonly posts: PostRepository,
+    private readonly posts: PostStore,
     private readonly plans: PlanService,
     private readonly pagination: PaginationService,
   ) {}

@@ -35,7 +35,6 @@ export interface SsrfModuleOptions {
 export const {
   ConfigurableModuleClass: SsrfConfigurableModule,
   MODULE_OPTIONS_TOKEN: SSRF_MODULE_OPTIONS,
-  ASYNC_OPTIONS_TYPE: SSRF_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<SsrfModuleOptions>()
   .setClassMethodName('forRoot')
   // Global by default so the webhooks and delivery modules share one policy and resolver.

@@ -7,12 +7,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AppError } from '../common/errors';
 import { backtest, parseLabelWindows, parseSeriesCsv, scoreBacktest } from './detectors/backtest';
-import type { BacktestPoint, LabelledScore, SeriesPoint } from './detectors/backtest';
+import type { BacktestKind, BacktestPoint, LabelledScore, SeriesPoint } from './detectors/backtest';
 import type { NabWindow } from './detectors/nab';
 import { backtestSvg } from './detectors/plot';
 
 export interface BacktestCommandOptions {
-  kind: 'surge' | 'velocity';
+  kind: BacktestKind;
   series: string;
   json?: boolean;
   /** Bucket width as text (`5m`, `30m`, `1h`, `300s`, `300000ms`); inferred from the series when absent. */

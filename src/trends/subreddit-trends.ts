@@ -1,3 +1,4 @@
+import type { Detection } from '../events/catalogue';
 import {
   createRisingState,
   createSurgeState,
@@ -5,19 +6,14 @@ import {
   observeRising,
   observeSurgeBucket,
   observeVelocityPosts,
-  RisingDetection,
   RisingParams,
   RisingState,
-  SurgeDetection,
   SurgeParams,
   SurgeState,
-  VelocityDetection,
   VelocityParams,
   VelocityPost,
   VelocityState,
 } from './detectors';
-
-export type Detection = SurgeDetection | VelocityDetection | RisingDetection;
 
 /** What the pipeline knows of a post at one observation. */
 export interface ObservedPost {

@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { CLOCK, SystemClock } from '../common/clock';
+import { dialectProvider } from '../database/dialect';
 import { INGEST_LISTENER } from '../posts/ingest.service';
 import { PostsModule } from '../posts/posts.module';
 import { RedditClient } from './reddit/reddit.client';
-import { TrendSourceRepository } from './reddit/trend-source.repository';
+import { TrendSourceLeaseStore } from './reddit/trend-source-lease.store';
+import { PostgresTrendSourceLeaseStore } from './reddit/trend-source-lease.store.postgres';
+import { SqliteTrendSourceLeaseStore } from './reddit/trend-source-lease.store.sqlite';
 import { TrendsPoller } from './reddit/trends.poller';
 import { TrendsPipeline } from './trends.pipeline';
 import { TrendsConfigurableModule } from './trends.options';
@@ -21,7 +24,7 @@ import { TrendsConfigurableModule } from './trends.options';
     TrendsPipeline,
     { provide: INGEST_LISTENER, useExisting: TrendsPipeline },
     RedditClient,
-    TrendSourceRepository,
+    dialectProvider(TrendSourceLeaseStore, { sqlite: SqliteTrendSourceLeaseStore, postgres: PostgresTrendSourceLeaseStore }),
     TrendsPoller,
   ],
   exports: [TrendsPipeline, INGEST_LISTENER, RedditClient, TrendsPoller],

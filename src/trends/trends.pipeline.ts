@@ -5,11 +5,11 @@ import { DataSource, LessThan, MoreThanOrEqual } from 'typeorm';
 import { crockfordBase32 } from '../common/base32';
 import { CLOCK, Clock } from '../common/clock';
 import { EventsService } from '../delivery/events.service';
+import { definitionOf, Detection, EventKind, TrendEventDataByKind } from '../events/catalogue';
 import type { IngestListener } from '../posts/ingest.service';
 import { PostEntity } from '../posts/post.entity';
 import { eventKey } from './detectors';
-import { Detection, ObservedPost, SubredditTrends } from './subreddit-trends';
-import { RisingEventData, SurgeEventData, TrendEventDataByKind, VelocityEventData } from './trend-event-payloads';
+import { ObservedPost, SubredditTrends } from './subreddit-trends';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
 
 const DEFAULT_HISTORY_MS = 3 * 24 * 3600_000;
@@ -20,104 +20,18 @@ export function trendEventId(key: string): string {
 }
 
 /** A trend event before delivery: deterministic id, the detector's evidence as typed snake_case `data`. */
-export interface TrendEvent<K extends keyof TrendEventDataByKind = keyof TrendEventDataByKind> {
+export interface TrendEvent<K extends EventKind = EventKind> {
   id: string;
   type: K;
   createdAt: Date;
   data: TrendEventDataByKind[K];
 }
 
-/** The event a detection becomes (payload fields: src/trends/trend-event-payloads.ts). */
+/** The event a detection becomes: its kind's definition in the event catalogue says how. */
 export function toTrendEvent(subreddit: string, d: Detection): TrendEvent {
-  switch (d.kind) {
-    case 'trends.surge': {
-      const data: SurgeEventData = {
-        window_start: new Date(d.bucketStart).toISOString(),
-        window_end: new Date(d.bucketEnd).toISOString(),
-        observed: d.count,
-        expected: round(d.baseline),
-        lift: lift(d.count, d.baseline),
-        threshold: d.threshold,
-        count: d.count,
-        baseline: round(d.baseline),
-        stddev: round(d.stddev),
-        score: round(d.score),
-        window_buckets: d.windowBuckets,
-        seasonal: d.seasonal,
-      };
-      return { id: trendEventId(eventKey(d.kind, subreddit, d.bucketStart, '')), type: d.kind, createdAt: new Date(d.bucketEnd), data };
-    }
-    case 'trends.velocity': {
-      const expected = d.posts * d.baselineShare;
-      const data: VelocityEventData = {
-        window_start: new Date(d.bucketStart).toISOString(),
-        window_end: new Date(d.bucketEnd).toISOString(),
-        observed: d.count,
-        expected: round(expected),
-        lift: lift(d.count, expected),
-        threshold: d.threshold,
-        keyword: d.keyword,
-        count: d.count,
-        posts: d.posts,
-        share: round6(d.share),
-        baseline_share: round6(d.baselineShare),
-        score: round(d.score),
-        min_count: d.minCount,
-        post_ids: [...d.postIds],
-        permalinks: d.permalinks.map(absolutePermalink),
-      };
-      return {
-        id: trendEventId(eventKey(d.kind, subreddit, d.bucketStart, d.keyword)),
-        type: d.kind,
-        createdAt: new Date(d.bucketEnd),
-        data,
-      };
-    }
-    case 'trends.rising': {
-      const hours = (d.observedAt - d.sinceMs) / 3600_000;
-      const data: RisingEventData = {
-        window_start: new Date(d.sinceMs).toISOString(),
-        window_end: new Date(d.observedAt).toISOString(),
-        observed: round(d.growthPerHour),
-        expected: round(d.baselinePerHour),
-        lift: lift(d.growthPerHour, d.baselinePerHour),
-        threshold: d.threshold,
-        post_id: d.postId,
-        permalink: absolutePermalink(d.permalink),
-        title: d.title,
-        created_at: new Date(d.createdUtcMs).toISOString(),
-        age_minutes: round(d.ageMinutes),
-        score: d.score,
-        num_comments: d.numComments,
-        score_gained: Math.round(d.scorePerHour * hours),
-        comments_gained: Math.round(d.commentsPerHour * hours),
-        score_per_hour: round(d.scorePerHour),
-        comments_per_hour: round(d.commentsPerHour),
-        growth_per_hour: round(d.growthPerHour),
-        baseline_per_hour: round(d.baselinePerHour),
-        z_score: round(d.zScore),
-        observed_at: new Date(d.observedAt).toISOString(),
-      };
-      return { id: trendEventId(eventKey(d.kind, subreddit, d.createdUtcMs, d.postId)), type: d.kind, createdAt: new Date(d.observedAt), data };
-    }
-  }
-}
-
-/** observed / expected; an expectation below 1e-3 (in the kind's unit) counts as 1e-3, so lift stays finite. */
-function lift(observed: number, expected: number): number {
-  return round(observed / Math.max(expected, 1e-3));
-}
-
-function round6(n: number): number {
-  return Math.round(n * 1e6) / 1e6;
-}
-
-function round(n: number): number {
-  return Math.round(n * 1000) / 1000;
-}
-
-function absolutePermalink(p: string): string {
-  return p.startsWith('/') ? `https://www.reddit.com${p}` : p;
+  const kind = definitionOf(d);
+  const { windowStartMs, discriminator, createdAtMs } = kind.identity(d);
+  return { id: trendEventId(eventKey(d.kind, subreddit, windowStartMs, discriminator)), type: d.kind, createdAt: new Date(createdAtMs), data: kind.toData(d) };
 }
 
 function observed(p: PostEntity): ObservedPost {

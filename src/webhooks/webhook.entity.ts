@@ -1,6 +1,6 @@
 import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
-import type { TrendKind } from '../trends/detectors/event-key';
+import type { EventKind } from '../events/catalogue';
 
 export type WebhookLastStatus = 'delivered' | 'retrying' | 'failed';
 
@@ -20,7 +20,7 @@ export class WebhookEntity {
   url: string;
 
   @Column({ type: 'varchar', length: 32 })
-  event: TrendKind;
+  event: EventKind;
 
   @Column({ type: 'varchar', length: 21 })
   subreddit: string;

@@ -1,14 +1,16 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
-import { JsonBodyMiddleware } from '../common/json-body.middleware';
 import { dialectProvider } from '../database/dialect';
+import { JsonBodyMiddleware } from '../common/json-body.middleware';
 import { WEBHOOK_ENTITIES } from './entities';
 import { WebhookDeliveryStatus } from './webhook-delivery-status';
 import { PostgresWebhookDeliveryStatus } from './webhook-delivery-status.postgres';
 import { SqliteWebhookDeliveryStatus } from './webhook-delivery-status.sqlite';
 import { WebhooksController } from './webhooks.controller';
-import { WebhookRepository } from './webhook.repository';
+import { WebhookStore } from './webhook.store';
+import { PostgresWebhookStore } from './webhook.store.postgres';
+import { SqliteWebhookStore } from './webhook.store.sqlite';
 import { WebhooksService } from './webhooks.service';
 
 /**
@@ -20,11 +22,11 @@ import { WebhooksService } from './webhooks.service';
   controllers: [WebhooksController],
   providers: [
     { provide: CLOCK, useClass: SystemClock },
-    WebhookRepository,
+    dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),
     WebhooksService,
     dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
   ],
-  exports: [WebhookRepository, WebhooksService, WebhookDeliveryStatus],
+  exports: [WebhookStore, WebhooksService, WebhookDeliveryStatus],
 })
 export class WebhooksModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

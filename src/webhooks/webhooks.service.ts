@@ -14,7 +14,7 @@ import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { WebhookEntity, webhookSecretContext } from './webhook.entity';
-import { WebhookRepository } from './webhook.repository';
+import { WebhookStore } from './webhook.store';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
 const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -22,7 +22,7 @@ const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 @Injectable()
 export class WebhooksService {
   constructor(
-    private readonly webhooks: WebhookRepository,
+    private readonly webhooks: WebhookStore,
     private readonly plans: PlanService,
     private readonly ssrf: SsrfPolicy,
     private readonly pagination: PaginationService,

@@ -18,6 +18,7 @@ import { IsInt, Min } from 'class-validator';
 import {
   AuthModule,
   CryptoModule,
+  DatabaseUnavailableModule,
   DEFAULT_PLAN_LIMITS,
   generateEncryptionKey,
   DeliveryModule,
@@ -105,6 +106,8 @@ export class HostAppModule {
         HostSettingsModule.forRoot(settings),
         // The host's connection; it runs trendhooks' migrations itself (migrationsRun).
         TypeOrmModule.forRoot(typeOrmOptions(db)),
+        // trendhooks' routes answer a database outage 503, as in the standalone service.
+        DatabaseUnavailableModule,
         AuthModule.forRootAsync({
           ...fromSettings,
           useFactory: (s: HostSettings) => ({

@@ -4,7 +4,7 @@ import { PrivateDestinationsService } from '../../auth/private-destinations.serv
 import { SsrfPolicy } from '../../ssrf/ssrf-policy';
 import { AttemptOutcome, classifyError, classifyResponse, describeError, retryAfterApplies } from '../classify';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from '../delivery.options';
-import { parseRetryAfter } from '../retry-policy';
+import { parseRetryAfter } from '../../common/retry-after';
 import { buildDeliveryHeaders } from '../signer';
 import { DeliveryStage, DeliveryTransport, SendOutcome, TransportRequest } from './delivery-transport';
 import { HttpsSender, RESPONSE_EXCERPT_BYTES, truncateUtf8 } from './https-sender';

@@ -73,6 +73,10 @@ function autoAssumedTotal(buckets: readonly Bucket[]): number {
   return Math.max(MIN_ASSUMED_TOTAL, Math.ceil(ASSUMED_TOTAL_PER_MEDIAN * median));
 }
 
+/** The detectors a series can be replayed through (rising needs re-reads of posts, not a series). */
+export const BACKTEST_KINDS = ['surge', 'velocity'] as const;
+export type BacktestKind = (typeof BACKTEST_KINDS)[number];
+
 /**
  * Rows are sorted by time and floored to the bucket grid; rows in the same bucket are summed. The
  * bucket width is `params.bucketMs` if given, else the smallest spacing between rows (so an hourly
@@ -81,12 +85,12 @@ function autoAssumedTotal(buckets: readonly Bucket[]): number {
 export function runBacktest(kind: 'surge', series: readonly SeriesPoint[], params?: Partial<SurgeParams>): BacktestPoint[];
 export function runBacktest(kind: 'velocity', series: readonly SeriesPoint[], params?: VelocityBacktestParams): BacktestPoint[];
 export function runBacktest(
-  kind: 'surge' | 'velocity',
+  kind: BacktestKind,
   series: readonly SeriesPoint[],
   params?: Partial<SurgeParams> | VelocityBacktestParams,
 ): BacktestPoint[];
 export function runBacktest(
-  kind: 'surge' | 'velocity',
+  kind: BacktestKind,
   series: readonly SeriesPoint[],
   params: Partial<SurgeParams> | VelocityBacktestParams = {},
 ): BacktestPoint[] {
@@ -95,11 +99,11 @@ export function runBacktest(
 
 /** runBacktest, also saying which bucket width it used and whether it was given or inferred. */
 export function backtest(
-  kind: 'surge' | 'velocity',
+  kind: BacktestKind,
   series: readonly SeriesPoint[],
   params: Partial<SurgeParams> | VelocityBacktestParams = {},
 ): BacktestRun {
-  if (kind !== 'surge' && kind !== 'velocity') throw new RangeError(`unknown backtest kind: ${String(kind)}`);
+  if (!BACKTEST_KINDS.includes(kind)) throw new RangeError(`unknown backtest kind: ${String(kind)}`);
   for (const [i, pt] of series.entries()) {
     if (!Number.isFinite(pt.timestamp)) throw new RangeError(`series[${i}].timestamp must be a finite number`);
     if (!Number.isFinite(pt.value) || pt.value < 0) throw new RangeError(`series[${i}].value must be a finite number ≥ 0`);
@@ -120,11 +124,11 @@ export function backtest(
   return run(backtestKind(kind, toBuckets(series, bucketMs), { ...params, bucketMs }), bucketMs);
 }
 
-function defaultBucketMs(kind: 'surge' | 'velocity'): number {
+function defaultBucketMs(kind: BacktestKind): number {
   return kind === 'surge' ? createSurgeState().params.bucketMs : resolveVelocityParams().bucketMs;
 }
 
-function backtestKind(kind: 'surge' | 'velocity', buckets: Bucket[], params: Partial<SurgeParams> | VelocityBacktestParams): BacktestPoint[] {
+function backtestKind(kind: BacktestKind, buckets: Bucket[], params: Partial<SurgeParams> | VelocityBacktestParams): BacktestPoint[] {
   return kind === 'surge' ? backtestSurge(buckets, params as Partial<SurgeParams>) : backtestVelocity(buckets, params as VelocityBacktestParams);
 }
 

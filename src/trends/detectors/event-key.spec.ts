@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { eventKey, TREND_KINDS } from './event-key';
+import { EVENT_KINDS } from '../../events/catalogue';
+import { eventKey } from './event-key';
 
 describe('eventKey', () => {
   it('is a stable, readable string', () => {
@@ -20,8 +21,8 @@ describe('eventKey', () => {
   it('is injective over (kind, lower-cased subreddit, window, discriminator)', () => {
     fc.assert(
       fc.property(
-        fc.constantFrom(...TREND_KINDS),
-        fc.constantFrom(...TREND_KINDS),
+        fc.constantFrom(...EVENT_KINDS),
+        fc.constantFrom(...EVENT_KINDS),
         fc.string(),
         fc.string(),
         fc.string({ minLength: 1 }),

@@ -9,9 +9,10 @@ export {
 } from './params';
 export type { RisingParams, SurgeParams, VelocityParams } from './params';
 export { bucketStartOf, createSurgeState, fillSurgeGaps, hourOfWeek, observeSurgeBucket } from './surge';
-export type { SurgeDetection, SurgeState } from './surge';
-export { binomialDeviance, createVelocityState, KeywordTable, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';
-export type { VelocityDetection, VelocityPost, VelocityState } from './velocity';
+export type { SurgeState } from './surge';
+export { binomialDeviance, createVelocityState, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';
+export { KeywordTable } from './hash-tables';
+export type { VelocityPost, VelocityState } from './velocity';
 export {
   keywordOf,
   MAX_TOKEN_LENGTH,
@@ -27,10 +28,9 @@ export {
 export type { SpanSink, TokenSink } from './tokenizer';
 export { ENGLISH_STOPWORDS } from './stopwords';
 export { createRisingState, observeRising } from './rising';
-export type { RisingDetection, RisingObservation, RisingState } from './rising';
-export { eventKey, TREND_KINDS } from './event-key';
-export type { TrendKind } from './event-key';
-export { backtest, inferBucketMs, LabelsParseError, parseLabelWindows, parseSeriesCsv, runBacktest, scoreBacktest, SeriesParseError, velocityUpper } from './backtest';
-export type { BacktestPoint, BacktestRun, LabelledScore, SeriesPoint, VelocityBacktestParams } from './backtest';
+export type { RisingObservation, RisingState } from './rising';
+export { eventKey } from './event-key';
+export { backtest, BACKTEST_KINDS, inferBucketMs, LabelsParseError, parseLabelWindows, parseSeriesCsv, runBacktest, scoreBacktest, SeriesParseError, velocityUpper } from './backtest';
+export type { BacktestKind, BacktestPoint, BacktestRun, LabelledScore, SeriesPoint, VelocityBacktestParams } from './backtest';
 export { backtestSvg } from './plot';
 export type { PlotOptions, PlotWindow } from './plot';

@@ -1,5 +1,6 @@
 import { DEFAULT_RISING_PARAMS } from './params';
-import { createRisingState, observeRising, RisingDetection, RisingObservation, RisingState } from './rising';
+import type { RisingDetection } from '../../events/kinds/rising';
+import { createRisingState, observeRising, RisingObservation, RisingState } from './rising';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -7,6 +7,7 @@
  * log rates (log because rates are heavy-tailed: most posts gain nothing, a few gain thousands).
  * Memory is bounded: posts are forgotten once older than `maxAgeMs`, and both tables are capped.
  */
+import type { RisingDetection } from '../../events/kinds/rising';
 import { resolveRisingParams, RisingParams } from './params';
 
 export interface RisingObservation {
@@ -17,30 +18,6 @@ export interface RisingObservation {
   readonly numComments: number;
   readonly permalink: string;
   readonly title: string;
-}
-
-export interface RisingDetection {
-  readonly kind: 'trends.rising';
-  readonly postId: string;
-  readonly permalink: string;
-  readonly title: string;
-  readonly createdUtcMs: number;
-  readonly ageMinutes: number;
-  readonly scorePerHour: number;
-  readonly commentsPerHour: number;
-  /** scorePerHour + commentWeight · commentsPerHour. */
-  readonly growthPerHour: number;
-  /** The subreddit's typical growth per hour (same units as growthPerHour). */
-  readonly baselinePerHour: number;
-  /** (log growth − median log growth) / (upper quantile − median): the robust z-score that fired. */
-  readonly zScore: number;
-  readonly threshold: number;
-  /** The post's score at this observation. */
-  readonly score: number;
-  readonly numComments: number;
-  /** The earlier observation the rate was measured from (ms since epoch): the rate's window starts here. */
-  readonly sinceMs: number;
-  readonly observedAt: number;
 }
 
 interface TrackedPost {

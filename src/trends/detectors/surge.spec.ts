@@ -1,5 +1,6 @@
 import { DEFAULT_SURGE_PARAMS } from './params';
-import { createSurgeState, fillSurgeGaps, hourOfDay, hourOfWeek, observeSurgeBucket, SurgeDetection, SurgeState } from './surge';
+import type { SurgeDetection } from '../../events/kinds/surge';
+import { createSurgeState, fillSurgeGaps, hourOfDay, hourOfWeek, observeSurgeBucket, SurgeState } from './surge';
 import { mulberry32 as rng } from '../../common/prng';
 
 const B = DEFAULT_SURGE_PARAMS.bucketMs;

@@ -20,6 +20,7 @@
  * minLift AND ≥ minCount posts in the window; after it the subreddit is silent for `cooldownBuckets`
  * and then re-arms only once its score has dropped below the threshold: one alert per episode.
  */
+import type { SurgeDetection } from '../../events/kinds/surge';
 import { alphaFromHalfLife, resolveSurgeParams, SurgeParams } from './params';
 
 const HOUR_MS = 3_600_000;
@@ -32,27 +33,6 @@ const MAD_TO_SD = Math.sqrt(Math.PI / 2);
 /** Scale before any history, and its floor: a perfectly flat series still needs a visible lift. */
 const INITIAL_LOG_SCALE = 0.5;
 const MIN_LOG_SCALE = 0.05;
-
-export interface SurgeDetection {
-  readonly kind: 'trends.surge';
-  /** Start of the first bucket of the evidence window (ms since epoch). */
-  readonly bucketStart: number;
-  /** End (exclusive) of the bucket that fired. */
-  readonly bucketEnd: number;
-  /** Posts in the window. */
-  readonly count: number;
-  /** Posts expected in the window. */
-  readonly baseline: number;
-  /** (count − baseline) / score: the spread under which the score reads as a z-score (posts). */
-  readonly stddev: number;
-  /** ln((count + k_w) / (baseline + k_w)) / scale, the subreddit's robust scale of that log lift. */
-  readonly score: number;
-  readonly threshold: number;
-  /** Buckets in the evidence window (`windowBuckets`, fewer right after warm-up). */
-  readonly windowBuckets: number;
-  /** Whether the hour-of-day offset was part of the baseline. */
-  readonly seasonal: boolean;
-}
 
 export interface SurgeState {
   readonly params: Readonly<SurgeParams>;

@@ -1,3 +1,4 @@
+import type { VelocityDetection } from '../../events/kinds/velocity';
 import { DEFAULT_VELOCITY_PARAMS } from './params';
 import { postKeywords } from './tokenizer';
 import { mulberry32 as rng } from '../../common/prng';
@@ -6,7 +7,6 @@ import {
   createVelocityState,
   observeVelocityCounts,
   observeVelocityPosts,
-  VelocityDetection,
   VelocityPost,
   VelocityState,
 } from './velocity';

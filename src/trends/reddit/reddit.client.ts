@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { Agent, Dispatcher, request } from 'undici';
-import { parseRetryAfter } from '../../delivery/retry-policy';
+import { parseRetryAfter } from '../../common/retry-after';
 import { parseJsonDocument, RedditPost } from '../../posts/reddit-parse';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from '../trends.options';
 import { backoffDelay, RateLimiter, RedditRuntime } from './rate-limit';

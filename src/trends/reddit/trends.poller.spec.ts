@@ -4,7 +4,7 @@ import type { RedditPost } from '../../posts/reddit-parse';
 import type { TrendsPipeline } from '../trends.pipeline';
 import type { CallOptions, ListingResult, RedditClient } from './reddit.client';
 import { RedditRequestError } from './reddit.client';
-import type { ClaimResult, PollOutcome, TrendSourceRepository } from './trend-source.repository';
+import type { ClaimResult, PollOutcome, TrendSourceLeaseStore } from './trend-source-lease.store';
 import { failureDelay, nextClaimAttempt, TrendsPoller, unavailableDelay } from './trends.poller';
 
 const post = (id: string): RedditPost => ({
@@ -63,7 +63,7 @@ describe('TrendsPoller', () => {
     renewOk = true;
     listing = { kind: 'ok', posts: [post('a1')], skipped: 0 };
     rereadIds = [];
-    const repo: Partial<TrendSourceRepository> = {
+    const repo: Partial<TrendSourceLeaseStore> = {
       webhookSubreddits: async () => ['node'],
       claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claim),
       renew: async (_sub, _owner, until, now) => (calls.push(`renew ${until - now}`), renewOk),
@@ -90,7 +90,7 @@ describe('TrendsPoller', () => {
     const pipeline: Partial<TrendsPipeline> = { tick: async (sub) => (calls.push(`tick ${sub}`), 0) };
     poller = new TrendsPoller(
       client as RedditClient,
-      repo as TrendSourceRepository,
+      repo as TrendSourceLeaseStore,
       ingest as IngestService,
       pipeline as TrendsPipeline,
       { now: () => new Date(t) },

@@ -8,7 +8,7 @@ import { IngestService } from '../../posts/ingest.service';
 import { TrendsPipeline } from '../trends.pipeline';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from '../trends.options';
 import { RedditClient, RedditRequestError } from './reddit.client';
-import { SourceState, TrendSourceRepository } from './trend-source.repository';
+import { SourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 import { resolvePollerOptions, ResolvedPollerOptions } from './tuning';
 
 const TICK_INTERVAL_NAME = 'trendhooks-reddit-poll';
@@ -73,7 +73,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
 
   constructor(
     private readonly client: RedditClient,
-    private readonly repo: TrendSourceRepository,
+    private readonly repo: TrendSourceLeaseStore,
     private readonly ingest: IngestService,
     private readonly pipeline: TrendsPipeline,
     @Inject(CLOCK) private readonly clock: Clock,

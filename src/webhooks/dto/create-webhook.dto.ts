@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { SUBREDDIT_INPUT } from '../../common/reddit-names';
-import { TREND_KINDS, TrendKind } from '../../trends/detectors/event-key';
+import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 
 /** A validated create body. Controllers type the parameter with this interface, not the class: see WebhooksController. */
 export interface CreateWebhookInput {
   url: string;
-  event: TrendKind;
+  event: EventKind;
   subreddit: string;
   allow_nonstandard_port?: boolean;
 }
@@ -24,10 +24,10 @@ export class CreateWebhookDto implements CreateWebhookInput {
   @MaxLength(2048, { message: 'url must be at most 2048 characters' })
   url: string;
 
-  @ApiProperty({ enum: TREND_KINDS, enumName: 'WebhookEvent' })
+  @ApiProperty({ enum: EVENT_KINDS, enumName: 'WebhookEvent' })
   @IsDefined({ message: 'event is required' })
-  @IsIn(TREND_KINDS as readonly string[], { message: `event must be one of ${TREND_KINDS.join(', ')}` })
-  event: TrendKind;
+  @IsIn(EVENT_KINDS, { message: `event must be one of ${EVENT_KINDS.join(', ')}` })
+  event: EventKind;
 
   @ApiProperty({
     pattern: SUBREDDIT_INPUT.source,

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { TREND_KINDS, TrendKind } from '../../trends/detectors/event-key';
+import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
 
 /** The client's view of a webhook (spec 2.1). `secret` only on create and rotate. */
@@ -11,8 +11,8 @@ export class WebhookResource {
   @ApiProperty({ format: 'uri', maxLength: 2048, description: 'Absolute https URL the events are POSTed to.', example: 'https://example.com/hooks/trendhooks' })
   url: string;
 
-  @ApiProperty({ enum: TREND_KINDS, enumName: 'WebhookEvent' })
-  event: TrendKind;
+  @ApiProperty({ enum: EVENT_KINDS, enumName: 'WebhookEvent' })
+  event: EventKind;
 
   @ApiProperty({ description: 'Lower case, without the r/ prefix.', example: 'typescript' })
   subreddit: string;

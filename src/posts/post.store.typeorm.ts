@@ -1,13 +1,9 @@
-import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, SelectQueryBuilder } from 'typeorm';
-import { dialectOf } from '../database/data-source';
 import type { CursorPosition } from '../pagination/cursor-codec';
 import type { PageRequest } from '../pagination/page';
 import { PostEntity } from './post.entity';
-
-/** The column a posts page is scoped by; each has its own (column, created_at, id) index. */
-export type PostScope = 'subreddit' | 'author_key';
+import { isPostKeyset, PostScope, PostStore } from './post.store';
 
 /** Rows per INSERT: 13 parameters each stays far below both drivers' parameter limits. */
 export const UPSERT_CHUNK = 500;
@@ -16,10 +12,14 @@ const COLUMNS = ['id', 'subreddit', 'author', 'author_key', 'title', 'selftext',
 // What a later sighting of the same post may change; subreddit, author and created_at never do.
 const UPDATED_ON_CONFLICT = ['score', 'num_comments', 'title', 'selftext', 'updated_at'];
 
-/** The posts store. Posts are public Reddit data, so nothing here is tenant-scoped. */
-@Injectable()
-export class PostRepository {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+/** The PostStore both dialects share, written once; a dialect only says how it numbers parameters. */
+export abstract class TypeOrmPostStore extends PostStore {
+  constructor(@InjectDataSource() private readonly ds: DataSource) {
+    super();
+  }
+
+  /** The placeholder of the `i`-th (0-based) parameter of a raw statement. */
+  protected abstract placeholder(i: number): string;
 
   pageBySubreddit(subreddit: string, req: PageRequest): Promise<PostEntity[]> {
     return this.pageQuery('subreddit', subreddit, req).getMany();
@@ -29,10 +29,6 @@ export class PostRepository {
     return this.pageQuery('author_key', authorKey, req).getMany();
   }
 
-  /**
-   * Keyset page over (created_at, id) DESC within one subreddit or author; `limit + 1` rows.
-   * Public so tests and the benchmark can EXPLAIN exactly the query that runs.
-   */
   pageQuery(scope: PostScope, value: string, req: PageRequest): SelectQueryBuilder<PostEntity> {
     const qb = this.ds.getRepository(PostEntity).createQueryBuilder('p').where(`p.${scope} = :value`, { value });
     const anchor = req.before ?? req.after;
@@ -75,14 +71,8 @@ export class PostRepository {
   }
 
   private placeholders(offset: number, n: number): string {
-    const pg = dialectOf(this.ds) === 'postgres';
-    return Array.from({ length: n }, (_, i) => (pg ? `$${offset + i + 1}` : '?')).join(', ');
+    return Array.from({ length: n }, (_, i) => this.placeholder(offset + i)).join(', ');
   }
-}
-
-/** Whether a cursor position is the (created_at ms, id) pair posts pages are keyed by. */
-export function isPostKeyset(position: CursorPosition): position is [number, string] {
-  return position.length === 2 && Number.isSafeInteger(position[0]) && typeof position[1] === 'string';
 }
 
 function keysetOf(position: CursorPosition): [number, string] {

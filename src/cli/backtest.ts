@@ -1,0 +1,25 @@
+import { Command, Option } from 'commander';
+import { orList } from '../common/plural';
+import { BacktestCommandOptions, runBacktestCommand } from '../trends/backtest.command';
+import { BACKTEST_KINDS } from '../trends/detectors/backtest';
+
+/** `trendhooks backtest`: the options; the run itself is the trends module's (src/trends/backtest.command.ts). */
+export function addBacktestCommand(program: Command): void {
+  program
+    .command('backtest')
+    .description(`run the production ${orList(BACKTEST_KINDS)} detector over a timestamp,value CSV and print each detection at its row timestamp`)
+    .addOption(new Option('--kind <kind>', 'detector').choices(BACKTEST_KINDS).makeOptionMandatory())
+    .requiredOption('--series <file>', 'CSV of timestamp,value[,total] rows (ISO 8601 or unix seconds/ms; header optional)')
+    .option('--json', 'one JSON object per detection: {"timestamp" (the row\'s own), "bucket_start", "value", "expected", "lift", "score"}; with --labels a last {"nab": …} line')
+    .option('--bucket <duration>', 'bucket width, e.g. 5m, 30m, 1h (default: the series\' most common row spacing)')
+    .option('--assumed-total <posts>', 'velocity: posts per bucket when the series has no total column (default 1000)')
+    .option('--labels <file>', 'score against labelled windows (NAB standard profile): NAB windows.json keyed by file name, or a list of [start, end]')
+    .option('--plot <file>', 'write an SVG of the series, the baseline and threshold band, the detections and the labelled windows')
+    .action((opts: BacktestCommandOptions) => {
+      runBacktestCommand(
+        opts,
+        (line) => console.log(line),
+        (line) => console.error(line),
+      );
+    });
+}

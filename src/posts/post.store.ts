@@ -1,0 +1,30 @@
+import type { SelectQueryBuilder } from 'typeorm';
+import type { CursorPosition } from '../pagination/cursor-codec';
+import type { PageRequest } from '../pagination/page';
+import type { PostEntity } from './post.entity';
+
+/** The column a posts page is scoped by; each has its own (column, created_at, id) index. */
+export type PostScope = 'subreddit' | 'author_key';
+
+/**
+ * The posts store. Posts are public Reddit data, so nothing here is tenant-scoped. The injection
+ * token; the implementation for the database's dialect is chosen in PostsModule.
+ */
+export abstract class PostStore {
+  /** Keyset page over (created_at, id) DESC within one subreddit; `limit + 1` rows. */
+  abstract pageBySubreddit(subreddit: string, req: PageRequest): Promise<PostEntity[]>;
+
+  /** The same within one author (lower-cased username). */
+  abstract pageByAuthor(authorKey: string, req: PageRequest): Promise<PostEntity[]>;
+
+  /** The exact query a page runs, so tests and the benchmark can EXPLAIN it. */
+  abstract pageQuery(scope: PostScope, value: string, req: PageRequest): SelectQueryBuilder<PostEntity>;
+
+  /** Inserts new posts and refreshes the mutable fields of known ones. Returns the ids that were new. */
+  abstract upsertMany(posts: readonly PostEntity[]): Promise<{ insertedIds: Set<string> }>;
+}
+
+/** Whether a cursor position is the (created_at ms, id) pair posts pages are keyed by. */
+export function isPostKeyset(position: CursorPosition): position is [number, string] {
+  return position.length === 2 && Number.isSafeInteger(position[0]) && typeof position[1] === 'string';
+}

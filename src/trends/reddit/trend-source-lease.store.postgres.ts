@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ClaimResult, PollOutcome, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+
+/** An UPDATE through TypeORM's postgres driver answers [rows, affected count]. */
+type UpdateResult<R = unknown> = [R[], number];
+
+@Injectable()
+export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
+  constructor(@InjectDataSource() private readonly ds: DataSource) {
+    super();
+  }
+
+  async claim(subreddit: string, owner: string, now: number, leaseUntil: number, strangerFrom: number): Promise<ClaimResult> {
+    await this.ds.query('INSERT INTO trend_sources (subreddit, consecutive_failures, updated_at) VALUES ($1, 0, $2) ON CONFLICT (subreddit) DO NOTHING', [subreddit, now]);
+    // One statement: PostgreSQL re-checks the WHERE on the row's newest version after any
+    // concurrent claim commits, so of two racing pollers exactly one gets a row back.
+    const res = (await this.ds.query(
+      `UPDATE trend_sources SET lease_owner = $1, lease_until = $2, updated_at = $3
+       WHERE subreddit = $4 AND (lease_until IS NULL OR lease_until < $3) AND (next_poll_at IS NULL OR next_poll_at <= $3)
+         AND (lease_owner IS NULL OR lease_owner = $1 OR next_poll_at IS NULL OR next_poll_at <= $5)
+       RETURNING consecutive_failures, last_error`,
+      [owner, leaseUntil, now, subreddit, strangerFrom],
+    )) as UpdateResult<{ consecutive_failures: unknown; last_error: string | null }>;
+    const row = res[0][0];
+    if (row) return { claimed: true, consecutiveFailures: Number(row.consecutive_failures), lastError: row.last_error };
+    const rows = (await this.ds.query('SELECT lease_owner, lease_until, next_poll_at FROM trend_sources WHERE subreddit = $1', [subreddit])) as Record<string, unknown>[];
+    return { claimed: false, state: sourceState(rows[0]) };
+  }
+
+  async renew(subreddit: string, owner: string, leaseUntil: number, now: number): Promise<boolean> {
+    const res = (await this.ds.query(
+      'UPDATE trend_sources SET lease_until = $1, updated_at = $2 WHERE subreddit = $3 AND lease_owner = $4 AND lease_until IS NOT NULL',
+      [leaseUntil, now, subreddit, owner],
+    )) as UpdateResult;
+    return res[1] === 1;
+  }
+
+  async finish(subreddit: string, owner: string, o: PollOutcome, now: number): Promise<boolean> {
+    const res = (await (o.ok
+      ? this.ds.query(
+          `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_polled_at = $2, last_error = NULL, consecutive_failures = 0, updated_at = $2
+           WHERE subreddit = $3 AND lease_owner = $4 AND lease_until IS NOT NULL`,
+          [o.nextPollAt, now, subreddit, owner],
+        )
+      : this.ds.query(
+          `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_error = $2, consecutive_failures = $3, updated_at = $4
+           WHERE subreddit = $5 AND lease_owner = $6 AND lease_until IS NOT NULL`,
+          [o.nextPollAt, o.lastError, o.consecutiveFailures, now, subreddit, owner],
+        ))) as UpdateResult;
+    return res[1] === 1;
+  }
+
+  async releaseAll(owner: string, now: number): Promise<void> {
+    await this.ds.query('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = $1 WHERE lease_owner = $2', [now, owner]);
+  }
+
+  async webhookSubreddits(): Promise<string[]> {
+    return ((await this.ds.query('SELECT DISTINCT subreddit FROM webhooks')) as { subreddit: string }[]).map((r) => r.subreddit);
+  }
+
+  async postsToReread(subreddit: string, createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
+    const rows = (await this.ds.query(
+      'SELECT id FROM posts WHERE subreddit = $1 AND created_at >= $2 AND updated_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4',
+      [subreddit, createdFrom, seenBefore, limit],
+    )) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+}

@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { DataSource } from 'typeorm';
+import { sqliteHandle } from '../../database/data-source';
+import { ClaimResult, PollOutcome, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+
+/**
+ * Statements prepared once on the better-sqlite3 handle; the claim (insert + conditional update +
+ * read) is one synchronous transaction, since TypeORM shares a single connection there.
+ */
+@Injectable()
+export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
+  private stmts?: ReturnType<SqliteTrendSourceLeaseStore['prepare']>;
+
+  constructor(@InjectDataSource() private readonly ds: DataSource) {
+    super();
+  }
+
+  private get sqlite(): SqliteDatabase {
+    return sqliteHandle(this.ds);
+  }
+
+  private prepare() {
+    const db = this.sqlite;
+    return {
+      insert: db.prepare('INSERT INTO trend_sources (subreddit, consecutive_failures, updated_at) VALUES (?, 0, ?) ON CONFLICT (subreddit) DO NOTHING'),
+      claim: db.prepare(
+        `UPDATE trend_sources SET lease_owner = @owner, lease_until = @until, updated_at = @now
+         WHERE subreddit = @sub AND (lease_until IS NULL OR lease_until < @now) AND (next_poll_at IS NULL OR next_poll_at <= @now)
+           AND (lease_owner IS NULL OR lease_owner = @owner OR next_poll_at IS NULL OR next_poll_at <= @strangerFrom)
+         RETURNING consecutive_failures, last_error`,
+      ),
+      state: db.prepare('SELECT lease_owner, lease_until, next_poll_at FROM trend_sources WHERE subreddit = ?'),
+      renew: db.prepare('UPDATE trend_sources SET lease_until = ?, updated_at = ? WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL'),
+      finishOk: db.prepare(
+        `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_polled_at = ?, last_error = NULL, consecutive_failures = 0, updated_at = ?
+         WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
+      ),
+      finishFailed: db.prepare(
+        `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_error = ?, consecutive_failures = ?, updated_at = ?
+         WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
+      ),
+      releaseAll: db.prepare('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE lease_owner = ?'),
+      tracked: db.prepare('SELECT DISTINCT subreddit FROM webhooks'),
+      reread: db.prepare('SELECT id FROM posts WHERE subreddit = ? AND created_at >= ? AND updated_at < ? ORDER BY created_at DESC, id DESC LIMIT ?'),
+    };
+  }
+
+  private get sq() {
+    this.stmts ??= this.prepare();
+    return this.stmts;
+  }
+
+  async claim(subreddit: string, owner: string, now: number, leaseUntil: number, strangerFrom: number): Promise<ClaimResult> {
+    const s = this.sq;
+    return this.sqlite.transaction((): ClaimResult => {
+      s.insert.run(subreddit, now);
+      const row = s.claim.get({ owner, until: leaseUntil, now, sub: subreddit, strangerFrom }) as { consecutive_failures: unknown; last_error: string | null } | undefined;
+      if (row) return { claimed: true, consecutiveFailures: Number(row.consecutive_failures), lastError: row.last_error };
+      return { claimed: false, state: sourceState(s.state.get(subreddit) as Record<string, unknown> | undefined) };
+    })();
+  }
+
+  async renew(subreddit: string, owner: string, leaseUntil: number, now: number): Promise<boolean> {
+    return this.sq.renew.run(leaseUntil, now, subreddit, owner).changes === 1;
+  }
+
+  async finish(subreddit: string, owner: string, o: PollOutcome, now: number): Promise<boolean> {
+    const r = o.ok
+      ? this.sq.finishOk.run(o.nextPollAt, now, now, subreddit, owner)
+      : this.sq.finishFailed.run(o.nextPollAt, o.lastError, o.consecutiveFailures, now, subreddit, owner);
+    return r.changes === 1;
+  }
+
+  async releaseAll(owner: string, now: number): Promise<void> {
+    this.sq.releaseAll.run(now, owner);
+  }
+
+  async webhookSubreddits(): Promise<string[]> {
+    return (this.sq.tracked.all() as { subreddit: string }[]).map((r) => r.subreddit);
+  }
+
+  async postsToReread(subreddit: string, createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
+    return (this.sq.reread.all(subreddit, createdFrom, seenBefore, limit) as { id: string }[]).map((r) => r.id);
+  }
+}

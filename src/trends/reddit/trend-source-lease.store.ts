@@ -1,0 +1,60 @@
+/** A subreddit's row as a failed claim sees it: enough to tell when to try again. */
+export interface SourceState {
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  nextPollAt: number | null;
+}
+
+export type ClaimResult =
+  | { claimed: true; consecutiveFailures: number; lastError: string | null }
+  | { claimed: false; state: SourceState | null };
+
+/** How a poll ended, written back under the lease. */
+export interface PollOutcome {
+  ok: boolean;
+  nextPollAt: number;
+  lastError: string | null;
+  consecutiveFailures: number;
+}
+
+/**
+ * The poller's store: leases on `trend_sources`, plus the two reads a poll needs (tracked
+ * subreddits, posts to re-read). A lease is taken by one conditional UPDATE, so two pollers on one
+ * database can never hold the same subreddit at once. The injection token; the implementation for
+ * the database's dialect is chosen in TrendsModule.
+ */
+export abstract class TrendSourceLeaseStore {
+  /**
+   * Leases `subreddit` to `owner` until `leaseUntil` when it is free and due, creating its row on
+   * first sight. `strangerFrom`: another process's last poll keeps the subreddit for it until then
+   * (its next_poll_at + a grace), so one pipeline's detectors keep seeing the subreddit while that
+   * process lives.
+   */
+  abstract claim(subreddit: string, owner: string, now: number, leaseUntil: number, strangerFrom: number): Promise<ClaimResult>;
+
+  /** Extends a held lease; false when it was lost (another process took the subreddit over). */
+  abstract renew(subreddit: string, owner: string, leaseUntil: number, now: number): Promise<boolean>;
+
+  /** Records the poll's outcome and releases the lease (the owner stays, as the last poller). False when the lease was lost. */
+  abstract finish(subreddit: string, owner: string, o: PollOutcome, now: number): Promise<boolean>;
+
+  /** A stopping poller gives up its leases and its claim to be the next poller, so others take over at once. */
+  abstract releaseAll(owner: string, now: number): Promise<void>;
+
+  /** Every subreddit a webhook subscribes to. */
+  abstract webhookSubreddits(): Promise<string[]>;
+
+  /**
+   * Ids of the subreddit's stored posts created at or after `createdFrom` and last seen before
+   * `seenBefore`, newest first: the ones worth re-reading for growth.
+   */
+  abstract postsToReread(subreddit: string, createdFrom: number, seenBefore: number, limit: number): Promise<string[]>;
+}
+
+/** A `trend_sources` row (lease_owner, lease_until, next_poll_at) as SourceState; either driver's BIGINT shape. */
+export function sourceState(row: Record<string, unknown> | undefined): SourceState | null {
+  if (!row) return null;
+  return { leaseOwner: (row.lease_owner as string | null) ?? null, leaseUntil: num(row.lease_until), nextPollAt: num(row.next_poll_at) };
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -1,0 +1,35 @@
+import type { PageRequest } from '../pagination/page';
+import type { WebhookEntity } from './webhook.entity';
+
+export type WebhookSecrets = Pick<WebhookEntity, 'secret' | 'previousSecret'>;
+
+/**
+ * The webhooks store. Every tenant-facing query takes the customer id: there is no way to reach
+ * another tenant's webhook from here. The injection token; the implementation for the database's
+ * dialect is chosen in WebhooksModule.
+ */
+export abstract class WebhookStore {
+  abstract countForCustomer(customerId: string): Promise<number>;
+
+  abstract findForCustomer(customerId: string, id: string): Promise<WebhookEntity | null>;
+
+  abstract updateSecrets(customerId: string, w: Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>): Promise<void>;
+
+  /** Every customer's webhooks after `afterId`, by id, secrets only: the re-encrypt command's walk (operator-only, not tenant-facing). */
+  abstract secretsPage(afterId: string, limit: number): Promise<(WebhookSecrets & Pick<WebhookEntity, 'id'>)[]>;
+
+  /**
+   * Swaps a webhook's stored secrets only if they are still `before`: a rotation or delete that
+   * happened meanwhile wins, and the re-encrypt command simply finds that row current next time.
+   */
+  abstract replaceSecrets(id: string, before: WebhookSecrets, after: WebhookSecrets): Promise<boolean>;
+
+  /** Deletes the customer's webhook if it exists; another customer's row is never touched. */
+  abstract deleteForCustomer(customerId: string, id: string): Promise<boolean>;
+
+  /** Inserts unless the customer already has `max` webhooks, atomically. False when the quota was full. */
+  abstract insertWithinQuota(row: WebhookEntity, max: number): Promise<boolean>;
+
+  /** Keyset page over (id) DESC: ids are time-ordered ULIDs, so this is newest first. `limit + 1` rows. */
+  abstract page(customerId: string, req: PageRequest): Promise<WebhookEntity[]>;
+}

@@ -1,0 +1,206 @@
+import { PlanService } from '../auth/plan.service';
+import { PrivateDestinationsService } from '../auth/private-destinations.service';
+import type { Principal } from '../auth/api-key.service';
+import { AppError } from '../common/errors';
+import { newUlid } from '../common/ids';
+import { generateEncryptionKey } from '../crypto/key-ring';
+import { SecretBox } from '../crypto/secret-box';
+import { CursorKeyRing } from '../pagination/cursor-codec';
+import type { CursorKeys } from '../pagination/cursor-keys';
+import type { PageRequest } from '../pagination/page';
+import { PaginationService } from '../pagination/pagination.service';
+import type { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
+import { WebhookEntity, webhookSecretContext } from './webhook.entity';
+import { WebhookSecrets, WebhookStore } from './webhook.store';
+import { WebhooksService } from './webhooks.service';
+
+const NOW = new Date(Date.UTC(2025, 0, 1));
+
+/** In-memory WebhookStore: the contract the conformance suite checks on the real databases. */
+class FakeWebhookStore extends WebhookStore {
+  rows = new Map<string, WebhookEntity>();
+  /** When set, the next insertWithinQuota loses the race (another create took the last slot). */
+  loseNextInsert = false;
+  /** When set, replaceSecrets answers false for these ids (rotated meanwhile). */
+  losingReplaces = new Set<string>();
+
+  async countForCustomer(customerId: string) {
+    return [...this.rows.values()].filter((w) => w.customerId === customerId).length;
+  }
+  async findForCustomer(customerId: string, id: string) {
+    const w = this.rows.get(id);
+    return w && w.customerId === customerId ? { ...w } : null;
+  }
+  async updateSecrets(customerId: string, w: Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>) {
+    const row = this.rows.get(w.id);
+    if (row && row.customerId === customerId) Object.assign(row, w);
+  }
+  async secretsPage(afterId: string, limit: number) {
+    return [...this.rows.values()]
+      .filter((w) => w.id > afterId)
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .slice(0, limit)
+      .map(({ id, secret, previousSecret }) => ({ id, secret, previousSecret }));
+  }
+  async replaceSecrets(id: string, before: WebhookSecrets, after: WebhookSecrets) {
+    const row = this.rows.get(id);
+    if (!row || this.losingReplaces.has(id) || row.secret !== before.secret || row.previousSecret !== before.previousSecret) return false;
+    Object.assign(row, after);
+    return true;
+  }
+  async deleteForCustomer(customerId: string, id: string) {
+    return (await this.findForCustomer(customerId, id)) !== null && this.rows.delete(id);
+  }
+  async insertWithinQuota(row: WebhookEntity, max: number) {
+    if (this.loseNextInsert || (await this.countForCustomer(row.customerId)) >= max) return (this.loseNextInsert = false);
+    this.rows.set(row.id, { ...row });
+    return true;
+  }
+  async page(customerId: string, req: PageRequest) {
+    const mine = [...this.rows.values()].filter((w) => w.customerId === customerId);
+    if (req.before) {
+      const b = String(req.before[0]);
+      return mine.filter((w) => w.id > b).sort((x, y) => (x.id < y.id ? -1 : 1)).slice(0, req.limit + 1);
+    }
+    const a = req.after ? String(req.after[0]) : undefined;
+    return mine.filter((w) => a === undefined || w.id < a).sort((x, y) => (x.id < y.id ? 1 : -1)).slice(0, req.limit + 1);
+  }
+}
+
+describe('WebhooksService', () => {
+  const alice: Principal = { customerId: 'cus_alice', plan: 'business', keyId: 'key_a' };
+  const bob: Principal = { customerId: 'cus_bob', plan: 'business', keyId: 'key_b' };
+  const input = { url: 'https://hooks.example.com/in', event: 'trends.rising' as const, subreddit: 'r/TypeScript' };
+  let store: FakeWebhookStore;
+  let checked: string[];
+  let secrets: SecretBox;
+  let service: WebhooksService;
+
+  function build(plans = new PlanService({})) {
+    const ssrf = {
+      checkUrl: async (url: string) => {
+        checked.push(url);
+        if (url.includes('internal')) throw new AppError('WEBHOOK_DESTINATION_BLOCKED', 'destination is not public');
+        return { url: new URL(url) } as CheckedDestination;
+      },
+    } as unknown as SsrfPolicy;
+    const keys = { get: async () => CursorKeyRing.fromSecrets(['unit-test-cursor-secret-unit-test']) } as unknown as CursorKeys;
+    const pagination = new PaginationService(keys, { now: () => NOW }, {});
+    const privateDestinations = { forCustomer: async () => [] } as unknown as PrivateDestinationsService;
+    service = new WebhooksService(store, plans, ssrf, pagination, secrets, privateDestinations, { now: () => NOW });
+  }
+
+  beforeEach(() => {
+    store = new FakeWebhookStore();
+    checked = [];
+    secrets = new SecretBox({ keys: [generateEncryptionKey()] }, undefined as never);
+    build();
+  });
+
+  describe('create', () => {
+    it('stores the checked URL, the normalised subreddit and the secret encrypted, and shows the secret once', async () => {
+      const created = await service.create(alice, input);
+      expect(created).toMatchObject({ url: 'https://hooks.example.com/in', subreddit: 'typescript', event: 'trends.rising', allow_nonstandard_port: false, created_at: NOW.toISOString() });
+      expect(created.secret).toEqual(expect.any(String));
+      const row = store.rows.get(created.id)!;
+      expect(row.customerId).toBe('cus_alice');
+      expect(row.secret).not.toContain(created.secret!);
+      expect(secrets.decrypt(row.secret, webhookSecretContext(created.id))).toBe(created.secret);
+      expect((await service.get(alice, created.id)).secret).toBeUndefined();
+    });
+
+    it('answers WEBHOOK_QUOTA_EXCEEDED before any DNS work when the plan has no room', async () => {
+      await expect(service.create({ ...alice, plan: 'pro' }, input)).rejects.toMatchObject({ code: 'WEBHOOK_QUOTA_EXCEEDED' });
+      expect(checked).toEqual([]);
+      build(new PlanService({ plans: { free: { maxPageSize: 25, requestsPerMinute: 60, maxWebhooks: 1, businessPlus: false } } as never }));
+      await service.create({ ...alice, plan: 'free' }, input);
+      await expect(service.create({ ...alice, plan: 'free' }, input)).rejects.toMatchObject({ code: 'WEBHOOK_QUOTA_EXCEEDED', message: expect.stringContaining('quota of 1') });
+      expect(checked).toHaveLength(1);
+    });
+
+    it('answers WEBHOOK_QUOTA_EXCEEDED when a concurrent create took the last slot between check and insert', async () => {
+      store.loseNextInsert = true;
+      await expect(service.create(alice, input)).rejects.toMatchObject({ code: 'WEBHOOK_QUOTA_EXCEEDED' });
+      expect(store.rows.size).toBe(0);
+    });
+
+    it('stores nothing when the destination is refused', async () => {
+      await expect(service.create(alice, { ...input, url: 'https://internal.example/' })).rejects.toMatchObject({ code: 'WEBHOOK_DESTINATION_BLOCKED' });
+      expect(store.rows.size).toBe(0);
+    });
+  });
+
+  describe('get, rotate and remove', () => {
+    it('refuses a malformed id with VALIDATION_ERROR and answers NOT_FOUND for an unknown or foreign one', async () => {
+      const { id } = await service.create(alice, input);
+      await expect(service.get(alice, 'not-a-ulid')).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+      await expect(service.get(alice, newUlid())).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(service.get(bob, id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(service.rotateSecret(bob, id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect((await service.get(alice, id.toLowerCase())).id).toBe(id);
+    });
+
+    it('rotates: a new secret shown once, the old one kept as previous for 24 hours', async () => {
+      const { id, secret: first } = await service.create(alice, input);
+      const before = store.rows.get(id)!.secret;
+      const rotated = await service.rotateSecret(alice, id);
+      expect(rotated.secret).not.toBe(first);
+      const row = store.rows.get(id)!;
+      expect(row.previousSecret).toBe(before);
+      expect(row.previousSecretExpiresAt).toEqual(new Date(NOW.getTime() + 24 * 3600 * 1000));
+      expect(secrets.decrypt(row.secret, webhookSecretContext(id))).toBe(rotated.secret);
+    });
+
+    it("removes idempotently and never another customer's webhook", async () => {
+      const { id } = await service.create(alice, input);
+      await service.remove(bob, id);
+      expect(store.rows.has(id)).toBe(true);
+      await service.remove(alice, id);
+      await service.remove(alice, id);
+      expect(store.rows.has(id)).toBe(false);
+      await expect(service.remove(alice, 'nope')).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    });
+  });
+
+  describe('list', () => {
+    it("pages the caller's webhooks newest first with next and prev cursors", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await service.create(alice, input)).id);
+      await service.create(bob, input);
+      const first = await service.list(alice, { limit: '2' });
+      expect(first.items.map((w) => w.id)).toEqual([ids[4], ids[3]]);
+      const second = await service.list(alice, { limit: '2', cursor: first.page.next_cursor! });
+      expect(second.items.map((w) => w.id)).toEqual([ids[2], ids[1]]);
+      const back = await service.list(alice, { limit: '2', cursor: second.page.prev_cursor! });
+      expect(back.items.map((w) => w.id)).toEqual([ids[4], ids[3]]);
+      await expect(service.list(bob, { cursor: first.page.next_cursor! })).rejects.toMatchObject({ code: 'INVALID_CURSOR' });
+      await expect(service.list(alice, { limit: '1000' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    });
+  });
+
+  describe('reencryptSecrets', () => {
+    it('re-encrypts rows under an older key, leaves current ones, and counts a row rotated meanwhile as skipped', async () => {
+      const oldKey = generateEncryptionKey();
+      const oldBox = new SecretBox({ keys: [oldKey] }, undefined as never);
+      const newKey = generateEncryptionKey();
+      secrets = new SecretBox({ keys: [newKey, oldKey] }, undefined as never);
+      build();
+      const stale = [newUlid(), newUlid(), newUlid()].sort();
+      for (const id of stale) {
+        const enc = oldBox.encrypt(`whsec_${id}`, webhookSecretContext(id));
+        await store.insertWithinQuota({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret: enc, previousSecret: null, previousSecretExpiresAt: null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null }, 100);
+      }
+      const current = await service.create(alice, input);
+      store.losingReplaces.add(stale[1]);
+      const res = await service.reencryptSecrets({ batchSize: 2 });
+      expect(res).toEqual({ scanned: 5 * 4, reencrypted: 2, skipped: 1 });
+      for (const id of [stale[0], stale[2]]) {
+        const row = store.rows.get(id)!;
+        expect(secrets.ring.isCurrent(row.secret)).toBe(true);
+        expect(secrets.decrypt(row.secret, webhookSecretContext(id))).toBe(`whsec_${id}`);
+      }
+      expect(secrets.ring.isCurrent(store.rows.get(stale[1])!.secret)).toBe(false);
+      expect(secrets.ring.isCurrent(store.rows.get(current.id)!.secret)).toBe(true);
+    });
+  });
+});

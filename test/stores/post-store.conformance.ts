@@ -1,0 +1,73 @@
+import { PostEntity } from '../../src/posts/post.entity';
+import type { PostStore } from '../../src/posts/post.store';
+import { StoreFixture, uniqueName } from './store-fixture';
+
+const BASE_MS = Date.UTC(2024, 0, 1);
+let seq = 0;
+// Fixed-length lower-case ids order the same under every collation the databases may use.
+const newPostId = () => `${process.pid.toString(36)}${(seq++).toString(36).padStart(8, '0')}`;
+
+function post(subreddit: string, createdMs: number, over: Partial<PostEntity> = {}): PostEntity {
+  const id = over.id ?? newPostId();
+  const author = over.author ?? 'Someone';
+  return {
+    id, subreddit, author, authorKey: author.toLowerCase(), title: `title ${id}`, selftext: '', url: `https://example.com/${id}`,
+    permalink: `/r/${subreddit}/comments/${id}/t/`, score: 1, numComments: 0, createdAt: new Date(createdMs),
+    firstSeenAt: new Date(BASE_MS), updatedAt: new Date(BASE_MS), ...over,
+  };
+}
+
+const newestFirst = (a: PostEntity, b: PostEntity) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1);
+
+/** What every PostStore implementation must do, whatever its database. */
+export function postStoreConformance(f: StoreFixture<PostStore>): void {
+  it('inserts new posts and reports them as new; a later sighting refreshes only the mutable fields', async () => {
+    const sub = uniqueName('ins');
+    const first = [post(sub, BASE_MS), post(sub, BASE_MS + 1000)];
+    expect([...(await f.store.upsertMany(first)).insertedIds].sort()).toEqual(first.map((p) => p.id).sort());
+    const later = new Date(BASE_MS + 60_000);
+    const seen = { ...first[0], subreddit: 'elsewhere', author: 'Other', createdAt: new Date(0), score: 50, numComments: 7, title: 'edited', selftext: 'more', updatedAt: later };
+    const again = await f.store.upsertMany([seen, post(sub, BASE_MS + 2000)]);
+    expect(again.insertedIds.has(first[0].id)).toBe(false);
+    expect(again.insertedIds.size).toBe(1);
+    const [row] = await f.ds.getRepository(PostEntity).findBy({ id: first[0].id });
+    expect(row).toMatchObject({ subreddit: sub, author: 'Someone', createdAt: new Date(BASE_MS), score: 50, numComments: 7, title: 'edited', selftext: 'more', updatedAt: later });
+  });
+
+  it('lets the later of two sightings in one batch win, and stores batches beyond one statement', async () => {
+    const sub = uniqueName('dup');
+    const p = post(sub, BASE_MS);
+    const many = Array.from({ length: 1100 }, (_, i) => post(sub, BASE_MS + i));
+    const res = await f.store.upsertMany([p, ...many, { ...p, score: 99 }]);
+    expect(res.insertedIds.size).toBe(1101);
+    expect(await f.ds.getRepository(PostEntity).countBy({ subreddit: sub })).toBe(1101);
+    expect((await f.ds.getRepository(PostEntity).findOneByOrFail({ id: p.id })).score).toBe(99);
+  });
+
+  it('pages one subreddit newest first by (created_at, id), limit + 1 rows, after and before a position', async () => {
+    const sub = uniqueName('page');
+    // created_at repeats in threes so the id breaks ties.
+    const rows = Array.from({ length: 10 }, (_, i) => post(sub, BASE_MS + Math.floor(i / 3) * 1000));
+    await f.store.upsertMany([...rows, post(uniqueName('other'), BASE_MS + 5000)]);
+    const all = [...rows].sort(newestFirst).map((p) => p.id);
+    const ids = (ps: PostEntity[]) => ps.map((p) => p.id);
+    expect(ids(await f.store.pageBySubreddit(sub, { limit: 4 }))).toEqual(all.slice(0, 5));
+    const at = (i: number): [number, string] => {
+      const p = rows.find((r) => r.id === all[i])!;
+      return [p.createdAt.getTime(), p.id];
+    };
+    expect(ids(await f.store.pageBySubreddit(sub, { limit: 3, after: at(3) }))).toEqual(all.slice(4, 8));
+    // `before` reads upwards: the nearest newer rows first.
+    expect(ids(await f.store.pageBySubreddit(sub, { limit: 2, before: at(5) }))).toEqual([all[4], all[3], all[2]]);
+    expect(await f.store.pageBySubreddit(sub, { limit: 3, after: at(9) })).toEqual([]);
+  });
+
+  it('pages one author across subreddits, by the lower-cased author key', async () => {
+    const author = `Author${uniqueName('', 12)}`;
+    const mine = [post(uniqueName('a'), BASE_MS, { author }), post(uniqueName('b'), BASE_MS + 1000, { author })];
+    await f.store.upsertMany([...mine, post(mine[0].subreddit, BASE_MS + 2000)]);
+    const page = await f.store.pageByAuthor(author.toLowerCase(), { limit: 10 });
+    expect(page.map((p) => p.id)).toEqual([mine[1].id, mine[0].id]);
+    expect(page[0]).toMatchObject({ author, subreddit: mine[1].subreddit, createdAt: new Date(BASE_MS + 1000) });
+  });
+}

@@ -1,0 +1,98 @@
+import { CustomerEntity } from '../../src/auth/customer.entity';
+import { newId, newUlid } from '../../src/common/ids';
+import { WebhookEntity } from '../../src/webhooks/webhook.entity';
+import type { WebhookStore } from '../../src/webhooks/webhook.store';
+import { StoreFixture, uniqueName } from './store-fixture';
+
+const AT = new Date(Date.UTC(2025, 0, 1));
+
+/** What every WebhookStore implementation must do, whatever its database. */
+export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
+  async function customer(): Promise<string> {
+    const id = newId('cus');
+    await f.ds.getRepository(CustomerEntity).insert({ id, name: uniqueName('cust', 200), plan: 'business', privateAllow: null, createdAt: AT });
+    return id;
+  }
+
+  let ms = AT.getTime();
+  function webhook(customerId: string, over: Partial<WebhookEntity> = {}): WebhookEntity {
+    // ULIDs of increasing time: the store's id order is creation order.
+    return {
+      id: newUlid(ms++), customerId, url: 'https://example.com/hook', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false,
+      secret: 'enc:secret', previousSecret: null, previousSecretExpiresAt: null, createdAt: AT, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, ...over,
+    };
+  }
+
+  it('inserts within the quota and refuses past it; the row reads back as written', async () => {
+    const c = await customer();
+    const a = webhook(c, { allowNonstandardPort: true, subreddit: 'typescript', event: 'trends.surge' });
+    expect(await f.store.insertWithinQuota(a, 2)).toBe(true);
+    expect(await f.store.insertWithinQuota(webhook(c), 2)).toBe(true);
+    expect(await f.store.insertWithinQuota(webhook(c), 2)).toBe(false);
+    expect(await f.store.countForCustomer(c)).toBe(2);
+    expect(await f.store.findForCustomer(c, a.id)).toEqual(a);
+  });
+
+  it('never lets concurrent creates of one customer pass its quota', async () => {
+    const c = await customer();
+    const results = await Promise.all(Array.from({ length: 8 }, () => f.store.insertWithinQuota(webhook(c), 3)));
+    expect(results.filter(Boolean)).toHaveLength(3);
+    expect(await f.store.countForCustomer(c)).toBe(3);
+  });
+
+  it("counts, finds, updates and deletes only the caller's own webhooks", async () => {
+    const [mine, theirs] = [await customer(), await customer()];
+    const w = webhook(mine);
+    await f.store.insertWithinQuota(w, 10);
+    expect(await f.store.countForCustomer(theirs)).toBe(0);
+    expect(await f.store.findForCustomer(theirs, w.id)).toBeNull();
+    await f.store.updateSecrets(theirs, { id: w.id, secret: 'stolen', previousSecret: null, previousSecretExpiresAt: null });
+    expect(await f.store.deleteForCustomer(theirs, w.id)).toBe(false);
+    expect(await f.store.findForCustomer(mine, w.id)).toMatchObject({ secret: 'enc:secret' });
+    expect(await f.store.page(theirs, { limit: 10 })).toEqual([]);
+
+    const expires = new Date(AT.getTime() + 86_400_000);
+    await f.store.updateSecrets(mine, { id: w.id, secret: 'enc:new', previousSecret: 'enc:secret', previousSecretExpiresAt: expires });
+    expect(await f.store.findForCustomer(mine, w.id)).toMatchObject({ secret: 'enc:new', previousSecret: 'enc:secret', previousSecretExpiresAt: expires });
+    expect(await f.store.deleteForCustomer(mine, w.id)).toBe(true);
+    expect(await f.store.deleteForCustomer(mine, w.id)).toBe(false);
+    expect(await f.store.findForCustomer(mine, w.id)).toBeNull();
+  });
+
+  it('pages newest first by id, limit + 1 rows, after and before an id', async () => {
+    const c = await customer();
+    const rows = Array.from({ length: 6 }, () => webhook(c));
+    for (const r of rows) await f.store.insertWithinQuota(r, 100);
+    const ids = (ws: WebhookEntity[]) => ws.map((w) => w.id);
+    const newest = rows.map((r) => r.id).reverse();
+    expect(ids(await f.store.page(c, { limit: 2 }))).toEqual(newest.slice(0, 3));
+    expect(ids(await f.store.page(c, { limit: 2, after: [newest[1]] }))).toEqual(newest.slice(2, 5));
+    // `before` reads upwards: the nearest newer rows first.
+    expect(ids(await f.store.page(c, { limit: 2, before: [newest[4]] }))).toEqual([newest[3], newest[2], newest[1]]);
+    expect(await f.store.page(c, { limit: 2, after: [newest[5]] })).toEqual([]);
+  });
+
+  it('walks every webhook by id for re-encryption and swaps secrets only while they are unchanged', async () => {
+    const c = await customer();
+    const a = webhook(c);
+    const b = webhook(c);
+    await f.store.insertWithinQuota(a, 10);
+    await f.store.insertWithinQuota(b, 10);
+    await f.store.updateSecrets(c, { id: b.id, secret: 'enc:secret', previousSecret: 'enc:old', previousSecretExpiresAt: AT });
+    const walked = await f.store.secretsPage('', 100_000);
+    const ours = walked.filter((w) => w.id === a.id || w.id === b.id).map((w) => ({ ...w }));
+    expect(ours).toEqual([
+      { id: a.id, secret: 'enc:secret', previousSecret: null },
+      { id: b.id, secret: 'enc:secret', previousSecret: 'enc:old' },
+    ]);
+    expect(walked.map((w) => w.id)).toEqual([...walked.map((w) => w.id)].sort());
+    expect((await f.store.secretsPage(a.id, 1)).map((w) => ({ ...w }))).toEqual([{ id: b.id, secret: 'enc:secret', previousSecret: 'enc:old' }]);
+
+    expect(await f.store.replaceSecrets(a.id, { secret: 'enc:secret', previousSecret: null }, { secret: 'enc:v2', previousSecret: null })).toBe(true);
+    expect(await f.store.replaceSecrets(a.id, { secret: 'enc:secret', previousSecret: null }, { secret: 'enc:v3', previousSecret: null })).toBe(false);
+    expect(await f.store.replaceSecrets(b.id, { secret: 'enc:secret', previousSecret: null }, { secret: 'enc:v2', previousSecret: null })).toBe(false);
+    expect(await f.store.replaceSecrets(b.id, { secret: 'enc:secret', previousSecret: 'enc:old' }, { secret: 'enc:v2', previousSecret: 'enc:old2' })).toBe(true);
+    expect(await f.store.findForCustomer(c, a.id)).toMatchObject({ secret: 'enc:v2', previousSecret: null });
+    expect(await f.store.findForCustomer(c, b.id)).toMatchObject({ secret: 'enc:v2', previousSecret: 'enc:old2' });
+  });
+}
