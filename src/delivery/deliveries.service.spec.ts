@@ -11,16 +11,12 @@ import type { WebhookStore } from '../webhooks/webhook.store';
 import { DeliveriesService } from './deliveries.service';
 import { deliveryId } from './delivery-id';
 import { EventsService } from './events.service';
-import { InMemoryDeliveryQueue } from './queue/in-memory-delivery-queue.fake';
-import { InProcessWaker } from './queue/in-process.waker';
+import { fakeQueueAndWaker, InMemoryDeliveryQueue } from './queue/in-memory-delivery-queue.fake';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 
 function setup() {
-  const queue = new InMemoryDeliveryQueue();
-  const waker = new InProcessWaker();
-  let wakes = 0;
-  waker.onWake(() => wakes++);
+  const { queue, waker, wakes } = fakeQueueAndWaker();
   const clock: Clock = { now: () => NOW };
   const owner: Principal = { customerId: 'cus_a', plan: 'business', keyId: 'k1' };
   const hook = { id: newUlid(), customerId: owner.customerId, subreddit: 'rust' } as WebhookEntity;
@@ -36,7 +32,7 @@ function setup() {
     new PaginationService(keys, clock, {}),
     clock,
   );
-  return { queue, service, owner, hook, wakes: () => wakes };
+  return { queue, service, owner, hook, wakes };
 }
 
 /** A delivery of a fresh event to `webhookId`, in `state`, created `at`. */

@@ -2,21 +2,17 @@ import type { Clock } from '../common/clock';
 import type { Metrics } from '../metrics/metrics.service';
 import { deliveryId } from './delivery-id';
 import { EventsService } from './events.service';
-import { InMemoryDeliveryQueue } from './queue/in-memory-delivery-queue.fake';
-import { InProcessWaker } from './queue/in-process.waker';
+import { fakeQueueAndWaker } from './queue/in-memory-delivery-queue.fake';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 
 function setup() {
-  const queue = new InMemoryDeliveryQueue();
-  const waker = new InProcessWaker();
-  let wakes = 0;
-  waker.onWake(() => wakes++);
+  const { queue, waker, wakes } = fakeQueueAndWaker();
   const emitted: string[] = [];
   const metrics = { eventEmitted: (type: string) => emitted.push(type) } as unknown as Metrics;
   const clock: Clock = { now: () => NOW };
   const events = new EventsService(queue, waker, clock, metrics);
-  return { queue, events, emitted, wakes: () => wakes };
+  return { queue, events, emitted, wakes };
 }
 
 describe('EventsService', () => {

@@ -2,6 +2,7 @@ import type { PageRequest } from '../../pagination/page';
 import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
 import { DeliveryQueue } from './delivery-queue';
+import { InProcessWaker } from './in-process.waker';
 import type { ClaimedWork, NewEvent, QueueStats, RecordResult, Subscriber } from './types';
 
 /**
@@ -103,4 +104,13 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
 
 function notFaked(method: string): Promise<never> {
   return Promise.reject(new Error(`InMemoryDeliveryQueue.${method}: the worker's hot path is tested on real databases (delivery-queue conformance)`));
+}
+
+/** A fresh in-memory queue, an in-process waker, and how often it was woken. */
+export function fakeQueueAndWaker(): { queue: InMemoryDeliveryQueue; waker: InProcessWaker; wakes: () => number } {
+  const queue = new InMemoryDeliveryQueue();
+  const waker = new InProcessWaker();
+  let wakes = 0;
+  waker.onWake(() => wakes++);
+  return { queue, waker, wakes: () => wakes };
 }
