@@ -5,7 +5,6 @@
  *
  *   @Module({ imports: [
  *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: POSTGRES_MIGRATIONS, migrationsRun: true }),
- *     DatabaseUnavailableModule, // a database outage answers 503 + Retry-After (else 500)
  *     AuthModule.forRoot({}), CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }),
  *     PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
  *     DeliveryModule.forRoot({ worker: true }), WebhooksModule, PostsModule,

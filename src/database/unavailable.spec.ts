@@ -8,6 +8,9 @@ import { DatabaseError } from 'pg';
 import { QueryFailedError } from 'typeorm';
 import request from 'supertest';
 import { ApiExceptionFilter } from '../common/exception.filter';
+import { DeliveryModule } from '../delivery/delivery.module';
+import { PostsModule } from '../posts/posts.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DatabaseUnavailableModule, isDatabaseUnavailable, UNAVAILABLE_BY_DIALECT } from './unavailable';
 
 const errno = (code: string, message = `connect ${code} 127.0.0.1:5432`) => Object.assign(new Error(message), { code, errno: -1, syscall: 'connect' });
@@ -143,11 +146,14 @@ describe('DatabaseUnavailableModule', () => {
       throw wrapped(errno('ECONNREFUSED'));
     }
   }
-  @Module({ controllers: [RefusedController] })
+  @Module({ imports: [DatabaseUnavailableModule], controllers: [RefusedController] })
   class FeatureModule {}
+  @Module({ controllers: [RefusedController] })
+  class BareFeatureModule {}
 
-  async function statusOf(imports: unknown[]): Promise<number> {
-    const ref = await Test.createTestingModule({ imports: [...(imports as []), FeatureModule] }).compile();
+  /** The root imports nothing of ours but the feature module, as a host app does. */
+  async function statusOf(feature: unknown): Promise<number> {
+    const ref = await Test.createTestingModule({ imports: [feature as typeof FeatureModule] }).compile();
     const app = ref.createNestApplication({ logger: false });
     try {
       await app.init();
@@ -157,8 +163,16 @@ describe('DatabaseUnavailableModule', () => {
     }
   }
 
-  it("reaches the filter on another module's controller: a refused connection is 503; without the module, 500", async () => {
-    expect(await statusOf([DatabaseUnavailableModule])).toBe(503);
-    expect(await statusOf([])).toBe(500);
+  it("gives the filter of the importing module's controllers the classifier: a refused connection is 503; without it, 500", async () => {
+    expect(await statusOf(FeatureModule)).toBe(503);
+    expect(await statusOf(BareFeatureModule)).toBe(500);
+  });
+
+  it.each([
+    ['WebhooksModule', WebhooksModule],
+    ['PostsModule', PostsModule],
+    ['DeliveryModule', DeliveryModule],
+  ])('%s imports it, so a host app needs no wiring for its 503s', (_name, mod) => {
+    expect(Reflect.getMetadata('imports', mod)).toContain(DatabaseUnavailableModule);
   });
 });

@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { errorChain } from '../common/error-chain';
 import { DATABASE_UNAVAILABLE } from '../common/exception.filter';
 import type { Dialect } from './dialect';
@@ -43,10 +43,10 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /**
- * Gives ApiExceptionFilter (its instances on every trendhooks controller included) this classifier,
- * so a database outage is answered 503 with Retry-After. AppModule imports it; a host app imports it
- * too to get the same answers (without it such errors are 500 INTERNAL_ERROR).
+ * Gives ApiExceptionFilter this classifier, so a database outage is answered 503 with Retry-After.
+ * Not global: each module whose controllers query the database imports it (Nest builds the filter
+ * of `@UseFilters` in the controller's own module), so a host app gets the same answers without
+ * wiring anything; AppModule imports it for its app-wide filter.
  */
-@Global()
 @Module({ providers: [{ provide: DATABASE_UNAVAILABLE, useValue: isDatabaseUnavailable }], exports: [DATABASE_UNAVAILABLE] })
 export class DatabaseUnavailableModule {}

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
+import { DatabaseUnavailableModule } from '../database/unavailable';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
@@ -25,7 +26,7 @@ import { HttpsWebhookTransport } from './transport/https-webhook.transport';
  * host imports `ScheduleModule.forRoot()`, a plain timer otherwise.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), WebhooksModule],
+  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), WebhooksModule, DatabaseUnavailableModule],
   controllers: [DeliveriesController],
   providers: [
     { provide: CLOCK, useClass: SystemClock },

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
+import { DatabaseUnavailableModule } from '../database/unavailable';
 import { POST_ENTITIES } from './entities';
 import { IngestService } from './ingest.service';
 import { PostStore } from './post.store';
@@ -17,7 +18,7 @@ import { PostsService } from './posts.service';
  * provider of INGEST_LISTENER.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(POST_ENTITIES)],
+  imports: [TypeOrmModule.forFeature(POST_ENTITIES), DatabaseUnavailableModule],
   controllers: [PostsController],
   providers: [
     { provide: CLOCK, useClass: SystemClock },

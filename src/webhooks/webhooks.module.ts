@@ -2,6 +2,7 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
+import { DatabaseUnavailableModule } from '../database/unavailable';
 import { JsonBodyMiddleware } from '../common/json-body.middleware';
 import { WEBHOOK_ENTITIES } from './entities';
 import { WebhookDeliveryStatus } from './webhook-delivery-status';
@@ -18,7 +19,7 @@ import { WebhooksService } from './webhooks.service';
  * registered (they are global by default) on the same TypeORM connection.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES)],
+  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), DatabaseUnavailableModule],
   controllers: [WebhooksController],
   providers: [
     { provide: CLOCK, useClass: SystemClock },

@@ -18,7 +18,6 @@ import { IsInt, Min } from 'class-validator';
 import {
   AuthModule,
   CryptoModule,
-  DatabaseUnavailableModule,
   DEFAULT_PLAN_LIMITS,
   generateEncryptionKey,
   DeliveryModule,
@@ -106,8 +105,6 @@ export class HostAppModule {
         HostSettingsModule.forRoot(settings),
         // The host's connection; it runs trendhooks' migrations itself (migrationsRun).
         TypeOrmModule.forRoot(typeOrmOptions(db)),
-        // trendhooks' routes answer a database outage 503, as in the standalone service.
-        DatabaseUnavailableModule,
         AuthModule.forRootAsync({
           ...fromSettings,
           useFactory: (s: HostSettings) => ({
