@@ -64,4 +64,15 @@ async function scratchDatabase(dialect) {
   return { database: { type: 'postgres', url: url.toString() }, url: url.toString(), drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, scratchDatabase };
+/** Whether the PostgreSQL server answers; when not, says so and the benchmark runs its SQLite half only. */
+async function pgUp() {
+  try {
+    await pgAdmin('SELECT 1');
+    return true;
+  } catch (err) {
+    log(`PostgreSQL at ${PG_ADMIN_URL} unavailable (${err.message}): its half is skipped`);
+    return false;
+  }
+}
+
+module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, pgUp, scratchDatabase };

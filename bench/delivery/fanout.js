@@ -20,7 +20,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { DIST, PG_ADMIN_URL, arg, log, median, pgAdmin, requireBuild, scratchDatabase } = require('../lib');
+const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase } = require('../lib');
 
 requireBuild('webhooks/secret.js', 'the webhooks-owned secrets');
 const { EVENT_TYPE, eventData, round, startApp, dsOf, seedWebhooks, one } = require('./app');
@@ -124,16 +124,6 @@ async function fanout(dialect) {
     }
   } finally {
     await db.drop();
-  }
-}
-
-async function pgUp() {
-  try {
-    await pgAdmin('SELECT 1');
-    return true;
-  } catch (err) {
-    log(`PostgreSQL at ${PG_ADMIN_URL} unavailable (${err.message}): its half is skipped`);
-    return false;
   }
 }
 

@@ -33,7 +33,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { DIST, PG_ADMIN_URL, arg, log, median, pgAdmin, requireBuild, scratchDatabase, sleep } = require('../lib');
+const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase, sleep } = require('../lib');
 
 requireBuild('delivery/delivery.worker.js', 'the delivery engine');
 const { Agent, request } = require('undici');
@@ -349,16 +349,6 @@ async function latencyNotify(rx, cert, tag) {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-async function pgUp() {
-  try {
-    await pgAdmin('SELECT 1');
-    return true;
-  } catch (err) {
-    log(`PostgreSQL at ${PG_ADMIN_URL} unavailable (${err.message}): its half is skipped`);
-    return false;
-  }
-}
 
 async function main() {
   const started = Date.now();
