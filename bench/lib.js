@@ -75,4 +75,13 @@ async function pgUp() {
   }
 }
 
-module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, pgUp, scratchDatabase };
+/** Writes a benchmark's result JSON into bench/results/ and fails the process when its targets were not met. */
+function writeResult(name, out) {
+  const file = path.join(__dirname, 'results', name);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
+  console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  if (!out.pass) process.exitCode = 1;
+}
+
+module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, pgUp, scratchDatabase, writeResult };

@@ -16,11 +16,10 @@
  * bench/results/fanout.json; PostgreSQL runs in a scratch database `th_bench_…` dropped afterwards
  * (without a server that half is skipped and no file is written).
  */
-const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase } = require('../lib');
+const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase, writeResult } = require('../lib');
 
 requireBuild('webhooks/secret.js', 'the webhooks-owned secrets');
 const { EVENT_TYPE, eventData, round, startApp, dsOf, seedWebhooks, one } = require('./app');
@@ -153,11 +152,7 @@ async function main() {
   console.log(`\ntarget: ${out.pass ? 'met' : 'NOT met'} (${out.duration_s} s)`);
 
   if (dialects.length < 2) return console.log('no PostgreSQL: results file not written');
-  const file = path.resolve(__dirname, '../results/fanout.json');
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`wrote ${path.relative(process.cwd(), file)}`);
-  if (!out.pass) process.exitCode = 1;
+  writeResult('fanout.json', out);
 }
 
 main().catch((err) => {

@@ -33,7 +33,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase, sleep } = require('../lib');
+const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase, sleep, writeResult } = require('../lib');
 
 requireBuild('delivery/delivery.worker.js', 'the delivery engine');
 const { Agent, request } = require('undici');
@@ -440,13 +440,8 @@ async function main() {
   for (const [k, l] of Object.entries(summary.latency)) console.log(`${pad(k, 28)}${num(l.p50_ms, 9)}${num(l.p90_ms, 9)}${num(l.p99_ms, 9)}`);
   console.log(`\ntargets: ${out.pass ? 'met' : 'NOT met'} (${out.duration_s} s)`);
 
-  const resultsDir = path.resolve(__dirname, '../results');
   if (PARTS.length < 3 || dialects.length < 2) return console.log('partial run (--parts/--dbs or no PostgreSQL): results file not written');
-  const file = path.join(resultsDir, CONCURRENCY === DEFAULT_CONCURRENCY ? 'delivery.json' : `delivery-c${CONCURRENCY}.json`);
-  fs.mkdirSync(resultsDir, { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`wrote ${path.relative(process.cwd(), file)}`);
-  if (!out.pass) process.exitCode = 1;
+  writeResult(CONCURRENCY === DEFAULT_CONCURRENCY ? 'delivery.json' : `delivery-c${CONCURRENCY}.json`, out);
 }
 
 main().catch((err) => {
