@@ -2,23 +2,17 @@ import { DEFAULT_SURGE_PARAMS } from './params';
 import type { SurgeDetection } from '../../events/kinds/surge';
 import { createSurgeState, fillSurgeGaps, hourOfDay, hourOfWeek, observeSurgeBucket, SurgeState } from './surge';
 import { mulberry32 as rng } from '../../common/prng';
+import { poisson as knuthPoisson } from '../../../test/support/random';
 
 const B = DEFAULT_SURGE_PARAMS.bucketMs;
 /** Monday 2024-01-01 00:00 UTC. */
 const T0 = Date.UTC(2024, 0, 1);
 
 
-/** Poisson draw (Knuth; means here stay small enough). */
+/** Poisson draw: Knuth's for small means, its normal approximation above 30. */
 function poisson(r: () => number, mean: number): number {
   if (mean > 30) return Math.max(0, Math.round(mean + Math.sqrt(mean) * gauss(r)));
-  const l = Math.exp(-mean);
-  let k = 0;
-  let p = r();
-  while (p > l) {
-    k++;
-    p *= r();
-  }
-  return k;
+  return knuthPoisson(r, mean);
 }
 
 function gauss(r: () => number): number {
