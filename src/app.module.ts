@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DestinationStream } from 'pino';
+import { ApiKeysModule } from './auth/api-keys.module';
 import { AuthModule } from './auth/auth.module';
 import { RedisRateLimitStore } from './auth/redis-rate-limit.store';
 import { ApiExceptionFilter } from './common/exception.filter';
@@ -67,6 +68,8 @@ export class AppModule implements NestModule {
         TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES)),
         // The error filter answers a database outage 503 (every controller's instance of it, too).
         DatabaseUnavailableModule,
+        // The standalone service's identity: API keys (a host app may bring its own instead).
+        ApiKeysModule,
         AuthModule.forRoot({ plans: config.plans, rateLimitStore }),
         HealthModule.forRoot({ pings: rateLimitStore ? { redis: () => rateLimitStore.ping() } : {} }),
         CryptoModule.forRoot({ keys: config.encryption.keys, keyFile: encryptionKeyFile(config) ?? undefined }),

@@ -1,4 +1,4 @@
-import { AUTH_ENTITIES } from './auth/entities';
+import { API_KEY_ENTITIES } from './auth/entities';
 import { DELIVERY_ENTITIES } from './delivery/entities';
 import { PAGINATION_ENTITIES } from './pagination/entities';
 import { POST_ENTITIES } from './posts/entities';
@@ -9,4 +9,4 @@ import { WEBHOOK_ENTITIES } from './webhooks/entities';
  * Every entity trendhooks owns, gathered here from each module's own list so database/ knows none
  * of them; a host app adds these to its own TypeORM connection.
  */
-export const TRENDHOOKS_ENTITIES = [...AUTH_ENTITIES, ...WEBHOOK_ENTITIES, ...PAGINATION_ENTITIES, ...POST_ENTITIES, ...DELIVERY_ENTITIES, ...TREND_ENTITIES];
+export const TRENDHOOKS_ENTITIES = [...API_KEY_ENTITIES, ...WEBHOOK_ENTITIES, ...PAGINATION_ENTITIES, ...POST_ENTITIES, ...DELIVERY_ENTITIES, ...TREND_ENTITIES];

@@ -5,18 +5,25 @@
  *
  *   @Module({ imports: [
  *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: POSTGRES_MIGRATIONS, migrationsRun: true }),
- *     AuthModule.forRoot({}), CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }),
+ *     ApiKeysModule, AuthModule.forRoot({}), CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }),
  *     PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
  *     DeliveryModule.forRoot({ worker: true }), WebhooksModule, PostsModule,
  *   ] })
  *   NestFactory.create(HostModule, { bodyParser: false }) // trendhooks reads its own JSON bodies
  *
- * Every module has forRootAsync({ imports, inject, useFactory }) too.
+ * Every module has forRootAsync({ imports, inject, useFactory }) too. To identify callers yourself,
+ * leave ApiKeysModule out and give AuthModule.forRoot({ principalResolver }) (README "Bring your own identity").
  */
-export { AuthModule } from './auth/auth.module';
+export { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth/auth.module';
 export type { AuthModuleOptions } from './auth/auth.options';
+export { PRINCIPAL_RESOLVER, InjectPrincipalResolver, type PrincipalResolver, type TrendhooksPrincipal } from './auth/principal';
+export { PrincipalGuard } from './auth/principal.guard';
 export { ApiKeyGuard } from './auth/api-key.guard';
+export { ApiKeysModule } from './auth/api-keys.module';
+export { API_KEY_ENTITIES } from './auth/entities';
+export { ApiKeyPrincipalResolver, type ApiKeyPrincipal } from './auth/api-key.principal-resolver';
 export { ApiKeyService, Principal } from './auth/api-key.service';
+export { PrivateDestinationsService } from './auth/private-destinations.service';
 export { BusinessPlus, CurrentPrincipal } from './auth/plan.decorator';
 export { PlanService } from './auth/plan.service';
 export { RATE_LIMIT_STORE, RateLimitStore, MemoryRateLimitStore } from './auth/rate-limit.store';

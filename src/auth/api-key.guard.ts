@@ -1,62 +1,9 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import { AppError } from '../common/errors';
-import { ApiKeyService, unauthorized } from './api-key.service';
-import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
-import { PLAN_TIER_KEY, PlanTier, PRINCIPAL } from './plan.decorator';
-import { PlanService } from './plan.service';
-import { RateLimitService } from './rate-limit.service';
+import { unauthorized } from './api-key.service';
+import { PrincipalGuard } from './principal.guard';
 
-/**
- * Identity and permission for `/v1`: who calls (API key), whether they may (plan tier), and
- * whether they may right now (rate limit). Failed authentication is limited per client address
- * and never charged to a customer.
- */
-@Injectable()
-export class ApiKeyGuard implements CanActivate {
-  private readonly anonymousLimit: number;
-
-  constructor(
-    private readonly keys: ApiKeyService,
-    private readonly limits: RateLimitService,
-    private readonly plans: PlanService,
-    private readonly reflector: Reflector,
-    private readonly adapterHost: HttpAdapterHost,
-    @Inject(AUTH_OPTIONS) options: AuthModuleOptions,
-  ) {
-    this.anonymousLimit = options.unauthenticatedPerMinute ?? 60;
-  }
-
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest();
-    const res = context.switchToHttp().getResponse();
-    const setHeaders = (h: Record<string, string>) => {
-      for (const [k, v] of Object.entries(h)) this.adapterHost.httpAdapter.setHeader(res, k, v);
-    };
-
-    let principal;
-    try {
-      principal = await this.keys.authenticate(authorizationHeader(req));
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      const state = await this.limits.consume(`ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`, this.anonymousLimit);
-      setHeaders(RateLimitService.headers(state));
-      throw state.allowed ? err : RateLimitService.rejection(state);
-    }
-
-    const plan = this.plans.limits(principal.plan);
-    const state = await this.limits.consume(`key:${principal.keyId}`, plan.requestsPerMinute);
-    setHeaders(RateLimitService.headers(state));
-    if (!state.allowed) throw RateLimitService.rejection(state);
-
-    const tier = this.reflector.getAllAndOverride<PlanTier | undefined>(PLAN_TIER_KEY, [context.getHandler(), context.getClass()]);
-    if (tier === 'business_plus' && !plan.businessPlus) {
-      throw new AppError('PLAN_REQUIRED', `this route requires the Business plan or above; your plan is ${principal.plan}`);
-    }
-    req[PRINCIPAL] = principal;
-    return true;
-  }
-}
+/** The guard of every `/v1` route, under its former name (it authenticates through the configured PrincipalResolver). */
+export const ApiKeyGuard = PrincipalGuard;
+export type ApiKeyGuard = PrincipalGuard;
 
 type RawRequest = { rawHeaders?: string[]; headers?: Record<string, unknown>; raw?: RawRequest };
 

@@ -14,7 +14,7 @@ export interface KeyOwner {
 
 /**
  * Customers and their API keys (and the customer's private-destination grants, kept on its row).
- * The injection token; the implementation for the database's dialect is chosen in AuthModule.
+ * The injection token; the implementation for the database's dialect is chosen in ApiKeysModule.
  */
 export abstract class ApiKeyStore {
   /**

@@ -1,25 +1,25 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
-import { dialectProvider } from '../database/dialect';
-import { ApiKeyGuard } from './api-key.guard';
-import { ApiKeyService } from './api-key.service';
-import { ApiKeyStore } from './api-key.store';
-import { PostgresApiKeyStore } from './api-key.store.postgres';
-import { SqliteApiKeyStore } from './api-key.store.sqlite';
+import { ApiKeyPrincipalResolver } from './api-key.principal-resolver';
 import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
-import { AUTH_ENTITIES } from './entities';
 import { PlanService } from './plan.service';
+import { PRINCIPAL_RESOLVER, PrincipalResolver } from './principal';
+import { PrincipalGuard } from './principal.guard';
 import { PrivateDestinationsService } from './private-destinations.service';
 import { RateLimitService } from './rate-limit.service';
 import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
 
+/** The boot-time answer when nothing says who calls. */
+export const NO_PRINCIPAL_RESOLVER =
+  'trendhooks AuthModule has no way to identify callers: give AuthModule.forRoot({ principalResolver }) ' +
+  '(or forRootAsync) your own PrincipalResolver, or import ApiKeysModule for trendhooks API keys';
+
 /**
- * API keys, customers, plans and rate limits. Registers no global guard: controllers opt in with
- * `@UseGuards(ApiKeyGuard)` (and `@BusinessPlus()`), so a host app keeps its own global setup.
+ * Identity, plans and rate limits. Who calls is the PrincipalResolver's answer: the host's
+ * (`principalResolver`), else ApiKeysModule's API keys. Registers no global guard: controllers opt
+ * in with `@UseGuards(PrincipalGuard)` (and `@BusinessPlus()`), so a host app keeps its own global setup.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(AUTH_ENTITIES)],
   providers: [
     { provide: CLOCK, useClass: SystemClock },
     {
@@ -27,13 +27,21 @@ import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
       inject: [AUTH_OPTIONS],
       useFactory: (o: AuthModuleOptions) => o.rateLimitStore ?? new MemoryRateLimitStore(),
     },
-    dialectProvider(ApiKeyStore, { sqlite: SqliteApiKeyStore, postgres: PostgresApiKeyStore }),
-    ApiKeyService,
+    {
+      provide: PRINCIPAL_RESOLVER,
+      inject: [AUTH_OPTIONS, { token: ApiKeyPrincipalResolver, optional: true }],
+      useFactory: (o: AuthModuleOptions, apiKeys?: ApiKeyPrincipalResolver): PrincipalResolver => {
+        const resolver = o.principalResolver ?? apiKeys;
+        if (!resolver) throw new Error(NO_PRINCIPAL_RESOLVER);
+        if (typeof resolver.resolve !== 'function') throw new Error('AuthModule principalResolver must have a resolve(request, context) method');
+        return resolver;
+      },
+    },
     RateLimitService,
     PlanService,
-    ApiKeyGuard,
+    PrincipalGuard,
     PrivateDestinationsService,
   ],
-  exports: [PrivateDestinationsService, ApiKeyService, RateLimitService, PlanService, ApiKeyGuard, AUTH_OPTIONS, RATE_LIMIT_STORE],
+  exports: [PrivateDestinationsService, RateLimitService, PlanService, PrincipalGuard, PRINCIPAL_RESOLVER, AUTH_OPTIONS, RATE_LIMIT_STORE],
 })
 export class AuthModule extends AuthConfigurableModule {}

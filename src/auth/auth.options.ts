@@ -1,5 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { Plan, PlanLimits } from './plans';
+import type { PrincipalResolver } from './principal';
 import type { RateLimitStore } from './rate-limit.store';
 
 export interface AuthModuleOptions {
@@ -9,6 +10,12 @@ export interface AuthModuleOptions {
   rateLimitStore?: RateLimitStore;
   /** Requests per minute allowed per client address for requests that fail authentication. */
   unauthenticatedPerMinute?: number;
+  /**
+   * Maps a request to its principal (tenant and plan): the host's own identity, from its guard's
+   * `req.user`, a JWT or a session. Without it, ApiKeysModule's API keys (ApiKeysModule must then
+   * be imported, or the app does not boot).
+   */
+  principalResolver?: PrincipalResolver;
 }
 
 export const { ConfigurableModuleClass: AuthConfigurableModule, MODULE_OPTIONS_TOKEN: AUTH_OPTIONS } =

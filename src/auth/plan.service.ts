@@ -14,4 +14,9 @@ export class PlanService {
   limits(plan: Plan): PlanLimits {
     return this.plans[plan];
   }
+
+  /** The plans of the table, the only ones a principal can be on. */
+  names(): string[] {
+    return Object.keys(this.plans);
+  }
 }

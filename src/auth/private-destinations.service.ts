@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { parsePrivateGrant, parsePrivateGrants, PrivateGrant } from '../ssrf/ssrf-policy';
 import { ApiKeyStore } from './api-key.store';
@@ -7,15 +7,27 @@ import { CustomerEntity } from './customer.entity';
 /**
  * The per-customer private allow-list (operator CLI `trendhooks customers allow-private`): which
  * private destinations one customer's webhooks may reach. Kept on the customer row, read by the
- * SSRF check at create and at every delivery, only when a destination is not public.
+ * SSRF check at create and at every delivery, only when a destination is not public. The rows are
+ * ApiKeysModule's: without it (a host's own identity) no tenant has grants, and only SsrfModule's
+ * `allowCidrs`/`allowDestinations` open private destinations.
  */
 @Injectable()
 export class PrivateDestinationsService {
-  constructor(private readonly store: ApiKeyStore) {}
+  private readonly store: ApiKeyStore | null;
+
+  constructor(@Optional() store?: ApiKeyStore) {
+    this.store = store ?? null;
+  }
+
+  private customers(): ApiKeyStore {
+    if (!this.store) throw new Error('private destination grants live on the customers table: import ApiKeysModule to manage them');
+    return this.store;
+  }
 
   /** By name or `cus_` id; NOT_FOUND names what was asked for. */
   private async find(customer: string): Promise<CustomerEntity> {
-    const row = (await this.store.findCustomerByName(customer)) ?? (customer.startsWith('cus_') ? await this.store.findCustomerById(customer) : null);
+    const store = this.customers();
+    const row = (await store.findCustomerByName(customer)) ?? (customer.startsWith('cus_') ? await store.findCustomerById(customer) : null);
     if (!row) throw new AppError('NOT_FOUND', `no customer named ${customer}`);
     return row;
   }
@@ -36,7 +48,7 @@ export class PrivateDestinationsService {
     const row = await this.find(customer);
     const grants = parsePrivateGrants(row.privateAllow).filter((g) => g.cidr.text !== grant.cidr.text);
     grants.push(grant);
-    await this.store.setPrivateAllow(row.id, grants.map((g) => g.text).join(' '));
+    await this.customers().setPrivateAllow(row.id, grants.map((g) => g.text).join(' '));
     return this.list(row.id);
   }
 
@@ -55,17 +67,17 @@ export class PrivateDestinationsService {
       after = before.filter((g) => g.cidr.text !== cidr);
     }
     if (after.length === before.length) return false;
-    await this.store.setPrivateAllow(row.id, after.length ? after.map((g) => g.text).join(' ') : null);
+    await this.customers().setPrivateAllow(row.id, after.length ? after.map((g) => g.text).join(' ') : null);
     return true;
   }
 
   /** The grants of the customer owning a webhook (delivery time). */
   async forWebhook(webhookId: string): Promise<PrivateGrant[]> {
-    return parsePrivateGrants(await this.store.privateAllowOfWebhook(webhookId));
+    return this.store ? parsePrivateGrants(await this.store.privateAllowOfWebhook(webhookId)) : [];
   }
 
-  /** The grants of one customer (create time). */
+  /** The grants of one customer (a principal's tenant id; create time). */
   async forCustomer(customerId: string): Promise<PrivateGrant[]> {
-    return parsePrivateGrants(await this.store.privateAllowOfCustomer(customerId));
+    return this.store ? parsePrivateGrants(await this.store.privateAllowOfCustomer(customerId)) : [];
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard } from '../auth/api-key.guard';
-import { Principal } from '../auth/api-key.service';
+import { PrincipalGuard } from '../auth/principal.guard';
+import { TrendhooksPrincipal } from '../auth/principal';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';
 import { EnvelopeInterceptor } from '../common/envelope.interceptor';
 import { ApiExceptionFilter } from '../common/exception.filter';
@@ -12,7 +12,7 @@ import { DeliveryResource, TestDeliveryResource } from './delivery.resource';
 
 @Controller('v1/webhooks/:webhook_id')
 @BusinessPlus()
-@UseGuards(ApiKeyGuard)
+@UseGuards(PrincipalGuard)
 @UseInterceptors(EnvelopeInterceptor)
 @UseFilters(ApiExceptionFilter)
 @ApiTags('Deliveries')
@@ -29,7 +29,7 @@ export class DeliveriesController {
     400: '`VALIDATION_ERROR` (`webhook_id` is not a ULID), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.',
     404: "`NOT_FOUND`: no such webhook, or another customer's.",
   })
-  list(@CurrentPrincipal() caller: Principal, @Param('webhook_id') webhookId: string, @Query() query: ListQuery) {
+  list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Query() query: ListQuery) {
     return this.deliveries.list(caller, webhookId, query);
   }
 
@@ -43,7 +43,7 @@ export class DeliveriesController {
     404: "`NOT_FOUND`: no such webhook or delivery, or another customer's.",
     409: '`CONFLICT`: an attempt of this delivery is in flight.',
   })
-  retry(@CurrentPrincipal() caller: Principal, @Param('webhook_id') webhookId: string, @Param('delivery_id') deliveryId: string) {
+  retry(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Param('delivery_id') deliveryId: string) {
     return this.deliveries.retry(caller, webhookId, deliveryId);
   }
 
@@ -52,7 +52,7 @@ export class DeliveriesController {
   @ApiOperation({ operationId: 'sendTestEvent', summary: 'Send a test event', description: 'A `webhook.test` event, delivered to this webhook only.' })
   @ApiEnvelopeResponse(202, TestDeliveryResource, 'TestDelivery', 'The test event and its delivery, queued.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
-  test(@CurrentPrincipal() caller: Principal, @Param('webhook_id') webhookId: string) {
+  test(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string) {
     return this.deliveries.sendTest(caller, webhookId);
   }
 }

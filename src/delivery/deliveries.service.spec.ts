@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Principal } from '../auth/api-key.service';
+import type { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
 import type { Clock } from '../common/clock';
 import { newUlid } from '../common/ids';
@@ -18,8 +18,8 @@ const NOW = new Date('2026-11-23T12:00:00Z');
 function setup() {
   const { queue, waker, wakes } = fakeQueueAndWaker();
   const clock: Clock = { now: () => NOW };
-  const owner: Principal = { customerId: 'cus_a', plan: 'business', keyId: 'k1' };
-  const hook = { id: newUlid(), customerId: owner.customerId, subreddit: 'rust' } as WebhookEntity;
+  const owner: TrendhooksPrincipal = { tenantId: 'cus_a', plan: 'business' };
+  const hook = { id: newUlid(), customerId: owner.tenantId, subreddit: 'rust' } as WebhookEntity;
   const webhooks = { findForCustomer: async (customerId: string, id: string) => (customerId === hook.customerId && id === hook.id ? hook : null) } as unknown as WebhookStore;
   const ring = new CursorKeyRing([{ id: 'k1', secret: randomBytes(32) }]);
   const keys = { get: async () => ring } as unknown as CursorKeys;
@@ -59,7 +59,7 @@ describe('DeliveriesService', () => {
 
   it('answers NOT_FOUND for another customer’s webhook', async () => {
     const { service, hook } = setup();
-    await expect(service.list({ customerId: 'cus_b', plan: 'business', keyId: 'k2' }, hook.id, {})).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(service.list({ tenantId: 'cus_b', plan: 'business' }, hook.id, {})).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('requeues a finished delivery now, under the same id, and wakes the workers', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Principal } from '../auth/api-key.service';
+import { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
 import { CLOCK, Clock } from '../common/clock';
 import { Paged } from '../common/envelope';
@@ -29,17 +29,17 @@ export class DeliveriesService {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  private async ownedWebhook(caller: Principal, rawId: string): Promise<WebhookEntity> {
-    const w = await this.webhooks.findForCustomer(caller.customerId, parseWebhookId(rawId));
+  private async ownedWebhook(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookEntity> {
+    const w = await this.webhooks.findForCustomer(caller.tenantId, parseWebhookId(rawId));
     if (!w) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     return w;
   }
 
-  async list(caller: Principal, rawWebhookId: string, query: ListQuery): Promise<Paged<DeliveryResource>> {
+  async list(caller: TrendhooksPrincipal, rawWebhookId: string, query: ListQuery): Promise<Paged<DeliveryResource>> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
     const ctx = await this.pagination.begin(query, {
       route: DELIVERIES_LIST_ROUTE,
-      customerId: caller.customerId,
+      customerId: caller.tenantId,
       params: { webhook_id: w.id },
       planMaxPageSize: this.plans.limits(caller.plan).maxPageSize,
     });
@@ -53,7 +53,7 @@ export class DeliveriesService {
   }
 
   /** Re-queues a delivery now, under the same id (receivers deduplicate on it). */
-  async retry(caller: Principal, rawWebhookId: string, rawDeliveryId: string): Promise<DeliveryResource> {
+  async retry(caller: TrendhooksPrincipal, rawWebhookId: string, rawDeliveryId: string): Promise<DeliveryResource> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
     const id = rawDeliveryId.toLowerCase();
     if (!DELIVERY_ID_RE.test(id)) throw new AppError('VALIDATION_ERROR', 'delivery_id must be msg_ followed by 26 Crockford base32 characters (0-9 and a-z without i, l, o, u)');
@@ -67,7 +67,7 @@ export class DeliveriesService {
   }
 
   /** Sends a `webhook.test` event to this webhook only. */
-  async sendTest(caller: Principal, rawWebhookId: string): Promise<{ event_id: string; delivery_id: string }> {
+  async sendTest(caller: TrendhooksPrincipal, rawWebhookId: string): Promise<{ event_id: string; delivery_id: string }> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
     const res = await this.events.emitTest({ id: w.id, customerId: w.customerId, subreddit: w.subreddit });
     return { event_id: res.event_id, delivery_id: deliveryId(res.event_id, w.id) };

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { Principal } from '../auth/api-key.service';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { TrendhooksPrincipal } from '../auth/principal';
+import { PrincipalGuard } from '../auth/principal.guard';
 import { CurrentPrincipal } from '../auth/plan.decorator';
 import { EnvelopeInterceptor } from '../common/envelope.interceptor';
 import { ApiExceptionFilter } from '../common/exception.filter';
@@ -13,7 +13,7 @@ import { PostsService } from './posts.service';
 // Open to every plan (no @BusinessPlus); guard, envelope and filter are controller-scoped like the
 // webhook routes, so they answer the same inside a host app.
 @Controller('v1')
-@UseGuards(ApiKeyGuard)
+@UseGuards(PrincipalGuard)
 @UseInterceptors(EnvelopeInterceptor)
 @UseFilters(ApiExceptionFilter)
 @ApiTags('Posts')
@@ -31,7 +31,7 @@ export class PostsController {
     schema: { type: 'string', example: 'typescript' },
   })
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR` (a bad `subreddit`), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.' })
-  bySubreddit(@CurrentPrincipal() caller: Principal, @Param('subreddit') subreddit: string, @Query() query: ListQuery) {
+  bySubreddit(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('subreddit') subreddit: string, @Query() query: ListQuery) {
     return this.posts.listBySubreddit(caller, subreddit, query);
   }
 
@@ -43,7 +43,7 @@ export class PostsController {
     schema: { type: 'string', example: 'spez' },
   })
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR` (a bad `username`), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.' })
-  byUser(@CurrentPrincipal() caller: Principal, @Param('username') username: string, @Query() query: ListQuery) {
+  byUser(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('username') username: string, @Query() query: ListQuery) {
     return this.posts.listByUser(caller, username, query);
   }
 }

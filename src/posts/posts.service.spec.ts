@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/api-key.service';
+import type { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
 import { CursorCodec, CursorKeyRing } from '../pagination/cursor-codec';
 import type { CursorKeys } from '../pagination/cursor-keys';
@@ -50,7 +50,7 @@ function post(id: string, subreddit: string, author: string, createdMs: number):
 }
 
 describe('PostsService', () => {
-  const caller: Principal = { customerId: 'cus_alice', plan: 'free', keyId: 'key_a' };
+  const caller: TrendhooksPrincipal = { tenantId: 'cus_alice', plan: 'free' };
   let store: FakePostStore;
   let service: PostsService;
 
@@ -96,7 +96,7 @@ describe('PostsService', () => {
   it("answers INVALID_CURSOR for another route's, another subreddit's, or a wrongly shaped cursor", async () => {
     const codec = new CursorCodec(RING, { ttlSeconds: 3600 });
     const cursor = (route: string, params: Record<string, string>, position: (string | number)[]) =>
-      codec.encode({ route, customerId: caller.customerId, params, position, direction: 'next' }, NOW);
+      codec.encode({ route, customerId: caller.tenantId, params, position, direction: 'next' }, NOW);
     const good = cursor(POSTS_SUBREDDIT_ROUTE, { subreddit: 'node' }, [NOW.getTime(), 'p0']);
     await expect(service.listBySubreddit(caller, 'node', { cursor: good })).resolves.toBeDefined();
     await expect(service.listBySubreddit(caller, 'deno', { cursor: good })).rejects.toMatchObject({ code: 'INVALID_CURSOR' });

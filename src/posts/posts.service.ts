@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Principal } from '../auth/api-key.service';
+import { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
@@ -23,22 +23,22 @@ export class PostsService {
     private readonly pagination: PaginationService,
   ) {}
 
-  async listBySubreddit(caller: Principal, rawSubreddit: string, query: ListQuery): Promise<Paged<PostResource>> {
+  async listBySubreddit(caller: TrendhooksPrincipal, rawSubreddit: string, query: ListQuery): Promise<Paged<PostResource>> {
     const subreddit = parseSubredditParam(rawSubreddit);
     const ctx = await this.begin(caller, POSTS_SUBREDDIT_ROUTE, { subreddit }, query);
     return toPaged(ctx, await this.posts.pageBySubreddit(subreddit, ctx.request));
   }
 
-  async listByUser(caller: Principal, rawUsername: string, query: ListQuery): Promise<Paged<PostResource>> {
+  async listByUser(caller: TrendhooksPrincipal, rawUsername: string, query: ListQuery): Promise<Paged<PostResource>> {
     const username = parseUsernameParam(rawUsername);
     const ctx = await this.begin(caller, POSTS_USER_ROUTE, { username }, query);
     return toPaged(ctx, await this.posts.pageByAuthor(username, ctx.request));
   }
 
-  private async begin(caller: Principal, route: string, params: Record<string, string>, query: ListQuery): Promise<PageContext> {
+  private async begin(caller: TrendhooksPrincipal, route: string, params: Record<string, string>, query: ListQuery): Promise<PageContext> {
     const ctx = await this.pagination.begin(query, {
       route,
-      customerId: caller.customerId,
+      customerId: caller.tenantId,
       params,
       planMaxPageSize: this.plans.limits(caller.plan).maxPageSize,
     });

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Principal } from '../auth/api-key.service';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { TrendhooksPrincipal } from '../auth/principal';
+import { PrincipalGuard } from '../auth/principal.guard';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';
 import { EnvelopeInterceptor } from '../common/envelope.interceptor';
 import { ApiExceptionFilter } from '../common/exception.filter';
@@ -16,7 +16,7 @@ import { WebhooksService } from './webhooks.service';
 // inside a host app that has its own global setup.
 @Controller('v1/webhooks')
 @BusinessPlus()
-@UseGuards(ApiKeyGuard)
+@UseGuards(PrincipalGuard)
 @UseInterceptors(EnvelopeInterceptor)
 @UseFilters(ApiExceptionFilter)
 @ApiTags('Webhooks')
@@ -38,7 +38,7 @@ export class WebhooksController {
     429: "`RATE_LIMITED`: over the plan's requests per minute, or too many of the customer's DNS lookups in progress at once; retry after `Retry-After` seconds.",
   })
   // The parameter is typed by an interface so a host app's global ValidationPipe skips it.
-  create(@CurrentPrincipal() caller: Principal, @Body(new BodyValidationPipe(CreateWebhookDto)) body: CreateWebhookInput) {
+  create(@CurrentPrincipal() caller: TrendhooksPrincipal, @Body(new BodyValidationPipe(CreateWebhookDto)) body: CreateWebhookInput) {
     return this.webhooks.create(caller, body);
   }
 
@@ -47,7 +47,7 @@ export class WebhooksController {
   @ApiListQuery({ prev: true })
   @ApiEnvelopeResponse(200, WebhookResource, 'Webhook', 'A page of webhooks.', 'list-with-prev')
   @ApiErrorResponses({ 400: '`BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.' })
-  list(@CurrentPrincipal() caller: Principal, @Query() query: ListQuery) {
+  list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Query() query: ListQuery) {
     return this.webhooks.list(caller, query);
   }
 
@@ -56,7 +56,7 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiEnvelopeResponse(200, WebhookResource, 'Webhook', 'The webhook.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
-  get(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string) {
+  get(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string) {
     return this.webhooks.get(caller, id);
   }
 
@@ -70,7 +70,7 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiEnvelopeResponse(200, WebhookWithSecretResource, 'WebhookWithSecret', 'The webhook, with its new secret.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
-  rotateSecret(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string) {
+  rotateSecret(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string) {
     return this.webhooks.rotateSecret(caller, id);
   }
 
@@ -84,7 +84,7 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiEmptyResponse(204, 'Deleted, or nothing to delete.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.' })
-  async remove(@CurrentPrincipal() caller: Principal, @Param('webhook_id') id: string): Promise<void> {
+  async remove(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string): Promise<void> {
     await this.webhooks.remove(caller, id);
   }
 }

@@ -1,6 +1,6 @@
 import { PlanService } from '../auth/plan.service';
 import { PrivateDestinationsService } from '../auth/private-destinations.service';
-import type { Principal } from '../auth/api-key.service';
+import type { TrendhooksPrincipal } from '../auth/principal';
 import { AppError } from '../common/errors';
 import { newUlid } from '../common/ids';
 import { generateEncryptionKey } from '../crypto/key-ring';
@@ -68,8 +68,8 @@ class FakeWebhookStore extends WebhookStore {
 }
 
 describe('WebhooksService', () => {
-  const alice: Principal = { customerId: 'cus_alice', plan: 'business', keyId: 'key_a' };
-  const bob: Principal = { customerId: 'cus_bob', plan: 'business', keyId: 'key_b' };
+  const alice: TrendhooksPrincipal = { tenantId: 'cus_alice', plan: 'business' };
+  const bob: TrendhooksPrincipal = { tenantId: 'cus_bob', plan: 'business' };
   const input = { url: 'https://hooks.example.com/in', event: 'trends.rising' as const, subreddit: 'r/TypeScript' };
   let store: FakeWebhookStore;
   let checked: string[];

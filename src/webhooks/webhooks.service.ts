@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Principal } from '../auth/api-key.service';
+import { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
 import { PrivateDestinationsService } from '../auth/private-destinations.service';
 import { CLOCK, Clock } from '../common/clock';
@@ -31,21 +31,21 @@ export class WebhooksService {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async create(caller: Principal, dto: CreateWebhookInput): Promise<WebhookResource> {
+  async create(caller: TrendhooksPrincipal, dto: CreateWebhookInput): Promise<WebhookResource> {
     const max = this.plans.limits(caller.plan).maxWebhooks;
     // Cheap early answer before the DNS work; the insert re-checks atomically.
-    if ((await this.webhooks.countForCustomer(caller.customerId)) >= max) throw quotaExceeded(max);
+    if ((await this.webhooks.countForCustomer(caller.tenantId)) >= max) throw quotaExceeded(max);
     const allowNonstandardPort = dto.allow_nonstandard_port ?? false;
     const dest = await this.ssrf.checkUrl(dto.url, {
       allowNonstandardPort,
-      customerId: caller.customerId,
-      privateGrants: () => this.privateDestinations.forCustomer(caller.customerId),
+      customerId: caller.tenantId,
+      privateGrants: () => this.privateDestinations.forCustomer(caller.tenantId),
     });
     const id = newUlid();
     const secret = generateWebhookSecret();
     const row: WebhookEntity = {
       id,
-      customerId: caller.customerId,
+      customerId: caller.tenantId,
       url: dest.url.href,
       event: dto.event,
       subreddit: normaliseSubreddit(dto.subreddit),
@@ -62,20 +62,20 @@ export class WebhooksService {
     return toWebhookResource(row, { secret });
   }
 
-  async list(caller: Principal, query: ListQuery): Promise<Paged<WebhookResource>> {
+  async list(caller: TrendhooksPrincipal, query: ListQuery): Promise<Paged<WebhookResource>> {
     const ctx = await this.pagination.begin(query, {
       route: WEBHOOKS_LIST_ROUTE,
-      customerId: caller.customerId,
+      customerId: caller.tenantId,
       params: {},
       planMaxPageSize: this.plans.limits(caller.plan).maxPageSize,
     });
-    const rows = await this.webhooks.page(caller.customerId, ctx.request);
+    const rows = await this.webhooks.page(caller.tenantId, ctx.request);
     const page = ctx.withPrev(rows, (w) => [w.id]);
     return new Paged(page.items.map((w) => toWebhookResource(w)), page.page);
   }
 
-  async get(caller: Principal, rawId: string): Promise<WebhookResource> {
-    const row = await this.webhooks.findForCustomer(caller.customerId, parseWebhookId(rawId));
+  async get(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookResource> {
+    const row = await this.webhooks.findForCustomer(caller.tenantId, parseWebhookId(rawId));
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     return toWebhookResource(row);
   }
@@ -84,9 +84,9 @@ export class WebhooksService {
    * A new signing secret, shown once. The old one keeps signing beside it for 24 h, so receivers
    * can switch without dropping a delivery.
    */
-  async rotateSecret(caller: Principal, rawId: string): Promise<WebhookResource> {
+  async rotateSecret(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookResource> {
     const id = parseWebhookId(rawId);
-    const row = await this.webhooks.findForCustomer(caller.customerId, id);
+    const row = await this.webhooks.findForCustomer(caller.tenantId, id);
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     const now = this.clock.now();
     const secret = generateWebhookSecret();
@@ -97,7 +97,7 @@ export class WebhooksService {
       previousSecret: row.secret,
       previousSecretExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
     };
-    await this.webhooks.updateSecrets(caller.customerId, rotated);
+    await this.webhooks.updateSecrets(caller.tenantId, rotated);
     return toWebhookResource(rotated, { secret });
   }
 
@@ -139,8 +139,8 @@ export class WebhooksService {
   }
 
   /** Idempotent: absent or another customer's webhook is a no-op (DECISIONS). */
-  async remove(caller: Principal, rawId: string): Promise<void> {
-    await this.webhooks.deleteForCustomer(caller.customerId, parseWebhookId(rawId));
+  async remove(caller: TrendhooksPrincipal, rawId: string): Promise<void> {
+    await this.webhooks.deleteForCustomer(caller.tenantId, parseWebhookId(rawId));
   }
 }
 

@@ -16,6 +16,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { Type } from 'class-transformer';
 import { IsInt, Min } from 'class-validator';
 import {
+  ApiKeysModule,
   AuthModule,
   CryptoModule,
   DEFAULT_PLAN_LIMITS,
@@ -105,6 +106,8 @@ export class HostAppModule {
         HostSettingsModule.forRoot(settings),
         // The host's connection; it runs trendhooks' migrations itself (migrationsRun).
         TypeOrmModule.forRoot(typeOrmOptions(db)),
+        // trendhooks' API keys as the host's identity (test/host-app/host-auth.module.ts brings its own).
+        ApiKeysModule,
         AuthModule.forRootAsync({
           ...fromSettings,
           useFactory: (s: HostSettings) => ({

@@ -1,0 +1,29 @@
+import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CLOCK, SystemClock } from '../common/clock';
+import { dialectProvider } from '../database/dialect';
+import { ApiKeyPrincipalResolver } from './api-key.principal-resolver';
+import { ApiKeyService } from './api-key.service';
+import { ApiKeyStore } from './api-key.store';
+import { PostgresApiKeyStore } from './api-key.store.postgres';
+import { SqliteApiKeyStore } from './api-key.store.sqlite';
+import { API_KEY_ENTITIES } from './entities';
+
+/**
+ * trendhooks' own identity: customers and their API keys (the `customers` and `api_keys` tables),
+ * and the customers' private-destination grants. The standalone service imports it; a host app
+ * that identifies callers itself (AuthModule's `principalResolver`) leaves it, and its tables, out.
+ * Global, so AuthModule finds the default resolver and the grants without importing it.
+ */
+@Global()
+@Module({
+  imports: [TypeOrmModule.forFeature(API_KEY_ENTITIES)],
+  providers: [
+    { provide: CLOCK, useClass: SystemClock },
+    dialectProvider(ApiKeyStore, { sqlite: SqliteApiKeyStore, postgres: PostgresApiKeyStore }),
+    ApiKeyService,
+    ApiKeyPrincipalResolver,
+  ],
+  exports: [ApiKeyStore, ApiKeyService, ApiKeyPrincipalResolver],
+})
+export class ApiKeysModule {}
