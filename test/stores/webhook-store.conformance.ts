@@ -40,6 +40,16 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     expect(await f.store.countForCustomer(c)).toBe(3);
   });
 
+  it('never lets concurrent creates of a tenant with no customers row (a host principal) pass its quota', async () => {
+    const tenant = uniqueName('host-tenant', 30);
+    for (let round = 0; round < 3; round++) {
+      const t = `${tenant}-${round}`;
+      const results = await Promise.all(Array.from({ length: 8 }, () => f.store.insertWithinQuota(webhook(t), 2)));
+      expect(results.filter(Boolean)).toHaveLength(2);
+      expect(await f.store.countForCustomer(t)).toBe(2);
+    }
+  });
+
   it("counts, finds, updates and deletes only the caller's own webhooks", async () => {
     const [mine, theirs] = [await customer(), await customer()];
     const w = webhook(mine);
