@@ -1,0 +1,60 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth.module';
+import { PrivateDestinationsService } from './private-destinations.service';
+import { InjectPrincipalResolver, PRINCIPAL_RESOLVER, PrincipalResolver, TrendhooksPrincipal } from './principal';
+import { PrincipalGuard } from './principal.guard';
+
+/** A host's own directory of users, reached by the resolver through forRootAsync. */
+@Injectable()
+class HostUsers {
+  readonly byName = new Map<string, TrendhooksPrincipal>([['ada', { tenantId: 'org-1', plan: 'business' }]]);
+}
+
+@Module({ providers: [HostUsers], exports: [HostUsers] })
+class HostUsersModule {}
+
+class HostResolver implements PrincipalResolver {
+  constructor(private readonly users: HostUsers) {}
+  async resolve(req: { user?: string }) {
+    return req.user === undefined ? null : this.users.byName.get(req.user);
+  }
+}
+
+@Injectable()
+class UsesResolver {
+  constructor(@InjectPrincipalResolver() readonly resolver: PrincipalResolver) {}
+}
+
+describe('AuthModule', () => {
+  it('refuses to boot, naming both ways out, with neither a principalResolver nor ApiKeysModule', async () => {
+    await expect(Test.createTestingModule({ imports: [AuthModule.forRoot({})] }).compile()).rejects.toThrow(NO_PRINCIPAL_RESOLVER);
+    await expect(Test.createTestingModule({ imports: [AuthModule.forRootAsync({ useFactory: () => ({}) })] }).compile()).rejects.toThrow(/principalResolver.*ApiKeysModule/);
+  });
+
+  it('refuses to boot with a principalResolver that has no resolve method', async () => {
+    const bad = { resolve: 'nope' } as unknown as PrincipalResolver;
+    await expect(Test.createTestingModule({ imports: [AuthModule.forRoot({ principalResolver: bad })] }).compile()).rejects.toThrow(/resolve\(request, context\)/);
+  });
+
+  it("takes the host's resolver from forRootAsync, built on the host's own services, and gives it to the guard and to InjectPrincipalResolver()", async () => {
+    const ref = await Test.createTestingModule({
+      imports: [AuthModule.forRootAsync({ imports: [HostUsersModule], inject: [HostUsers], useFactory: (users: HostUsers) => ({ principalResolver: new HostResolver(users) }) })],
+      providers: [UsesResolver],
+    }).compile();
+    const resolver = ref.get<PrincipalResolver>(PRINCIPAL_RESOLVER);
+    expect(resolver).toBeInstanceOf(HostResolver);
+    expect(ref.get(UsesResolver).resolver).toBe(resolver);
+    expect(ref.get(PrincipalGuard)).toBeInstanceOf(PrincipalGuard);
+    expect(await resolver.resolve({ user: 'ada' }, undefined as never)).toEqual({ tenantId: 'org-1', plan: 'business' });
+    expect(await resolver.resolve({}, undefined as never)).toBeNull();
+  });
+
+  it('gives tenants no private-destination grants without the customers table (ApiKeysModule), and says so to an operator', async () => {
+    const ref = await Test.createTestingModule({ imports: [AuthModule.forRoot({ principalResolver: new HostResolver(new HostUsers()) })] }).compile();
+    const grants = ref.get(PrivateDestinationsService);
+    expect(await grants.forCustomer('org-1')).toEqual([]);
+    expect(await grants.forWebhook('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toEqual([]);
+    await expect(grants.allow('org-1', '10.0.0.0/8:443')).rejects.toThrow(/import ApiKeysModule/);
+  });
+});

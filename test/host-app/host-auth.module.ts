@@ -1,0 +1,128 @@
+import { CanActivate, Controller, DynamicModule, ExecutionContext, Get, Injectable, Module, Req, UnauthorizedException } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import {
+  API_KEY_ENTITIES,
+  AuthModule,
+  CryptoModule,
+  DEFAULT_PLAN_LIMITS,
+  DeliveryModule,
+  generateEncryptionKey,
+  PaginationModule,
+  POSTGRES_MIGRATIONS,
+  PostsModule,
+  SQLITE_MIGRATIONS,
+  SsrfModule,
+  StaticDnsResolver,
+  TRENDHOOKS_ENTITIES,
+  WebhooksModule,
+} from '../../src/index';
+import type { DatabaseConfig, Plan, PlanLimits, PrincipalResolver, TrendhooksPrincipal } from '../../src/index';
+
+/**
+ * A host Nest app with its OWN identity: its users sign in with its own header (`X-Host-User`, a
+ * stand-in for a session or a JWT), belong to its tenants, and its tenants are on its plans.
+ * trendhooks' routes are put behind that identity through AuthModule's principalResolver; there is
+ * no ApiKeysModule, and no `customers`/`api_keys` tables in the schema.
+ */
+
+export interface HostUser {
+  id: string;
+  tenantId: string;
+}
+
+/** The host's directory: who a token is, and which plan each tenant pays for (changed at run time). */
+@Injectable()
+export class HostDirectory {
+  readonly users = new Map<string, HostUser>();
+  readonly tenantPlans = new Map<string, Plan>();
+
+  addUser(token: string, user: HostUser, plan: Plan): void {
+    this.users.set(token, user);
+    this.tenantPlans.set(user.tenantId, plan);
+  }
+
+  planOf(tenantId: string): Plan | undefined {
+    return this.tenantPlans.get(tenantId);
+  }
+}
+
+@Module({ providers: [HostDirectory], exports: [HostDirectory] })
+export class HostIdentityModule {}
+
+/** The host's global guard: identifies the caller and leaves `req.user`; each route decides what it needs. */
+@Injectable()
+export class HostAuthGuard implements CanActivate {
+  constructor(private readonly directory: HostDirectory) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest();
+    const token = req.headers['x-host-user'];
+    const user = typeof token === 'string' ? this.directory.users.get(token) : undefined;
+    if (user) req.user = user;
+    return true;
+  }
+}
+
+/** trendhooks' principal from the host's `req.user`, its tenant and the tenant's current plan. */
+export class HostPrincipalResolver implements PrincipalResolver {
+  constructor(private readonly directory: HostDirectory) {}
+
+  async resolve(req: { user?: HostUser }): Promise<TrendhooksPrincipal | null> {
+    const plan = req.user && this.directory.planOf(req.user.tenantId);
+    return req.user && plan ? { tenantId: req.user.tenantId, plan } : null;
+  }
+}
+
+@Controller('host')
+export class HostMeController {
+  @Get('me')
+  me(@Req() req: { user?: HostUser }) {
+    if (!req.user) throw new UnauthorizedException('sign in to the host');
+    return { user: req.user };
+  }
+}
+
+/** The host's own plan figures: a small quota and a small rate limit, so the tests reach them. */
+export const HOST_PLANS: Record<Plan, PlanLimits> = {
+  ...DEFAULT_PLAN_LIMITS,
+  pro: { ...DEFAULT_PLAN_LIMITS.pro, requestsPerMinute: 4 },
+  business: { ...DEFAULT_PLAN_LIMITS.business, maxWebhooks: 2, requestsPerMinute: 200 },
+};
+
+/** trendhooks' tables without ApiKeysModule's. */
+export const HOST_AUTH_ENTITIES = TRENDHOOKS_ENTITIES.filter((e) => !(API_KEY_ENTITIES as Function[]).includes(e));
+
+export function hostAuthTypeOrmOptions(db: DatabaseConfig) {
+  const common = { entities: HOST_AUTH_ENTITIES, migrationsRun: true, migrationsTableName: 'host_migrations', synchronize: false, logging: false };
+  return db.type === 'postgres'
+    ? { type: 'postgres' as const, url: db.url, migrations: POSTGRES_MIGRATIONS, ...common }
+    : { type: 'better-sqlite3' as const, database: db.path, migrations: SQLITE_MIGRATIONS, ...common };
+}
+
+@Module({})
+export class HostAuthAppModule {
+  static forRoot(db: DatabaseConfig, dns: Record<string, string[]>): DynamicModule {
+    return {
+      module: HostAuthAppModule,
+      imports: [
+        HostIdentityModule,
+        TypeOrmModule.forRoot(hostAuthTypeOrmOptions(db)),
+        // The host's identity behind trendhooks' routes, built on the host's own directory.
+        AuthModule.forRootAsync({
+          imports: [HostIdentityModule],
+          inject: [HostDirectory],
+          useFactory: (directory: HostDirectory) => ({ plans: HOST_PLANS, principalResolver: new HostPrincipalResolver(directory) }),
+        }),
+        CryptoModule.forRoot({ keys: [generateEncryptionKey()] }),
+        PaginationModule.forRoot({ secrets: ['host-auth-cursor-secret-0123456789abcdefghij'], ttlSeconds: 600 }),
+        SsrfModule.forRoot({ resolver: new StaticDnsResolver(dns) }),
+        DeliveryModule.forRoot({ worker: false }),
+        WebhooksModule,
+        PostsModule,
+      ],
+      controllers: [HostMeController],
+      providers: [{ provide: APP_GUARD, useClass: HostAuthGuard }],
+    };
+  }
+}
