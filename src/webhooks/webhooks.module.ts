@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
-import { JsonBodyMiddleware } from '../common/json-body.middleware';
+import { JsonBodyMiddleware, ownJsonBodies } from '../common/json-body.middleware';
 import { WEBHOOK_ENTITIES } from './entities';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
@@ -27,6 +27,8 @@ import { WebhooksService } from './webhooks.service';
     dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),
     WebhooksService,
     DeliveriesService,
+    // Our bodies are read by us even when the host keeps Nest's body parser on.
+    ownJsonBodies(WebhooksController),
   ],
   exports: [WebhookStore, WebhooksService],
 })
