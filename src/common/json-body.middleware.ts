@@ -122,7 +122,8 @@ export function readJsonBody(headers: Headers, stream: Readable, done: (error: A
  * on the request and raised by the EnvelopeInterceptor after authentication.
  *
  * Under fastify the body is read by fastify's content-type parsing, after middleware: there this
- * middleware only marks the request, and the parser of `installFastifyJsonBody` reads it.
+ * middleware only marks the request, and the parser `ownJsonBodies` installs reads it. Under
+ * express, `ownJsonBodies` has usually read it already, ahead of any parser of the host's.
  */
 @Injectable()
 export class JsonBodyMiddleware implements NestMiddleware {
@@ -161,9 +162,9 @@ interface FastifyParsers {
 }
 
 /**
- * Replaces fastify's body parsers with the equivalent of JsonBodyMiddleware: routes it marked get
- * their JSON body or a parked error (same codes, same order after authentication); bodies sent to
- * any other route are drained and ignored, as on express.
+ * The standalone app's fastify parsers: none but this one, so bodies sent to routes that take none
+ * are drained and ignored, as on express. Bodies of routes JsonBodyMiddleware marked reach it only
+ * when `ownJsonBodies` is not installed (they travel under OWN_BODY_TYPE otherwise).
  */
 export function installFastifyJsonBody(fastify: FastifyParsers): void {
   fastify.removeAllContentTypeParsers();
