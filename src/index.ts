@@ -51,6 +51,8 @@ export { EncryptionKeyRing, parseEncryptionKeys, generateEncryptionKey, type Enc
 export { DeliveryModule } from './delivery/delivery.module';
 export type { DeliveryModuleOptions } from './delivery/delivery.options';
 export { EventsService } from './delivery/events.service';
+export { SubscriptionSource, WebhookTableSubscriptions, type RoutedEvent, type SubscribedEndpoint } from './delivery/subscription-source';
+export { DeliveryEndpoints, type NewEndpoint } from './delivery/endpoints';
 export { buildOpenApiDocument, toOpenApi31, TRENDHOOKS_OPENAPI_COMPONENTS } from './openapi/document';
 export { PaginationModule } from './pagination/pagination.module';
 export type { PaginationModuleOptions } from './pagination/pagination.options';

@@ -1,4 +1,5 @@
-import { Injectable, NestMiddleware, Optional } from '@nestjs/common';
+import { Injectable, NestMiddleware, Optional, Provider, RequestMethod, Type } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -17,7 +18,24 @@ export const BODY_ERROR = Symbol('trendhooks:body-error');
 /** Set by JsonBodyMiddleware under fastify: this route takes a JSON body. */
 const WANTS_JSON_BODY = Symbol('trendhooks:wants-json-body');
 
-type Req = IncomingMessage & { body?: unknown; _body?: boolean; [BODY_ERROR]?: AppError; [WANTS_JSON_BODY]?: boolean };
+/** Set once the body was read by trendhooks ahead of any parser (see ownJsonBodies). */
+const BODY_READ = Symbol('trendhooks:body-read');
+/** Under fastify: the request's own Content-Type while it travels under OWN_BODY_TYPE. */
+const ORIGINAL_TYPE = Symbol('trendhooks:original-content-type');
+/**
+ * The media type a body of ours travels under inside fastify, from the preParsing hook to our
+ * parser, so that no parser of the host's (JSON, forms, text) takes it.
+ */
+export const OWN_BODY_TYPE = 'application/x-trendhooks-own-body';
+
+type Req = IncomingMessage & {
+  body?: unknown;
+  _body?: boolean;
+  [BODY_ERROR]?: AppError;
+  [WANTS_JSON_BODY]?: boolean;
+  [BODY_READ]?: boolean;
+  [ORIGINAL_TYPE]?: string;
+};
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
@@ -104,7 +122,8 @@ export function readJsonBody(headers: Headers, stream: Readable, done: (error: A
  * on the request and raised by the EnvelopeInterceptor after authentication.
  *
  * Under fastify the body is read by fastify's content-type parsing, after middleware: there this
- * middleware only marks the request, and the parser of `installFastifyJsonBody` reads it.
+ * middleware only marks the request, and the parser `ownJsonBodies` installs reads it. Under
+ * express, `ownJsonBodies` has usually read it already, ahead of any parser of the host's.
  */
 @Injectable()
 export class JsonBodyMiddleware implements NestMiddleware {
@@ -115,7 +134,7 @@ export class JsonBodyMiddleware implements NestMiddleware {
       req[WANTS_JSON_BODY] = true;
       return next();
     }
-    if (!hasBody(req)) return next();
+    if (req[BODY_READ] || !hasBody(req)) return next();
     if (req._body || req.body !== undefined) {
       // A host app's own parser got here first: hold the parsed body to the same rules.
       const early = checkHeaders(req.headers) ?? (nestsDeeperThan(req.body, MAX_JSON_DEPTH) ? tooDeep() : undefined);
@@ -143,9 +162,9 @@ interface FastifyParsers {
 }
 
 /**
- * Replaces fastify's body parsers with the equivalent of JsonBodyMiddleware: routes it marked get
- * their JSON body or a parked error (same codes, same order after authentication); bodies sent to
- * any other route are drained and ignored, as on express.
+ * The standalone app's fastify parsers: none but this one, so bodies sent to routes that take none
+ * are drained and ignored, as on express. Bodies of routes JsonBodyMiddleware marked reach it only
+ * when `ownJsonBodies` is not installed (they travel under OWN_BODY_TYPE otherwise).
  */
 export function installFastifyJsonBody(fastify: FastifyParsers): void {
   fastify.removeAllContentTypeParsers();
@@ -164,4 +183,149 @@ export function installFastifyJsonBody(fastify: FastifyParsers): void {
 export function takeBodyError(req: unknown): AppError | undefined {
   // Express hands Nest the Node request itself; fastify wraps it (`raw`).
   return (req as Req)[BODY_ERROR] ?? (req as { raw?: Req }).raw?.[BODY_ERROR];
+}
+
+interface RouteMatcher {
+  method: string;
+  path: RegExp;
+}
+
+/**
+ * The routes of `controllers`, as method + a pattern of their path that allows any prefix before it
+ * (a host's global prefix): `POST /v1/webhooks` matches `/v1/webhooks` and `/api/v1/webhooks`.
+ */
+export function routeMatchers(controllers: Type[]): RouteMatcher[] {
+  const out: RouteMatcher[] = [];
+  const clean = (p: unknown) => (Array.isArray(p) ? p[0] : (p ?? '')).toString().replace(/^\/+|\/+$/g, '');
+  for (const c of controllers) {
+    const base = clean(Reflect.getMetadata(PATH_METADATA, c));
+    for (const name of Object.getOwnPropertyNames(c.prototype)) {
+      const handler = (c.prototype as Record<string, unknown>)[name];
+      if (name === 'constructor' || typeof handler !== 'function') continue;
+      const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+      if (method === undefined) continue;
+      const full = [base, clean(Reflect.getMetadata(PATH_METADATA, handler))].filter((x) => x !== '').join('/');
+      const pattern = full
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/');
+      out.push({ method: RequestMethod[method], path: new RegExp(`^(?:/.*)?/${pattern}/?$`, 'i') });
+    }
+  }
+  return out;
+}
+
+function matches(matchers: RouteMatcher[], req: IncomingMessage): boolean {
+  const path = (req.url ?? '/').split('?')[0];
+  return matchers.some((m) => (m.method === 'ALL' || m.method === req.method) && m.path.test(path));
+}
+
+/**
+ * Express: reads the bodies of our routes before any parser the host registered (Nest's body
+ * parser included), with our rules; the host's parsers then find the request read and skip it,
+ * and every other route keeps the host's parser and errors. On an error the rest of the body is
+ * drained first (a parser that found it unread would read it again and answer in its own words).
+ */
+function expressReader(matchers: RouteMatcher[]) {
+  return function trendhooksJsonBody(req: Req, _res: unknown, next: () => void): void {
+    if (req[BODY_READ] || !hasBody(req) || !matches(matchers, req)) return next();
+    readJsonBody(req.headers, req, (err, body) => {
+      req[BODY_READ] = true;
+      if (!err) {
+        req.body = body;
+        req._body = true;
+        return next();
+      }
+      req[BODY_ERROR] = err;
+      if (req.complete) return next();
+      let called = false;
+      const go = () => {
+        if (called) return;
+        called = true;
+        next();
+      };
+      req.once('end', go);
+      req.once('close', go);
+      req.once('error', go);
+    });
+  };
+}
+
+/** The part of a fastify instance the hook and parser need (no fastify types in the library's surface). */
+interface FastifyHooks {
+  addHook(
+    name: 'preParsing',
+    hook: (request: { raw: Req }, reply: unknown, payload: Readable, done: (err: Error | null, payload?: Readable) => void) => void,
+  ): void;
+  addContentTypeParser(
+    type: string,
+    parser: (request: { raw: Req }, payload: Readable, done: (err: Error | null, body?: unknown) => void) => void,
+  ): void;
+}
+
+/**
+ * Fastify parses after middleware, by Content-Type: a request JsonBodyMiddleware marked goes on
+ * under OWN_BODY_TYPE, which only our parser takes; it gets its own Content-Type back before it
+ * is read with our rules. Every other request meets the host's parsers as before.
+ */
+function installFastifyReader(fastify: FastifyHooks): void {
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
+    const raw = request.raw;
+    if (raw[WANTS_JSON_BODY] && hasBody(raw)) {
+      raw[ORIGINAL_TYPE] = raw.headers['content-type'];
+      raw.headers['content-type'] = OWN_BODY_TYPE;
+    }
+    done(null, payload);
+  });
+  fastify.addContentTypeParser(OWN_BODY_TYPE, (request, payload, done) => {
+    const raw = request.raw;
+    if (!raw[WANTS_JSON_BODY]) {
+      // Sent with our private type to a route that is not ours: what fastify answers for a type it has no parser for.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { errorCodes } = require('fastify') as { errorCodes: Record<string, new () => Error> };
+      return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE());
+    }
+    const original = raw[ORIGINAL_TYPE];
+    if (original === undefined) delete raw.headers['content-type'];
+    else raw.headers['content-type'] = original;
+    readJsonBody(raw.headers, payload, (err, body) => {
+      raw[BODY_READ] = true;
+      if (err) raw[BODY_ERROR] = err;
+      done(null, body);
+    });
+  });
+}
+
+const installed = new WeakMap<object, Set<Type>>();
+
+/**
+ * A provider that makes the module's routes read their own JSON bodies whether or not the host
+ * app keeps Nest's body parser on (express and fastify): the same answers (`INVALID_JSON`,
+ * `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE` over 64 KiB, `VALIDATION_ERROR` past
+ * MAX_JSON_DEPTH) in our envelope, after authentication, as with the parser off. It installs
+ * itself on the HTTP adapter when Nest builds the module (NestFactory.create), before `init()`
+ * registers Nest's parsers. The host's own routes keep the host's parser and errors.
+ * Use beside `consumer.apply(JsonBodyMiddleware).forRoutes(...controllers)`.
+ */
+export function ownJsonBodies(...controllers: Type[]): Provider {
+  return {
+    provide: `trendhooks:own-json-bodies:${controllers.map((c) => c.name).join(',')}`,
+    inject: [{ token: HttpAdapterHost, optional: true }],
+    useFactory: (host?: HttpAdapterHost) => {
+      const adapter = host?.httpAdapter;
+      if (!adapter) return false; // an application context without HTTP
+      const instance = adapter.getInstance() as object;
+      let done = installed.get(instance);
+      const fresh = controllers.filter((c) => !done?.has(c));
+      if (fresh.length === 0) return true;
+      if (!done) {
+        done = new Set();
+        installed.set(instance, done);
+        if (adapter.getType() === 'fastify') installFastifyReader(instance as FastifyHooks);
+      }
+      fresh.forEach((c) => done!.add(c));
+      if (adapter.getType() === 'express') adapter.use(expressReader(routeMatchers(fresh)));
+      return true;
+    },
+  };
 }

@@ -3,11 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
-import { WebhooksModule } from '../webhooks/webhooks.module';
-import { DeliveriesController } from './deliveries.controller';
-import { DeliveriesService } from './deliveries.service';
-import { DeliveryConfigurableModule } from './delivery.options';
+import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DeliveryModuleOptions } from './delivery.options';
 import { DeliveryWorker } from './delivery.worker';
+import { DeliveryEndpoints } from './endpoints';
 import { DELIVERY_ENTITIES } from './entities';
 import { EventsService } from './events.service';
 import { DeliveryQueue } from './queue/delivery-queue';
@@ -19,15 +17,21 @@ import { QueueWaker } from './queue/queue-waker';
 import { SqliteDeliveryQueue } from './queue/sqlite/sqlite-delivery-queue';
 import { DeliveryTransport } from './transport/delivery-transport';
 import { HttpsWebhookTransport } from './transport/https-webhook.transport';
+import { WebhookDeliveryStatus } from './status/webhook-delivery-status';
+import { PostgresWebhookDeliveryStatus } from './status/webhook-delivery-status.postgres';
+import { SqliteWebhookDeliveryStatus } from './status/webhook-delivery-status.sqlite';
+import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
 
 /**
- * Events, the delivery queue, the worker and the delivery routes. `DeliveryModule.forRoot({ worker:
- * false })` in API-only processes. The worker's poll uses @nestjs/schedule's registry when the
- * host imports `ScheduleModule.forRoot()`, a plain timer otherwise.
+ * Events, the delivery queue, the worker and the endpoints it sends to; no routes (the delivery
+ * log, retry and test routes are the webhook API's: WebhooksModule). `DeliveryModule.forRoot({
+ * worker: false })` in API-only processes; `forRoot({ subscriptions })` routes events through the
+ * host's own SubscriptionSource instead of the webhooks created through the API. The worker's poll
+ * uses @nestjs/schedule's registry when the host imports `ScheduleModule.forRoot()`, a plain timer
+ * otherwise.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), WebhooksModule, DatabaseUnavailableModule],
-  controllers: [DeliveriesController],
+  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), DatabaseUnavailableModule],
   providers: [
     { provide: CLOCK, useClass: SystemClock },
     dialectProvider(DeliveryQueue, { sqlite: SqliteDeliveryQueue, postgres: PostgresDeliveryQueue }),
@@ -35,9 +39,16 @@ import { HttpsWebhookTransport } from './transport/https-webhook.transport';
     DeliveryQueueMetrics,
     { provide: DeliveryTransport, useClass: HttpsWebhookTransport },
     DeliveryWorker,
+    dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
+    WebhookTableSubscriptions,
+    {
+      provide: SubscriptionSource,
+      inject: [DELIVERY_OPTIONS, WebhookTableSubscriptions],
+      useFactory: (o: DeliveryModuleOptions, builtIn: WebhookTableSubscriptions) => o.subscriptions ?? builtIn,
+    },
     EventsService,
-    DeliveriesService,
+    DeliveryEndpoints,
   ],
-  exports: [EventsService, DeliveryWorker, DeliveryQueue, QueueWaker],
+  exports: [EventsService, DeliveryWorker, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, DeliveryEndpoints],
 })
 export class DeliveryModule extends DeliveryConfigurableModule {}

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { SubscriptionSource } from './subscription-source';
 
 export interface DeliveryModuleOptions {
   /** Run the worker in this process (role `worker` / `all`). Default true. */
@@ -19,6 +20,12 @@ export interface DeliveryModuleOptions {
   retryScheduleSeconds?: readonly number[];
   /** Jitter source, for tests. */
   random?: () => number;
+  /**
+   * Who receives each emitted event. Default: the webhooks created through the API
+   * (WebhookTableSubscriptions, matched inside the emit statement). A host's own source answers
+   * endpoint ids registered with DeliveryEndpoints; see SubscriptionSource.
+   */
+  subscriptions?: SubscriptionSource;
 }
 
 export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS } =

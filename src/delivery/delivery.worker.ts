@@ -5,7 +5,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { CLOCK, Clock } from '../common/clock';
 import { SecretBox } from '../crypto/secret-box';
 import { Metrics } from '../metrics/metrics.service';
-import { WebhookEntity, webhookSecretContext } from '../webhooks/webhook.entity';
+import { WebhookEntity, webhookSecretContext } from './webhook.entity';
 import { decideNext } from './classify';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions, ResolvedDeliveryOptions } from './delivery.options';
 import { GroupBatcher } from './group-batcher';

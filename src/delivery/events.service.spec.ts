@@ -3,6 +3,7 @@ import type { Metrics } from '../metrics/metrics.service';
 import { deliveryId } from './delivery-id';
 import { EventsService } from './events.service';
 import { fakeQueueAndWaker } from './queue/in-memory-delivery-queue.fake';
+import { RoutedEvent, SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 
@@ -69,5 +70,43 @@ describe('EventsService', () => {
     await expect(Promise.resolve().then(() => events.emit(input))).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining(message) });
     expect(queue.events.size).toBe(0);
     expect(wakes()).toBe(0);
+  });
+
+  describe('with a SubscriptionSource', () => {
+    const spyQueue = () => {
+      const { queue, waker } = fakeQueueAndWaker();
+      const targets: unknown[] = [];
+      const insert = queue.insertEventWithDeliveries.bind(queue);
+      queue.insertEventWithDeliveries = (e, t, idFor, now) => (targets.push(t), insert(e, t, idFor, now));
+      return { queue, waker, targets };
+    };
+
+    it("keeps the built-in source's lookup inside the queue's insert (the fused statement), never asking the source", async () => {
+      const { queue, waker, targets } = spyQueue();
+      const builtIn = Object.create(WebhookTableSubscriptions.prototype) as WebhookTableSubscriptions;
+      builtIn.subscribers = () => Promise.reject(new Error('the fused path must not call this'));
+      queue.subscribers.set('trends.surge/rust', [{ id: 'wh1', customerId: 'c1' }]);
+      const res = await new EventsService(queue, waker, { now: () => NOW }, undefined, builtIn).emit({ type: 'trends.surge', subreddit: 'rust' });
+      expect(res.deliveries).toBe(1);
+      expect(targets).toEqual(['subscribers']);
+    });
+
+    it("writes one delivery per endpoint a host's source answers, with the routed event it was asked about", async () => {
+      const { queue, waker, targets } = spyQueue();
+      const asked: RoutedEvent[] = [];
+      class HostSource extends SubscriptionSource {
+        async subscribers(e: RoutedEvent) {
+          asked.push(e);
+          return [{ id: 'ep1', customerId: 'u1' }, { id: 'ep2', customerId: 'u2' }];
+        }
+      }
+      // The table's rows for this kind and subreddit are not the host's: they must not be used.
+      queue.subscribers.set('trends.surge/rust', [{ id: 'wh1', customerId: 'c1' }]);
+      const res = await new EventsService(queue, waker, { now: () => NOW }, undefined, new HostSource()).emit({ id: 'evt_h', type: 'trends.surge', subreddit: 'r/Rust', data: { n: 1 } });
+      expect(res).toEqual({ event_id: 'evt_h', created: true, deliveries: 2 });
+      expect(asked).toEqual([{ id: 'evt_h', type: 'trends.surge', subreddit: 'rust', data: { n: 1 }, createdAt: NOW }]);
+      expect(targets).toEqual([[{ id: 'ep1', customerId: 'u1' }, { id: 'ep2', customerId: 'u2' }]]);
+      expect(queue.deliveries.map((d) => d.webhookId)).toEqual(['ep1', 'ep2']);
+    });
   });
 });

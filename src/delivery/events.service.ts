@@ -1,13 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
-import { EVENT_KINDS, isEventKind } from '../events/catalogue';
+import { EVENT_KINDS, EventKind, isEventKind } from '../events/catalogue';
 import { newId } from '../common/ids';
 import { Metrics } from '../metrics/metrics.service';
 import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
 import { deliveryId } from './delivery-id';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
+import { RoutedEvent, SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
 import type { Subscriber } from './queue/types';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -35,14 +36,20 @@ export class EventsService {
     private readonly waker: QueueWaker,
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly subscriptions?: SubscriptionSource,
   ) {}
 
-  /** A trend event: every webhook subscribed to its kind and subreddit gets one delivery. */
+  /**
+   * A trend event: every endpoint the SubscriptionSource answers gets one delivery. The built-in
+   * source (or none, in unit tests) is the `webhooks` table matched inside the insert statement.
+   */
   emit(input: EmitInput): Promise<EmitResult> {
     if (!isEventKind(input.type)) {
       throw new AppError('VALIDATION_ERROR', `event must be one of ${EVENT_KINDS.join(', ')}`);
     }
-    return this.write(input, 'subscribers');
+    const source = this.subscriptions;
+    if (!source || source instanceof WebhookTableSubscriptions) return this.write(input, 'subscribers');
+    return this.write(input, async (event) => [...(await source.subscribers({ ...event, type: input.type as EventKind }))]);
   }
 
   /** `webhook.test` to one webhook only (POST /v1/webhooks/{id}/test). */
@@ -50,7 +57,7 @@ export class EventsService {
     return this.write({ type: TEST_EVENT_TYPE, subreddit: webhook.subreddit, data: { test: true } }, [webhook]);
   }
 
-  private async write(input: EmitInput, target: 'subscribers' | Subscriber[]): Promise<EmitResult> {
+  private async write(input: EmitInput, target: 'subscribers' | Subscriber[] | ((event: Omit<RoutedEvent, 'type'>) => Promise<Subscriber[]>)): Promise<EmitResult> {
     if (typeof input.subreddit !== 'string' || !SUBREDDIT_INPUT.test(input.subreddit)) {
       throw new AppError('VALIDATION_ERROR', 'subreddit must be 3 to 21 letters, digits or underscores');
     }
@@ -59,9 +66,11 @@ export class EventsService {
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new AppError('VALIDATION_ERROR', 'data must be a JSON object');
     const now = this.clock.now();
     const id = input.id ?? newId('evt', now.getTime());
+    const subreddit = normaliseSubreddit(input.subreddit);
+    const createdAt = input.createdAt ?? now;
     const res = await this.repo.insertEventWithDeliveries(
-      { id, type: input.type, subreddit: normaliseSubreddit(input.subreddit), payload: JSON.stringify(data), createdAt: input.createdAt ?? now },
-      target,
+      { id, type: input.type, subreddit, payload: JSON.stringify(data), createdAt },
+      typeof target === 'function' ? await target({ id, subreddit, data, createdAt }) : target,
       (webhookId) => deliveryId(id, webhookId),
       now,
     );

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
-import { decodeWebhookSecret, generateWebhookSecret } from '../webhooks/secret';
+import { decodeWebhookSecret, generateWebhookSecret } from './secret';
 import { buildDeliveryHeaders, DELIVERY_USER_AGENT, signPayload } from './signer';
 
 const nowS = () => Math.floor(Date.now() / 1000);

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { decodeWebhookSecret } from '../webhooks/secret';
+import { decodeWebhookSecret } from './secret';
 
 export const DELIVERY_USER_AGENT = 'trendhooks-webhooks/1';
 

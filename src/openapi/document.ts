@@ -75,11 +75,43 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     // Stable operation ids come from @ApiOperation; this only names any route that forgot one.
     operationIdFactory: (controller: string, method: string) => `${controller.replace(/Controller$/, '')}_${method}`,
   });
+  deliveriesLast(doc);
   // The create body refuses unknown fields; say so (ApiSchema has no option for it).
   const create = doc.components?.schemas?.CreateWebhook as Json | undefined;
   if (create) create.additionalProperties = false;
   const webhooks = deliveryWebhooks(doc); // adds the body schemas to doc's components
   return { ...toOpenApi31(doc), webhooks } as OpenAPIObject;
+}
+
+/**
+ * Keeps the published order: the delivery routes (tag `Deliveries`) and the schemas only they use
+ * come after the others, as when DeliveryModule registered them. WebhooksModule registers them now
+ * (they are webhook sub-resources), which would otherwise move them before the posts routes.
+ */
+function deliveriesLast(doc: OpenAPIObject): void {
+  const isDeliveries = (item: unknown) => Object.values(item as Record<string, { tags?: string[] }>).some((op) => op?.tags?.includes('Deliveries'));
+  const schemas = doc.components?.schemas ?? {};
+  const reach = (from: unknown): Set<string> => {
+    const seen = new Set<string>();
+    const stack = [JSON.stringify(from)];
+    while (stack.length > 0) {
+      for (const m of stack.pop()!.matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+        if (seen.has(m[1])) continue;
+        seen.add(m[1]);
+        stack.push(JSON.stringify(schemas[m[1]] ?? null));
+      }
+    }
+    return seen;
+  };
+  const entries = Object.entries(doc.paths);
+  const [others, deliveries] = [entries.filter(([, v]) => !isDeliveries(v)), entries.filter(([, v]) => isDeliveries(v))];
+  doc.paths = Object.fromEntries([...others, ...deliveries]);
+  const usedElsewhere = reach(Object.fromEntries(others));
+  const onlyDeliveries = [...reach(Object.fromEntries(deliveries))].filter((n) => !usedElsewhere.has(n));
+  if (doc.components?.schemas) {
+    const all = Object.entries(doc.components.schemas);
+    doc.components.schemas = Object.fromEntries([...all.filter(([n]) => !onlyDeliveries.includes(n)), ...all.filter(([n]) => onlyDeliveries.includes(n))]);
+  }
 }
 
 const SIGNATURE_HEADERS = [

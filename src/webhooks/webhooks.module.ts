@@ -3,11 +3,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
-import { JsonBodyMiddleware } from '../common/json-body.middleware';
+import { JsonBodyMiddleware, ownJsonBodies } from '../common/json-body.middleware';
 import { WEBHOOK_ENTITIES } from './entities';
-import { WebhookDeliveryStatus } from './webhook-delivery-status';
-import { PostgresWebhookDeliveryStatus } from './webhook-delivery-status.postgres';
-import { SqliteWebhookDeliveryStatus } from './webhook-delivery-status.sqlite';
+import { DeliveriesController } from './deliveries.controller';
+import { DeliveriesService } from './deliveries.service';
 import { WebhooksController } from './webhooks.controller';
 import { WebhookStore } from './webhook.store';
 import { PostgresWebhookStore } from './webhook.store.postgres';
@@ -15,19 +14,23 @@ import { SqliteWebhookStore } from './webhook.store.sqlite';
 import { WebhooksService } from './webhooks.service';
 
 /**
- * The webhook-management API (spec 4.1–4.4). Needs AuthModule, PaginationModule and SsrfModule
- * registered (they are global by default) on the same TypeORM connection.
+ * The webhook-management API (spec 4.1–4.4) and its delivery sub-resources (delivery log, retry,
+ * test events). Needs AuthModule, PaginationModule, SsrfModule and DeliveryModule registered (they
+ * are global by default) on the same TypeORM connection. Webhooks depend on delivery, never the
+ * other way round: DeliveryModule works without this module.
  */
 @Module({
   imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), DatabaseUnavailableModule],
-  controllers: [WebhooksController],
+  controllers: [WebhooksController, DeliveriesController],
   providers: [
     { provide: CLOCK, useClass: SystemClock },
     dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),
     WebhooksService,
-    dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
+    DeliveriesService,
+    // Our bodies are read by us even when the host keeps Nest's body parser on.
+    ownJsonBodies(WebhooksController),
   ],
-  exports: [WebhookStore, WebhooksService, WebhookDeliveryStatus],
+  exports: [WebhookStore, WebhooksService],
 })
 export class WebhooksModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

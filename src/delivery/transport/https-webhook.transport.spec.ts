@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import type { PrivateDestinationsService } from '../../auth/private-destinations.service';
 import { StaticDnsResolver } from '../../ssrf/resolver';
 import { PrivateGrant, SsrfPolicy } from '../../ssrf/ssrf-policy';
-import { generateWebhookSecret } from '../../webhooks/secret';
+import { generateWebhookSecret } from '../secret';
 import { SendOutcome, TransportRequest } from './delivery-transport';
 import { HttpsWebhookTransport } from './https-webhook.transport';
 

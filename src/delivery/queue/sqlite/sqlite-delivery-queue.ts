@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../../database/data-source';
-import { WebhookDeliveryStatus, WebhookOutcome } from '../../../webhooks/webhook-delivery-status';
+import { WebhookDeliveryStatus, WebhookOutcome } from '../../status/webhook-delivery-status';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toEvent, toWebhook } from '../claim-row';
 import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';

@@ -1,4 +1,4 @@
-import { latestOutcomeCtes } from '../../../../webhooks/webhook-delivery-status.postgres';
+import { latestOutcomeCtes } from '../../../status/webhook-delivery-status.postgres';
 import { ASYNC_COMMIT_CTE } from './async-commit';
 import type { PreparedStatement } from './statement';
 

@@ -8,7 +8,7 @@ import { ApiExceptionFilter } from '../common/exception.filter';
 import { ApiEnvelopeResponse, ApiErrorResponses, ApiListQuery, ApiV1Controller, ApiWebhookIdParam } from '../openapi/decorators';
 import type { ListQuery } from '../pagination/pagination.service';
 import { DeliveriesService } from './deliveries.service';
-import { DeliveryResource, TestDeliveryResource } from './delivery.resource';
+import { DeliveryResource, TestDeliveryResource } from '../delivery/delivery.resource';
 
 @Controller('v1/webhooks/:webhook_id')
 @BusinessPlus()

@@ -5,14 +5,14 @@ import { CLOCK, Clock } from '../common/clock';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
-import { WebhookEntity } from '../webhooks/webhook.entity';
-import { WebhookStore } from '../webhooks/webhook.store';
-import { parseWebhookId } from '../webhooks/webhooks.service';
-import { DELIVERY_ID_RE, deliveryId } from './delivery-id';
-import { DeliveryResource, toDeliveryResource } from './delivery.resource';
-import { EventsService } from './events.service';
-import { DeliveryQueue } from './queue/delivery-queue';
-import { QueueWaker } from './queue/queue-waker';
+import { WebhookEntity } from './webhook.entity';
+import { WebhookStore } from './webhook.store';
+import { parseWebhookId } from './webhooks.service';
+import { DELIVERY_ID_RE, deliveryId } from '../delivery/delivery-id';
+import { DeliveryResource, toDeliveryResource } from '../delivery/delivery.resource';
+import { EventsService } from '../delivery/events.service';
+import { DeliveryQueue } from '../delivery/queue/delivery-queue';
+import { QueueWaker } from '../delivery/queue/queue-waker';
 
 export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 

@@ -6,12 +6,12 @@ import { newUlid } from '../common/ids';
 import { CursorKeyRing } from '../pagination/cursor-codec';
 import type { CursorKeys } from '../pagination/cursor-keys';
 import { PaginationService } from '../pagination/pagination.service';
-import type { WebhookEntity } from '../webhooks/webhook.entity';
-import type { WebhookStore } from '../webhooks/webhook.store';
+import type { WebhookEntity } from './webhook.entity';
+import type { WebhookStore } from './webhook.store';
 import { DeliveriesService } from './deliveries.service';
-import { deliveryId } from './delivery-id';
-import { EventsService } from './events.service';
-import { fakeQueueAndWaker, InMemoryDeliveryQueue } from './queue/in-memory-delivery-queue.fake';
+import { deliveryId } from '../delivery/delivery-id';
+import { EventsService } from '../delivery/events.service';
+import { fakeQueueAndWaker, InMemoryDeliveryQueue } from '../delivery/queue/in-memory-delivery-queue.fake';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 

@@ -1,0 +1,72 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { CLOCK, Clock } from '../common/clock';
+import { AppError } from '../common/errors';
+import { newUlid } from '../common/ids';
+import { SecretBox } from '../crypto/secret-box';
+import { SsrfPolicy } from '../ssrf/ssrf-policy';
+import { generateWebhookSecret } from './secret';
+import { WebhookEntity, webhookSecretContext } from './webhook.entity';
+
+export interface NewEndpoint {
+  /** The owner (at most 40 characters): its DNS lookups are bounded per customer, as for webhooks. */
+  customerId: string;
+  /** `https://…`, checked against the SSRF policy now and again at every attempt. */
+  url: string;
+  /** Ports other than 443 need this, as for webhooks. Default false. */
+  allowNonstandardPort?: boolean;
+}
+
+/**
+ * Destinations for a host's own SubscriptionSource. The delivery core sends to endpoints it
+ * stores itself (URL, encrypted signing secrets, `last_*` status: rows of the `webhooks` table,
+ * read in the claim statement); a host that keeps its subscriptions elsewhere registers each
+ * destination here once, keeps the returned id beside its own subscription, and answers that id
+ * from `SubscriptionSource.subscribers`. Such rows subscribe to no event kind or subreddit, so
+ * the built-in source never matches them.
+ */
+@Injectable()
+export class DeliveryEndpoints {
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    private readonly ssrf: SsrfPolicy,
+    private readonly secrets: SecretBox,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Stores a destination. Answers its id and its `whsec_…` signing secret (shown this once: give it to the receiver). */
+  async register(input: NewEndpoint): Promise<{ id: string; secret: string }> {
+    if (typeof input.customerId !== 'string' || input.customerId.length === 0 || input.customerId.length > 40) {
+      throw new AppError('VALIDATION_ERROR', 'customerId must be 1 to 40 characters');
+    }
+    const allowNonstandardPort = input.allowNonstandardPort ?? false;
+    const dest = await this.ssrf.checkUrl(input.url, { allowNonstandardPort, customerId: input.customerId });
+    const id = newUlid();
+    const secret = generateWebhookSecret();
+    const row: WebhookEntity = {
+      id,
+      customerId: input.customerId,
+      url: dest.url.href,
+      // No kind and no subreddit: only the host's source sends deliveries here.
+      event: '' as WebhookEntity['event'],
+      subreddit: '',
+      allowNonstandardPort,
+      secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      createdAt: this.clock.now(),
+      lastDeliveryAt: null,
+      lastStatus: null,
+      lastResponseCode: null,
+    };
+    await this.ds.getRepository(WebhookEntity).insert(row);
+    return { id, secret };
+  }
+
+  /** Deletes a destination; its pending deliveries are cancelled when claimed, and no attempt starts after this returns. */
+  async remove(id: string): Promise<boolean> {
+    const res = await this.ds.getRepository(WebhookEntity).delete({ id });
+    return (res.affected ?? 0) > 0;
+  }
+}

@@ -1,0 +1,62 @@
+import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
+import { TimestampColumn } from '../database/columns';
+import type { EventKind } from '../events/catalogue';
+
+export type WebhookLastStatus = 'delivered' | 'retrying' | 'failed';
+
+@Entity('webhooks')
+// Keyset pages of one customer's webhooks walk this index (id is a time-ordered ULID).
+@Index('idx_webhooks_customer_id', ['customerId', 'id'])
+// Fan-out of an event finds its subscribers through this one.
+@Index('idx_webhooks_event_subreddit', ['event', 'subreddit'])
+export class WebhookEntity {
+  @PrimaryColumn({ type: 'varchar', length: 26 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 40, name: 'customer_id' })
+  customerId: string;
+
+  @Column({ type: 'varchar', length: 2048 })
+  url: string;
+
+  @Column({ type: 'varchar', length: 32 })
+  event: EventKind;
+
+  @Column({ type: 'varchar', length: 21 })
+  subreddit: string;
+
+  @Column({ type: 'boolean', name: 'allow_nonstandard_port', default: false })
+  allowNonstandardPort: boolean;
+
+  /**
+   * Signing secret (`whsec_…`), stored encrypted (`enc:v1:…`, SecretBox, context `webhook:<id>`);
+   * rows from before encryption hold it in clear until `trendhooks encryption reencrypt`.
+   * Never returned after create/rotate.
+   */
+  @Column({ type: 'varchar', length: 255 })
+  secret: string;
+
+  /** The secret before the last rotation; it keeps signing until previousSecretExpiresAt. */
+  @Column({ type: 'varchar', length: 255, name: 'previous_secret', nullable: true })
+  previousSecret: string | null;
+
+  @TimestampColumn({ name: 'previous_secret_expires_at', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
+  @TimestampColumn({ name: 'created_at' })
+  createdAt: Date;
+
+  @TimestampColumn({ name: 'last_delivery_at', nullable: true })
+  lastDeliveryAt: Date | null;
+
+  @Column({ type: 'varchar', length: 16, name: 'last_status', nullable: true })
+  lastStatus: WebhookLastStatus | null;
+
+  @Column({ type: 'integer', name: 'last_response_code', nullable: true })
+  lastResponseCode: number | null;
+}
+
+/** Encryption context of a webhook's secret columns: a ciphertext copied onto another webhook does not decrypt. */
+export function webhookSecretContext(webhookId: string): string {
+  return `webhook:${webhookId}`;
+}
