@@ -17,6 +17,7 @@ import { INSERT_EVENT } from './sql/insert-event';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
 import { RECORD_AND_CLAIM } from './sql/record-and-claim';
+import { RENEW_LEASES } from './sql/renew-leases';
 import type { PreparedStatement } from './sql/statement';
 import { SUBSCRIBERS } from './sql/subscribers';
 import { WEBHOOKS_EXIST } from './sql/webhooks-exist';
@@ -137,6 +138,14 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     }
     const heldIds = new Set(rows.filter((r) => r.held).map((r) => r.id));
     return { held: inputs.map((it) => heldIds.has(it.d.id)), claimed: rows.filter((r) => !r.held).map(toClaimed) };
+  }
+
+  /** On TypeORM's pool, not the hot path's: a renewal never waits behind claims and outcomes. */
+  async renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<string[]> {
+    if (ids.length === 0) return [];
+    // TypeORM answers an UPDATE … RETURNING on PostgreSQL as [rows, affected].
+    const [rows] = (await this.ds.query(RENEW_LEASES, [owner, ids, leaseUntil.getTime()])) as [{ id: string }[], number];
+    return rows.map((r) => r.id);
   }
 
   async logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void> {
