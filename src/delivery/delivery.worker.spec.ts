@@ -445,6 +445,27 @@ describe('DeliveryWorker', () => {
       expect(queue.calls.at(-1)).toBe('release:in_flight');
     });
 
+    it('does not send again, nor log as lost, a delivery its own claim took back after its lease lapsed mid-attempt', async () => {
+      queue.due = [work(1)];
+      transport.hold = true;
+      const w = worker({ concurrency: 2, batchSize: 2 });
+      await run(w);
+      await until(() => transport.waiting === 1, 'the send');
+      // The event loop was blocked past the lease: this worker's next claim finds its own row expired.
+      queue.due = [work(1, { attempts: 2, lostSince: clock.now() }), work(2)];
+      w.wake();
+      await until(() => transport.sent.length === 2, 'the other delivery sent');
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(1).id, work(2).id]);
+      expect(queue.logged).toEqual([]);
+      transport.release();
+      await until(() => queue.records.length === 2, 'both outcomes');
+      expect(queue.records.map((r) => [r.d.id, r.rec.attempt.attemptNo])).toEqual([
+        [work(1).id, 1],
+        [work(2).id, 1],
+      ]);
+      await until(() => w.inFlight === 0, 'all slots free');
+    });
+
     it('accepts a lease shorter than the attempt timeout, and refuses a renewal interval above half the lease', () => {
       expect(resolveDeliveryOptions({})).toMatchObject({ leaseMs: 3000, leaseRenewMs: 1000, timeoutMs: 10_000 });
       expect(resolveDeliveryOptions({ leaseMs: 2000, timeoutMs: 30_000 })).toMatchObject({ leaseMs: 2000, leaseRenewMs: 666 });

@@ -219,6 +219,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Built once per event: a fanned-out event arrives as many rows of one claim.
     const bodies = new Map<string, (webhookId: string) => string>();
     for (const d of claimed) {
+      // This worker's own lease lapsed while its attempt was still running (its event loop was
+      // blocked past the lease, renewals included) and its own claim took the row back. The
+      // running attempt still holds the row (same owner) and its outcome sets the attempt count
+      // back: sending it a second time, or logging it as lost, would be wrong.
+      if (this.inflight.has(d.id)) {
+        this.logger.warn(`delivery ${d.id}: its lease lapsed while this worker was still sending it; the attempt in flight goes on`);
+        continue;
+      }
       const p = this.attempt(d, bodies)
         .catch((err) => this.logger.error(`delivery ${d.id} attempt could not be recorded: ${(err as Error).message}`))
         .finally(() => {
