@@ -89,7 +89,7 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
 
   const count = async (sql: string, params: unknown[] = []): Promise<number> => Number(((await ds.query(sql, params)) as { n: string | number }[])[0].n);
 
-  it('every delivery arrives signed, repeats keep their id and body, none is lost, repeats stay within what the victims had leased', async () => {
+  it('every delivery arrives signed, repeats keep their id and body, none is lost, repeats stay within what the victims had leased, which arrive again within 5 s of each kill', async () => {
     const seed = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
     console.log(`crash/${name}: seed ${seed} (CRASH_SEED=${seed} replays the kill schedule)`);
     const killRnd = prng(seed);
