@@ -140,12 +140,13 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     return { held: inputs.map((it) => heldIds.has(it.d.id)), claimed: rows.filter((r) => !r.held).map(toClaimed) };
   }
 
-  /** On TypeORM's pool, not the hot path's: a renewal never waits behind claims and outcomes. */
+  /**
+   * On the hot path's own pool, where it waits at most behind a claim or an outcome batch (a few
+   * ms), never behind the API's queries on TypeORM's pool: a renewal late by a lease loses the rows.
+   */
   async renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<string[]> {
     if (ids.length === 0) return [];
-    // TypeORM answers an UPDATE … RETURNING on PostgreSQL as [rows, affected].
-    const [rows] = (await this.ds.query(RENEW_LEASES, [owner, ids, leaseUntil.getTime()])) as [{ id: string }[], number];
-    return rows.map((r) => r.id);
+    return (await this.prepared<{ id: string }>(RENEW_LEASES, [owner, ids, leaseUntil.getTime()])).map((r) => r.id);
   }
 
   async logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void> {

@@ -1,3 +1,5 @@
+import type { PreparedStatement } from './statement';
+
 /**
  * A live worker's heartbeat: extends the lease of every delivery it still holds, in one
  * statement per renewal (not one per delivery), by primary key. Fenced like every outcome: a row
@@ -9,7 +11,10 @@
  * another order). A held row it skips is renewed by the next renewal, well inside the lease.
  * $1 owner, $2 delivery ids, $3 lease until (ms); answers the ids renewed.
  */
-export const RENEW_LEASES = `UPDATE deliveries d SET next_attempt_at = $3
+export const RENEW_LEASES: PreparedStatement = {
+  name: 'trendhooks_renew_leases',
+  text: `UPDATE deliveries d SET next_attempt_at = $3
   FROM (SELECT id FROM deliveries WHERE id = ANY($2::varchar[]) AND lease_owner = $1 AND state = 'delivering' FOR UPDATE SKIP LOCKED) mine
   WHERE d.id = mine.id
-  RETURNING d.id`;
+  RETURNING d.id`,
+};
