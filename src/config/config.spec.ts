@@ -19,7 +19,7 @@ describe('loadConfig', () => {
     expect(c.database).toEqual({ type: 'sqlite', path: path.resolve('/srv', 'data/trendhooks.db') });
     expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', adapter: 'express' });
     expect(c.metrics).toEqual({ port: null, host: '127.0.0.1' });
-    expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 60_000 });
+    expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 3000 });
     expect(c.trends).toMatchObject({ redditBaseUrl: 'https://www.reddit.com', redditClientId: null, redditUserAgent: null, trackedSubreddits: [] });
     expect(c.redisUrl).toBeNull();
     expect(c.ssrf).toEqual({
@@ -87,7 +87,7 @@ describe('loadConfig', () => {
     [{ METRICS_HOST: '0.0.0.0' }, /METRICS_HOST is set but METRICS_PORT is not/],
     [{ DELIVERY_TIMEOUT_MS: '-1' }, /^DELIVERY_TIMEOUT_MS must be between 100 and 120000, got -1$/],
     [{ DELIVERY_CONCURRENCY: '0' }, /DELIVERY_CONCURRENCY must be between 1 and 1024/],
-    [{ DELIVERY_TIMEOUT_MS: '10000', DELIVERY_LEASE_MS: '15000' }, /DELIVERY_LEASE_MS \(15000\) must exceed/],
+    [{ DELIVERY_LEASE_MS: '999' }, /DELIVERY_LEASE_MS must be between 1000 and 3600000, got 999/],
     [{ HTTP_ADAPTER: 'koa' }, /HTTP_ADAPTER must be express or fastify/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must start with/],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must start with/],

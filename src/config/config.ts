@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { DEFAULT_PLAN_LIMITS, Plan, PLANS, PlanLimits } from '../auth/plans';
 import { LOG_LEVELS, LogLevelName } from '../common/logging';
 import { SUBREDDIT_INPUT } from '../common/reddit-names';
+import { DEFAULT_DELIVERY_LEASE_MS } from '../delivery/delivery.options';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
 import type { DatabaseConfig } from '../database/data-source';
@@ -185,10 +186,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   if (encryptionKeys.length > 0 && keyFileRaw !== null) throw new ConfigError('ENCRYPTION_KEYS and ENCRYPTION_KEY_FILE exclude each other: set one');
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   const timeoutMs = int(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000);
-  const leaseMs = int(env, 'DELIVERY_LEASE_MS', 60_000, 1000, 3_600_000);
-  if (leaseMs <= timeoutMs + 5000) {
-    throw new ConfigError(`DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 5000 ms of DNS time`);
-  }
+  // Independent of the attempt timeout: a live worker renews its leases every third of it while
+  // its attempts last; it bounds how long a dead worker's deliveries wait (see src/delivery/README.md).
+  const leaseMs = int(env, 'DELIVERY_LEASE_MS', DEFAULT_DELIVERY_LEASE_MS, 1000, 3_600_000);
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   // The worker gives attempts in flight the attempt timeout + 1 s; the bound must leave room for that.

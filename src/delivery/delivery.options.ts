@@ -8,8 +8,15 @@ export interface DeliveryModuleOptions {
   ca?: string | Buffer;
   /** Total time of one attempt: connect, headers and body. Default 10 000 ms. */
   timeoutMs?: number;
-  /** How long a claimed delivery stays with its worker before others may take it. Default 60 000 ms. */
+  /**
+   * How long a claimed delivery stays with its worker before others may take it, unless the
+   * worker renews it: a live worker renews the leases of every delivery it holds every
+   * `leaseRenewMs`, for as long as the attempt lasts, so the lease only has to outlast a renewal
+   * or two, not an attempt. It bounds how long a dead worker's deliveries wait. Default 3000 ms.
+   */
   leaseMs?: number;
+  /** How often a worker renews its leases (one statement for all of them). Default a third of `leaseMs`. */
+  leaseRenewMs?: number;
   /** Parallel sends per worker. Default 64. */
   concurrency?: number;
   /** Rows per claim. Default 64. */
@@ -35,25 +42,34 @@ export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIO
     .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();
 
+/** Default `leaseMs`: with renewals every second, a dead worker's deliveries are due again within 3 s. */
+export const DEFAULT_DELIVERY_LEASE_MS = 3000;
+
 export interface ResolvedDeliveryOptions {
   worker: boolean;
   timeoutMs: number;
   leaseMs: number;
+  leaseRenewMs: number;
   concurrency: number;
   batchSize: number;
   pollIntervalMs: number;
 }
 
 export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDeliveryOptions {
+  const leaseMs = o.leaseMs ?? DEFAULT_DELIVERY_LEASE_MS;
   const r = {
     worker: o.worker ?? true,
     timeoutMs: o.timeoutMs ?? 10_000,
-    leaseMs: o.leaseMs ?? 60_000,
+    leaseMs,
+    leaseRenewMs: o.leaseRenewMs ?? Math.floor(leaseMs / 3),
     concurrency: o.concurrency ?? 64,
     batchSize: o.batchSize ?? 64,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
   };
-  // A lease shorter than an attempt would let a second worker send while the first still waits.
-  if (r.leaseMs <= r.timeoutMs) throw new Error(`delivery lease (${r.leaseMs} ms) must be longer than the attempt timeout (${r.timeoutMs} ms)`);
+  // The attempt timeout is independent of the lease (renewals carry a long attempt); two renewals
+  // must fit in one lease, so that one that is late or skips a busy row still leaves the next in time.
+  if (!(r.leaseRenewMs > 0) || r.leaseRenewMs * 2 > r.leaseMs) {
+    throw new Error(`delivery lease renewal interval (${r.leaseRenewMs} ms) must be positive and at most half the lease (${r.leaseMs} ms)`);
+  }
   return r;
 }

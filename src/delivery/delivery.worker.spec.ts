@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Clock } from '../common/clock';
 import type { SecretBox } from '../crypto/secret-box';
-import type { DeliveryModuleOptions } from './delivery.options';
+import { DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
 import type { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
@@ -67,6 +67,24 @@ class FakeQueue {
     return { held: inputs.map(() => true), claimed: claim ? this.take(claim.limit, 'recordAttempts') : [] };
   }
 
+  renewals: { owner: string; ids: string[]; leaseUntil: Date }[] = [];
+  /** When set, the next renewal fails with it (once). */
+  renewError?: Error;
+  /** When set, renewLeases waits for it before answering. */
+  holdRenewals?: Promise<void>;
+  /** Calls in order, for what must come before what. */
+  calls: string[] = [];
+
+  async renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<string[]> {
+    this.renewals.push({ owner, ids: [...ids].sort(), leaseUntil });
+    this.calls.push('renew');
+    await this.holdRenewals;
+    const err = this.renewError;
+    this.renewError = undefined;
+    if (err) throw err;
+    return ids;
+  }
+
   async logAttempt(deliveryId: string, attempt: AttemptRecord['attempt']): Promise<void> {
     this.logged.push({ deliveryId, attempt });
   }
@@ -77,6 +95,7 @@ class FakeQueue {
 
   async releaseLeases(_owner: string, ids: string[], _now: Date, what: 'unstarted' | 'in_flight'): Promise<void> {
     this.released.push({ ids, what });
+    this.calls.push(`release:${what}`);
   }
 
   async webhookExists(webhookId: string): Promise<boolean> {
@@ -351,6 +370,107 @@ describe('DeliveryWorker', () => {
       await until(() => queue.records.length === 1, 'the failure');
       expect(transport.sent).toEqual([]);
       expect(queue.records[0].rec).toMatchObject({ state: 'failed', lastError: WORKER_LOST, webhookStatus: 'failed', attempt: { attemptNo: 3, errorClass: WORKER_LOST } });
+    });
+  });
+
+  describe('lease renewal', () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    it('renews every held lease in one call per interval, from the clock, for attempts that outlast the lease, and stops when nothing is held', async () => {
+      queue.due = [work(1), work(2)];
+      transport.hold = true;
+      // The attempt timeout (10 s) is far above the lease (300 ms): renewals carry the attempt.
+      const w = worker({ leaseMs: 300, leaseRenewMs: 20, timeoutMs: 10_000 });
+      await run(w);
+      await until(() => transport.waiting === 2, 'two sends');
+      await until(() => queue.renewals.length >= 2, 'two renewals');
+      expect(queue.renewals[0]).toEqual({ owner: w.owner, ids: [work(1).id, work(2).id], leaseUntil: new Date(clock.at.getTime() + 300) });
+      clock.at = new Date(clock.at.getTime() + 5000);
+      const before = queue.renewals.length;
+      await until(() => queue.renewals.length > before, 'a renewal after the clock moved');
+      expect(queue.renewals.at(-1)).toEqual({ owner: w.owner, ids: [work(1).id, work(2).id], leaseUntil: new Date(clock.at.getTime() + 300) });
+
+      transport.release(delivered(), 1);
+      await until(() => w.inFlight === 1, 'the first outcome recorded');
+      const afterFirst = queue.renewals.length;
+      await until(() => queue.renewals.length > afterFirst, 'a renewal of what is left');
+      expect(queue.renewals.at(-1)!.ids).toEqual([work(2).id]);
+
+      transport.release();
+      await until(() => w.inFlight === 0, 'all recorded');
+      await sleep(30); // a renewal that had started may still land
+      const idle = queue.renewals.length;
+      await sleep(100);
+      expect(queue.renewals.length).toBe(idle);
+    });
+
+    it('runs one renewal at a time', async () => {
+      queue.due = [work(1)];
+      transport.hold = true;
+      let answer!: () => void;
+      queue.holdRenewals = new Promise((r) => (answer = r));
+      const w = worker({ leaseMs: 300, leaseRenewMs: 10 });
+      await run(w);
+      await until(() => queue.renewals.length === 1, 'the first renewal');
+      await sleep(80);
+      expect(queue.renewals).toHaveLength(1);
+      answer();
+      await until(() => queue.renewals.length >= 2, 'the next renewal once the first answered');
+    });
+
+    it('tries again at the next tick after a failed renewal, and the attempt still records its outcome', async () => {
+      queue.due = [work(1)];
+      transport.hold = true;
+      queue.renewError = new Error('database unreachable');
+      const w = worker({ leaseMs: 300, leaseRenewMs: 20 });
+      await run(w);
+      await until(() => queue.renewals.length >= 2, 'a renewal after the failed one');
+      transport.release();
+      await until(() => queue.records.length === 1, 'the outcome');
+      expect(queue.records[0].d.id).toBe(work(1).id);
+    });
+
+    it('keeps renewing while a stopping worker waits for its attempts, and stops before giving back the leases still in flight', async () => {
+      queue.due = [work(1)];
+      transport.hold = true;
+      const w = worker({ leaseMs: 300, leaseRenewMs: 10, timeoutMs: 60 });
+      await run(w);
+      await until(() => transport.waiting === 1, 'the send');
+      const stopping = w.onModuleDestroy();
+      const atStop = queue.renewals.length;
+      await stopping;
+      expect(queue.renewals.length).toBeGreaterThan(atStop); // the wait (60 ms + 1 s) outlasts several intervals
+      expect(queue.calls.at(-1)).toBe('release:in_flight');
+      await sleep(50);
+      expect(queue.calls.at(-1)).toBe('release:in_flight');
+    });
+
+    it('does not send again, nor log as lost, a delivery its own claim took back after its lease lapsed mid-attempt', async () => {
+      queue.due = [work(1)];
+      transport.hold = true;
+      const w = worker({ concurrency: 2, batchSize: 2 });
+      await run(w);
+      await until(() => transport.waiting === 1, 'the send');
+      // The event loop was blocked past the lease: this worker's next claim finds its own row expired.
+      queue.due = [work(1, { attempts: 2, lostSince: clock.now() }), work(2)];
+      w.wake();
+      await until(() => transport.sent.length === 2, 'the other delivery sent');
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(1).id, work(2).id]);
+      expect(queue.logged).toEqual([]);
+      transport.release();
+      await until(() => queue.records.length === 2, 'both outcomes');
+      expect(queue.records.map((r) => [r.d.id, r.rec.attempt.attemptNo])).toEqual([
+        [work(1).id, 1],
+        [work(2).id, 1],
+      ]);
+      await until(() => w.inFlight === 0, 'all slots free');
+    });
+
+    it('accepts a lease shorter than the attempt timeout, and refuses a renewal interval above half the lease', () => {
+      expect(resolveDeliveryOptions({})).toMatchObject({ leaseMs: 3000, leaseRenewMs: 1000, timeoutMs: 10_000 });
+      expect(resolveDeliveryOptions({ leaseMs: 2000, timeoutMs: 30_000 })).toMatchObject({ leaseMs: 2000, leaseRenewMs: 666 });
+      expect(() => resolveDeliveryOptions({ leaseMs: 3000, leaseRenewMs: 1501 })).toThrow(/at most half the lease/);
+      expect(() => resolveDeliveryOptions({ leaseMs: 3000, leaseRenewMs: 0 })).toThrow(/must be positive/);
     });
   });
 

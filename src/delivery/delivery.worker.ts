@@ -61,6 +61,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private claimAnySize = false;
   /** Settles when the current claim loop ends: a claim answered during shutdown still adds its attempts to `inflight`. */
   private drainDone?: Promise<void>;
+  /** The heartbeat: renews the leases of `inflight` every `leaseRenewMs` (see renewLeases). */
+  private renewTimer?: NodeJS.Timeout;
+  /** The renewal in flight, if any: never two at once, and shutdown waits for it before giving leases back. */
+  private renewing?: Promise<void>;
+  private renewFailing = false;
 
   constructor(
     private readonly repo: DeliveryQueue,
@@ -88,9 +93,40 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const timer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
     if (this.scheduler) this.scheduler.addInterval(POLL_INTERVAL_NAME, timer);
     else this.pollTimer = timer;
+    this.renewTimer = setInterval(() => this.renewLeases(), this.opts.leaseRenewMs);
+    this.renewTimer.unref();
     this.waker.onWake(() => this.wake());
     await this.waker.start();
     this.wake();
+  }
+
+  /**
+   * The heartbeat. Leases are short (`leaseMs`, 3 s by default) so that a worker's death is seen
+   * within seconds; a live worker keeps what it holds (sending, or its outcome being written) by
+   * renewing all of it in one statement every `leaseRenewMs`, for as long as each attempt takes
+   * (the attempt timeout is independent of the lease). A worker that stalls past its lease (a
+   * blocked event loop, a database it cannot reach) loses its rows to whoever claims them; its
+   * renewal then finds them under another owner and leaves them alone, and its late outcome is
+   * fenced the same way: logged as an attempt, the state left to the new owner.
+   */
+  private renewLeases(): void {
+    if (this.renewing || this.inflight.size === 0) return;
+    const ids = [...this.inflight.keys()];
+    const leaseUntil = new Date(this.clock.now().getTime() + this.opts.leaseMs);
+    this.renewing = this.repo
+      .renewLeases(this.owner, ids, leaseUntil)
+      .then(
+        () => {
+          if (this.renewFailing) this.logger.log('renewing delivery leases works again');
+          this.renewFailing = false;
+        },
+        (err) => {
+          // Once per failing spell: the next tick tries again; past the lease, other workers take the rows.
+          if (!this.renewFailing) this.logger.warn(`renewing ${ids.length} delivery leases failed: ${(err as Error).message}`);
+          this.renewFailing = true;
+        },
+      )
+      .finally(() => (this.renewing = undefined));
   }
 
   private pollTimer?: NodeJS.Timeout;
@@ -183,6 +219,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Built once per event: a fanned-out event arrives as many rows of one claim.
     const bodies = new Map<string, (webhookId: string) => string>();
     for (const d of claimed) {
+      // This worker's own lease lapsed while its attempt was still running (its event loop was
+      // blocked past the lease, renewals included) and its own claim took the row back. The
+      // running attempt still holds the row (same owner) and its outcome sets the attempt count
+      // back: sending it a second time, or logging it as lost, would be wrong.
+      if (this.inflight.has(d.id)) {
+        this.logger.warn(`delivery ${d.id}: its lease lapsed while this worker was still sending it; the attempt in flight goes on`);
+        continue;
+      }
       const p = this.attempt(d, bodies)
         .catch((err) => this.logger.error(`delivery ${d.id} attempt could not be recorded: ${(err as Error).message}`))
         .finally(() => {
@@ -307,6 +351,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const pending = [...this.inflight.values()];
     const bound = new Promise((r) => setTimeout(r, this.opts.timeoutMs + 1000).unref());
     await Promise.race([Promise.allSettled(pending), bound]);
+    // Renewals went on while attempts finished; they stop before the leases are given back.
+    clearInterval(this.renewTimer);
+    await this.renewing;
     const left = [...this.inflight.keys()];
     if (left.length > 0) await this.repo.releaseLeases(this.owner, left, this.clock.now(), 'in_flight').catch(() => undefined);
     await this.waker.stop();

@@ -31,30 +31,39 @@ const KILL_UNTIL_SHARE = 0.9;
 // Bounds the kill phase however slow the machine is (the wall-time budget is ~3 min per database).
 const KILL_PHASE_MAX_MS = 90_000;
 /**
- * The attempt timeout stays well below the lease: the worker sets lease_until = claim time +
- * DELIVERY_LEASE_MS and sends at once, so a live worker keeps its lease unless DNS check, send
- * (≤ 2 s) and the outcome's write together stall for more than 5.5 s. Config requires
- * lease > timeout + 5 s, so 7.5 s is close to the shortest lease this timeout allows; a killed
- * worker's rows are due again 7.5 s after its last claim.
+ * The lease and the poll are trendhooks' defaults (spawnServe's shorter test values are undone
+ * here): a 3 s lease that a live worker renews every second while its attempts last, and a 1 s
+ * fallback poll. A killed worker's rows are due again at most 3 s after its last renewal, and the
+ * survivor claims expired leases before the pending backlog, so each kill's rows should arrive
+ * again within 5 s of the kill (RECOVERY_BOUND_MS).
  */
 const WORKER_ENV: Record<string, string> = {
   DELIVERY_TIMEOUT_MS: '2000',
-  DELIVERY_LEASE_MS: '7500',
+  DELIVERY_LEASE_MS: '3000',
   DELIVERY_CONCURRENCY: String(CONCURRENCY),
   DELIVERY_BATCH_SIZE: String(CONCURRENCY),
-  DELIVERY_POLL_INTERVAL_MS: '100',
+  DELIVERY_POLL_INTERVAL_MS: '1000',
   // The receiver always answers 200: a retry only follows a timeout or a cut connection.
   DELIVERY_RETRY_SCHEDULE: '0.2,0.4,0.8,1.6,3.2,5',
   LOG_LEVEL: 'warn',
 };
-
+/**
+ * Time from a SIGKILL to the arrival of every delivery the victim held: the 5 s promised, plus
+ * 500 ms for this suite's own timing (the clock starts before the signal is sent and the survivor
+ * shares two loaded cores with the API process, a booting replacement and the receiver).
+ */
+const RECOVERY_PROMISE_MS = 5000;
+const RECOVERY_BOUND_MS = RECOVERY_PROMISE_MS + 500;
 
 interface Kill {
   pid: number;
   atMs: number;
+  /** Date.now() just before the signal. */
+  killedAt: number;
   arrivedBefore: number;
   /** Rows the victim still held leased right after it died: it may have sent at most these (and at most CONCURRENCY). */
   leasesHeld: number;
+  heldIds: string[];
 }
 
 describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s', (name, makeDb) => {
@@ -80,7 +89,7 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
 
   const count = async (sql: string, params: unknown[] = []): Promise<number> => Number(((await ds.query(sql, params)) as { n: string | number }[])[0].n);
 
-  it('every delivery arrives signed, repeats keep their id and body, none is lost, repeats stay within what the victims had leased', async () => {
+  it('every delivery arrives signed, repeats keep their id and body, none is lost, repeats stay within what the victims had leased, which arrive again within 5 s of each kill', async () => {
     const seed = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
     console.log(`crash/${name}: seed ${seed} (CRASH_SEED=${seed} replays the kill schedule)`);
     const killRnd = prng(seed);
@@ -155,10 +164,12 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
       const victim = live[i];
       const arrivedBefore = arrived.size;
       killedPids.add(victim.pid!);
+      const killedAt = Date.now();
       await killProcess(victim);
       live[i] = spawn();
-      const leasesHeld = await count(`SELECT COUNT(*) AS n FROM deliveries WHERE state = 'delivering' AND lease_owner LIKE ${p(1)}`, [`%:${victim.pid}:%`]);
-      kills.push({ pid: victim.pid!, atMs: Date.now() - t0, arrivedBefore, leasesHeld });
+      const held = (await ds.query(`SELECT id FROM deliveries WHERE state = 'delivering' AND lease_owner LIKE ${p(1)}`, [`%:${victim.pid}:%`])) as { id: string }[];
+      const heldIds = held.map((r) => r.id);
+      kills.push({ pid: victim.pid!, atMs: killedAt - t0, killedAt, arrivedBefore, leasesHeld: heldIds.length, heldIds });
       await ready(live[i]);
     }
     throttle = false;
@@ -235,6 +246,7 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
     );
     const perId = new Map<string, { ok: number; answered: number; delivered: number }>();
     let transient = 0;
+    const transientIds = new Set<string>();
     // Attempts a killed worker never recorded, logged by the worker that took the row over.
     let lost = 0;
     for (const a of attempts) {
@@ -244,7 +256,10 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
       if (a.status_code !== null && a.status_code >= 200 && a.status_code < 300) s.ok++;
       if (a.outcome === 'delivered') s.delivered++;
       else if (a.error_class === 'worker_lost') lost++;
-      else transient++;
+      else {
+        transient++;
+        transientIds.add(a.delivery_id);
+      }
     }
     const attemptProblems: string[] = [];
     for (const id of expected.keys()) {
@@ -256,6 +271,55 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
     }
     for (const id of perId.keys()) if (!expected.has(id)) attemptProblems.push(`attempt for unknown delivery ${id}`);
     expect(attemptProblems.slice(0, 20)).toEqual([]);
+
+    // --- recovery in seconds: from each kill to the arrival of every delivery the victim held.
+    // A row a later victim held again when it died is that kill's to bring back; a row whose
+    // last arrival came before the kill was sent and recorded by the victim as it died (its
+    // outcome statement was already with PostgreSQL), so nothing was left to resend.
+    // When the survivor took each row over (the worker_lost attempt it logged: the victim's claim + its duration).
+    const takeovers = new Map<string, number[]>();
+    for (const a of (await ds.query(`SELECT delivery_id, started_at, duration_ms FROM delivery_attempts WHERE error_class = 'worker_lost'`)) as {
+      delivery_id: string;
+      started_at: string | number;
+      duration_ms: string | number;
+    }[]) {
+      const list = takeovers.get(a.delivery_id) ?? [];
+      list.push(Number(a.started_at) + Number(a.duration_ms));
+      takeovers.set(a.delivery_id, list);
+    }
+    const recoveries: { pid: number; held: number; recordedAsItDied: number; ms: number; takeoverMs: number }[] = [];
+    const slow: string[] = [];
+    kills.forEach((k, i) => {
+      const heldLater = new Set(kills.slice(i + 1).flatMap((l) => l.heldIds));
+      let ms = 0;
+      let takeoverMs = 0;
+      let recordedAsItDied = 0;
+      let counted = 0;
+      for (const id of k.heldIds) {
+        if (heldLater.has(id)) continue;
+        const last = Math.max(...(byId.get(id) ?? []).map((r) => r.at));
+        if (last < k.killedAt) {
+          recordedAsItDied++;
+          continue;
+        }
+        counted++;
+        ms = Math.max(ms, last - k.killedAt);
+        const taken = (takeovers.get(id) ?? []).filter((at) => at >= k.killedAt).sort((a, b) => a - b)[0];
+        if (taken !== undefined) takeoverMs = Math.max(takeoverMs, taken - k.killedAt);
+        if (last - k.killedAt > RECOVERY_BOUND_MS) slow.push(`${id} (held by ${k.pid}) arrived ${last - k.killedAt} ms after the kill`);
+      }
+      if (counted > 0) recoveries.push({ pid: k.pid, held: counted, recordedAsItDied, ms, takeoverMs });
+    });
+    const recoveryMs = recoveries.map((r) => r.ms).sort((a, b) => a - b);
+    console.log(
+      `crash/${name}: time from SIGKILL to the arrival of every delivery the victim held, per kill: ${recoveries.map((r) => `${r.ms} ms (${r.held} rows, last taken over after ${r.takeoverMs} ms)`).join(', ')}; ` +
+        `median ${recoveryMs[Math.floor(recoveryMs.length / 2)]} ms, max ${recoveryMs.at(-1)} ms (bound ${RECOVERY_BOUND_MS} ms); ` +
+        `${recoveries.reduce((n, r) => n + r.recordedAsItDied, 0)} held rows recorded by their victim as it died`,
+    );
+    // Repeats are exactly among the deliveries a killed worker held (or that had a transient
+    // attempt, which may have reached the receiver before it failed): a live worker lost none.
+    const heldByVictims = new Set(kills.flatMap((k) => k.heldIds));
+    const unexplained = [...byId].filter(([id, list]) => list.length > 1 && !heldByVictims.has(id) && !transientIds.has(id)).map(([id, list]) => `${id} ×${list.length}`);
 
     // --- the kills were real, and the repeats are what they explain
     const biting = kills.filter((k) => k.leasesHeld > 0 && k.arrivedBefore < TOTAL);
@@ -279,5 +343,9 @@ describe.each(testDatabases())('SIGKILLed workers during 5,000 deliveries on %s'
     const leased = kills.reduce((sum, k) => sum + k.leasesHeld, 0);
     expect(lost).toBeGreaterThan(0);
     expect(lost).toBeLessThanOrEqual(leased);
+    // Recovery in seconds, measured on every biting kill whose rows no later victim held again.
+    expect(recoveries.length).toBeGreaterThanOrEqual(Math.min(MIN_KILLS, biting.length));
+    expect(slow.slice(0, 20)).toEqual([]);
+    expect(unexplained.slice(0, 20)).toEqual([]);
   }, 300_000);
 });

@@ -97,6 +97,60 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await h.lastStatus(w.id)).toEqual({ at: base + 2 + LEASE_MS, status: 'retrying', code: 503 });
   });
 
+  it('renews only the caller’s leases, in one call, and leaves recorded rows alone', async () => {
+    const w = await h.webhook(subreddit);
+    const mine = [await queued(w, 0), await queued(w, 1)];
+    const [d1, d2] = await claim('worker-a', 2, 2);
+    const theirs = await queued(w, 3);
+    await claim('worker-b', 4, 1);
+    // d2's outcome is recorded: it is no longer held, by anyone.
+    await h.queue.recordAttempts([outcome(d2, 'worker-a', 5, retrying)]);
+    const renewed = await h.queue.renewLeases('worker-a', [...mine, theirs], at(1000 + LEASE_MS));
+    expect(renewed).toEqual([d1.id]);
+    expect(await h.delivery(mine[0])).toEqual({ state: 'delivering', attempts: 1, leaseOwner: 'worker-a', nextAttemptAt: base + 1000 + LEASE_MS });
+    expect(await h.delivery(mine[1])).toEqual({ state: 'pending', attempts: 1, leaseOwner: null, nextAttemptAt: base + 5 + 5000 });
+    expect(await h.delivery(theirs)).toEqual({ state: 'delivering', attempts: 1, leaseOwner: 'worker-b', nextAttemptAt: base + 4 + LEASE_MS });
+    expect(await h.queue.renewLeases('worker-a', [], at(2000))).toEqual([]);
+  });
+
+  it('a renewed lease keeps its row from other claims; once it lapses the taker sees the original claim time', async () => {
+    const w = await h.webhook(subreddit);
+    const id = await queued(w, 0);
+    const [a] = await claim('worker-a', 1, 1);
+    expect(await h.queue.renewLeases('worker-a', [id], at(1 + 2 * LEASE_MS))).toEqual([id]);
+    // Past the claim's own lease, but inside the renewed one: not due.
+    expect(await claim('worker-b', 1 + LEASE_MS, 1)).toEqual([]);
+    const [b] = await claim('worker-b', 1 + 2 * LEASE_MS, 1);
+    expect(b).toMatchObject({ id, attempts: 2, lostSince: at(1) });
+    expect(a.attempts).toBe(1);
+  });
+
+  it('a renewal after a takeover renews nothing, and the late owner’s outcome is fenced', async () => {
+    const w = await h.webhook(subreddit);
+    const id = await queued(w, 0);
+    const [a] = await claim('worker-a', 1, 1);
+    // worker-a stalled past its lease: worker-b took the row over.
+    const [b] = await claim('worker-b', 1 + LEASE_MS, 1);
+    expect(b).toMatchObject({ id, lostSince: at(1) });
+    expect(await h.queue.renewLeases('worker-a', [id], at(10 + 2 * LEASE_MS))).toEqual([]);
+    expect(await h.delivery(id)).toEqual({ state: 'delivering', attempts: 2, leaseOwner: 'worker-b', nextAttemptAt: base + 1 + 2 * LEASE_MS });
+    expect((await h.queue.recordAttempts([outcome(a, 'worker-a', 20 + LEASE_MS, delivered)])).held).toEqual([false]);
+    expect(await h.delivery(id)).toMatchObject({ state: 'delivering', leaseOwner: 'worker-b' });
+    expect((await h.queue.attemptsFor([id])).map((x) => [x.attemptNo, x.outcome])).toEqual([[1, 'delivered']]);
+    expect(await h.queue.renewLeases('worker-b', [id], at(30 + 2 * LEASE_MS))).toEqual([id]);
+  });
+
+  it('claims rows whose lease expired before pending rows that were due earlier', async () => {
+    const w = await h.webhook(subreddit);
+    const leased = await queued(w, 0);
+    expect((await claim('worker-a', 1, 1)).map((d) => d.id)).toEqual([leased]);
+    // Due at 2 and 3, long before the lease lapses (1 + LEASE_MS): by due time alone they would go first.
+    const pending = [await queued(w, 2), await queued(w, 3)];
+    const [first] = await claim('worker-b', 10 + LEASE_MS, 1);
+    expect(first).toMatchObject({ id: leased, attempts: 2, lostSince: at(1) });
+    expect((await claim('worker-b', 10 + LEASE_MS, 5)).map((d) => d.id)).toEqual(pending);
+  });
+
   it('logs a worker_lost attempt without touching the delivery, and fails it when that was the last attempt', async () => {
     const w = await h.webhook(subreddit);
     const id = await queued(w, 0);

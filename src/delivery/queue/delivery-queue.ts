@@ -39,6 +39,15 @@ export abstract class DeliveryQueue {
    */
   abstract recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<RecordResult>;
 
+  /**
+   * A live worker's heartbeat: extends to `leaseUntil` the leases `owner` still holds among `ids`
+   * (the deliveries it is sending or recording), in one statement. A row another worker took
+   * over, or whose outcome was recorded, is not touched. Answers the ids renewed; a held row may
+   * be missing when it was busy at that instant (PostgreSQL skips locked rows), and the next
+   * renewal takes it.
+   */
+  abstract renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<string[]>;
+
   /** Logs one attempt row without touching the delivery (an attempt lost with its worker). */
   abstract logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void>;
 

@@ -85,6 +85,10 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
     return notFaked('recordAttempts');
   }
 
+  renewLeases(): Promise<string[]> {
+    return notFaked('renewLeases');
+  }
+
   logAttempt(): Promise<void> {
     return notFaked('logAttempt');
   }

@@ -17,6 +17,7 @@ import { INSERT_EVENT } from './sql/insert-event';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
 import { RECORD_AND_CLAIM } from './sql/record-and-claim';
+import { RENEW_LEASES } from './sql/renew-leases';
 import type { PreparedStatement } from './sql/statement';
 import { SUBSCRIBERS } from './sql/subscribers';
 import { WEBHOOKS_EXIST } from './sql/webhooks-exist';
@@ -137,6 +138,15 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     }
     const heldIds = new Set(rows.filter((r) => r.held).map((r) => r.id));
     return { held: inputs.map((it) => heldIds.has(it.d.id)), claimed: rows.filter((r) => !r.held).map(toClaimed) };
+  }
+
+  /**
+   * On the hot path's own pool, where it waits at most behind a claim or an outcome batch (a few
+   * ms), never behind the API's queries on TypeORM's pool: a renewal late by a lease loses the rows.
+   */
+  async renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.prepared<{ id: string }>(RENEW_LEASES, [owner, ids, leaseUntil.getTime()])).map((r) => r.id);
   }
 
   async logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void> {

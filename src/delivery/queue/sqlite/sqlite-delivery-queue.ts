@@ -15,6 +15,7 @@ import { COMPLETE } from './sql/complete';
 import { INSERT_ATTEMPT } from './sql/insert-attempt';
 import { INSERT_DELIVERY } from './sql/insert-delivery';
 import { INSERT_EVENT } from './sql/insert-event';
+import { RENEW_LEASES } from './sql/renew-leases';
 import { SUBSCRIBERS } from './sql/subscribers';
 import { WEBHOOK_EXISTS } from './sql/webhook-exists';
 
@@ -31,6 +32,7 @@ function prepare(db: Database) {
     complete: db.prepare(COMPLETE),
     insertAttempt: db.prepare(INSERT_ATTEMPT),
     cancel: db.prepare(CANCEL),
+    renew: db.prepare(RENEW_LEASES).pluck(),
   };
 }
 
@@ -125,6 +127,11 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
         void this.webhookStatus.recordLatest(outcomes);
         return { held, claimed: claim && claim.limit > 0 ? this.claim(claim) : [] };
       })();
+  }
+
+  async renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return this.sq.renew.all({ owner, ids: JSON.stringify(ids), leaseUntil: leaseUntil.getTime() }) as string[];
   }
 
   async logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void> {

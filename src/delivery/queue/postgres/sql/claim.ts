@@ -4,9 +4,11 @@ import type { PreparedStatement } from './statement';
 /**
  * The claim, as CTEs: lease up to `limit` due rows by two ordered index range scans (pending;
  * delivering with an expired lease — FOR UPDATE cannot sit in a UNION, hence two), then the
- * final SELECT joins each leased row's webhook and event. `$owner` … are placeholders filled
- * with the statement's parameter numbers; `exclude` keeps rows out (those whose outcome the same
- * statement writes: one statement must not update a row twice).
+ * final SELECT joins each leased row's webhook and event. Expired leases go first, whatever
+ * their due times: a dead worker's deliveries are resent within a lease of its death, not after
+ * the backlog. `$owner` … are placeholders filled with the statement's parameter numbers;
+ * `exclude` keeps rows out (those whose outcome the same statement writes: one statement must
+ * not update a row twice).
  */
 export function claimCtes(p: { owner: string; leaseUntil: string; now: string; limit: string; exclude?: string }): string {
   return `pending AS (
@@ -15,7 +17,7 @@ export function claimCtes(p: { owner: string; leaseUntil: string; now: string; l
     expired AS (
       SELECT id, next_attempt_at, updated_at AS lost_since FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= ${p.now}${p.exclude ? ` AND NOT (id = ANY(${p.exclude}))` : ''}
       ORDER BY next_attempt_at LIMIT ${p.limit} FOR UPDATE SKIP LOCKED),
-    pick AS (SELECT id, lost_since FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired) due, async_commit ORDER BY next_attempt_at LIMIT ${p.limit}),
+    pick AS (SELECT id, lost_since FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired) due, async_commit ORDER BY lost_since IS NULL, next_attempt_at LIMIT ${p.limit}),
     claimed AS (
       UPDATE deliveries d SET state = 'delivering', attempts = d.attempts + 1, lease_owner = ${p.owner}, next_attempt_at = ${p.leaseUntil}, updated_at = ${p.now}
       FROM pick WHERE d.id = pick.id

@@ -1,7 +1,9 @@
 /**
  * The claim reads the rows whose lease expired first (RETURNING sees only new values), then
  * leases. Both use two ordered index range scans (pending; delivering with an expired lease),
- * each stopping after `limit` rows: `state IN (…) ORDER BY` would sort every due row on every claim.
+ * each stopping after `limit` rows: `state IN (…) ORDER BY` would sort every due row on every
+ * claim. Expired leases come before pending rows, whatever their due times: a dead worker's
+ * deliveries are resent within a lease of its death, not after the backlog.
  */
 export const EXPIRED_LEASES = `SELECT id, updated_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit`;
 
@@ -9,10 +11,10 @@ export const EXPIRED_LEASES = `SELECT id, updated_at FROM deliveries WHERE state
 export const CLAIM = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
          WHERE id IN (
            SELECT id FROM (
-             SELECT * FROM (SELECT id, next_attempt_at FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+             SELECT * FROM (SELECT id, next_attempt_at, 1 AS fresh FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
              UNION ALL
-             SELECT * FROM (SELECT id, next_attempt_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
-           ) ORDER BY next_attempt_at LIMIT @limit)
+             SELECT * FROM (SELECT id, next_attempt_at, 0 AS fresh FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+           ) ORDER BY fresh, next_attempt_at LIMIT @limit)
          RETURNING id, event_id, webhook_id, attempts`;
 
 /** One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each. */
