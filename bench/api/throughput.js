@@ -9,7 +9,9 @@
  *     keyset page, signed cursors, envelope) and the two posts routes (`limit=25`), on SQLite and on
  *     PostgreSQL.
  * The ratio ours / bare is taken per round (the two measured back to back), then its median over
- * the rounds with min–max; it is the figure that matters on a noisy machine. Autocannon runs in this
+ * the rounds with min–max; it is the figure that matters on a noisy machine. Each server's CPU time
+ * per request (from /proc, Linux) is kept too, with the same ratio from it (bare CPU / ours): when
+ * other work shares the cores, req/s follow the share each process gets, CPU per request does not. Autocannon runs in this
  * process, so the load generator never shares the servers' event loop.
  *
  *   npm run build && node bench/api/throughput.js [--seconds=5] [--rounds=3] [--connections=20]
@@ -65,11 +67,32 @@ function freePort() {
   });
 }
 
-function run(url, headers) {
+const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
+
+/** CPU time (user + system) a process has used so far, in µs, from /proc (Linux); null elsewhere. */
+function cpuUs(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * TICK_US;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One autocannon run against `server`. Besides req/s, the server process's CPU time per answered
+ * request: on a machine shared with other work, req/s follow the CPU share the server gets, while
+ * CPU per request is what the code costs.
+ */
+function run(server, route, headers) {
+  const before = cpuUs(server.pid);
   return new Promise((resolve, reject) => {
-    autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS, pipelining: 1 }, (err, res) => {
+    autocannon({ url: `${server.base}${route}`, headers, connections: CONNECTIONS, duration: SECONDS, pipelining: 1 }, (err, res) => {
       if (err) return reject(err);
-      resolve({ rps: res.requests.average, p50: res.latency.p50, p99: res.latency.p99, bad: res.non2xx + res.errors + res.timeouts });
+      const after = cpuUs(server.pid);
+      const cpuPerRequestUs = before === null || after === null || res.requests.total === 0 ? null : (after - before) / res.requests.total;
+      resolve({ rps: res.requests.average, cpuUs: cpuPerRequestUs, p50: res.latency.p50, p99: res.latency.p99, bad: res.non2xx + res.errors + res.timeouts });
     });
   });
 }
@@ -184,14 +207,14 @@ async function measure(adapter, dialect, databaseUrl) {
 
     for (const route of ROUTES) {
       // Warm-up (JIT, connection pools, caches), not counted.
-      await run(`${bare.base}${route.path}`, {});
-      await run(`${api.base}${route.path}`, headers);
+      await run(bare, route.path, {});
+      await run(api, route.path, headers);
     }
     const rounds = Object.fromEntries(ROUTES.map((r) => [r.name, { bare: [], ours: [] }]));
     for (let i = 0; i < ROUNDS; i++) {
       for (const route of ROUTES) {
-        rounds[route.name].bare.push(await run(`${bare.base}${route.path}`, {}));
-        rounds[route.name].ours.push(await run(`${api.base}${route.path}`, headers));
+        rounds[route.name].bare.push(await run(bare, route.path, {}));
+        rounds[route.name].ours.push(await run(api, route.path, headers));
       }
     }
     const bad = Object.values(rounds).reduce((n, r) => n + [...r.bare, ...r.ours].reduce((m, x) => m + x.bad, 0), 0);
@@ -201,12 +224,18 @@ async function measure(adapter, dialect, databaseUrl) {
       const { bare: b, ours: o } = rounds[route.name];
       const ratios = o.map((x, i) => x.rps / b[i].rps);
       const ratio = stats(ratios);
+      const cpu = o.every((x, i) => x.cpuUs !== null && b[i].cpuUs !== null);
+      // The same ratio from CPU time: bare CPU per request / ours (1.0 = as cheap as the floor).
+      const cpuRatio = cpu ? stats(o.map((x, i) => b[i].cpuUs / x.cpuUs)) : null;
       routes[route.name] = {
         path: route.path,
         body_bytes: route.bytes,
         ours_rps: stats(o.map((x) => Math.round(x.rps))),
         bare_rps: stats(b.map((x) => Math.round(x.rps))),
         ratio: { median: r3(ratio.median), min: r3(ratio.min), max: r3(ratio.max) },
+        ours_cpu_us_per_request: cpu ? stats(o.map((x) => Math.round(x.cpuUs))) : null,
+        bare_cpu_us_per_request: cpu ? stats(b.map((x) => Math.round(x.cpuUs))) : null,
+        cpu_ratio: cpuRatio && { median: r3(cpuRatio.median), min: r3(cpuRatio.min), max: r3(cpuRatio.max) },
         ours_p50_ms: median(o.map((x) => x.p50)),
         ours_p99_ms: median(o.map((x) => x.p99)),
         target_ratio: route.target,
@@ -256,6 +285,9 @@ async function main() {
         bare_rps: x.bare_rps.median,
         ratio: x.ratio.median,
         'ratio min–max': `${x.ratio.min}–${x.ratio.max}`,
+        ours_cpu_us: x.ours_cpu_us_per_request?.median,
+        bare_cpu_us: x.bare_cpu_us_per_request?.median,
+        cpu_ratio: x.cpu_ratio?.median,
         p99_ms: x.ours_p99_ms,
         pass: x.pass,
       })),
