@@ -9,6 +9,11 @@ export interface AuthModuleOptions {
   rateLimitStore?: RateLimitStore;
   /** Requests per minute allowed per client address for requests that fail authentication. */
   unauthenticatedPerMinute?: number;
+  /**
+   * How long a looked-up API key is trusted before the database is asked again (0 to 5000 ms,
+   * default 2000): a key revoked by another process is refused within this.
+   */
+  apiKeyCacheTtlMs?: number;
 }
 
 export const { ConfigurableModuleClass: AuthConfigurableModule, MODULE_OPTIONS_TOKEN: AUTH_OPTIONS } =
