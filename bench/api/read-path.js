@@ -9,7 +9,7 @@
  *
  *   npm run build && node bench/api/read-path.js [--calls=2000] [--rounds=5] [--baseline=/path/to/old/dist]
  */
-const { execFileSync, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
