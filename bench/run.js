@@ -26,7 +26,12 @@ const BENCHES = [
     args: quick ? ['--seconds=2', '--rounds=1'] : [],
     json: 'api-throughput.json',
     summary: (r) =>
-      r.results.map((x) => `${x.database}: GET /v1/webhooks ${x.webhooks_list_rps} req/s = **${x.ratio}×** /healthz (${x.healthz_rps} req/s), p99 ${x.webhooks_list_p99_ms} ms`),
+      r.results.flatMap((x) =>
+        Object.entries(x.routes).map(
+          ([, y]) =>
+            `${x.adapter} / ${x.database}: ${y.path} ${y.ours_rps.median} req/s = **${y.ratio.median}×** (${y.ratio.min}–${y.ratio.max}) a bare Nest app answering the same body (${y.bare_rps.median} req/s); CPU ${y.ours_cpu_us_per_request?.median ?? '?'} vs ${y.bare_cpu_us_per_request?.median ?? '?'} µs/request = ${y.cpu_ratio?.median ?? '?'}×; p99 ${y.ours_p99_ms} ms${y.target_ratio === null ? '' : ` (target ≥ ${y.target_ratio})`}`,
+        ),
+      ),
   },
   {
     name: 'pagination',

@@ -1,7 +1,7 @@
 import type { Plan } from './plans';
 import type { ApiKeyEntity } from './api-key.entity';
 import { displayPrefix, hashApiKey } from './api-key.format';
-import { ApiKeyService } from './api-key.service';
+import { ApiKeyService, MAX_API_KEY_CACHE_TTL_MS } from './api-key.service';
 import { ApiKeyStore, CustomerRef, KeyOwner } from './api-key.store';
 import type { CustomerEntity } from './customer.entity';
 import { PrivateDestinationsService } from './private-destinations.service';
@@ -95,6 +95,85 @@ describe('ApiKeyService', () => {
         const err = await keys.authenticate(header).then(() => null, (e: unknown) => e);
         expect(err).toMatchObject({ code: 'UNAUTHORIZED', headers: { 'WWW-Authenticate': 'Bearer realm="trendhooks"' } });
       }
+    });
+  });
+
+  describe('key cache', () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const countLookups = () => {
+      const calls = { n: 0 };
+      const find = store.findByHash.bind(store);
+      store.findByHash = (hash: string) => {
+        calls.n++;
+        return find(hash);
+      };
+      return calls;
+    };
+
+    it('looks a key up once per TTL, and refuses a key revoked behind its back (another process) once the TTL is over', async () => {
+      const cached = new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: 150 });
+      const issued = await cached.issue('acme', 'pro');
+      const lookups = countLookups();
+      for (let i = 0; i < 5; i++) expect(await cached.authenticate(`Bearer ${issued.key}`)).toMatchObject({ keyId: issued.key_id });
+      expect(lookups.n).toBe(1);
+      // The CLI of another process revokes it: this process does not hear of it.
+      await store.revoke(issued.key_id, NOW);
+      const revokedAt = Date.now();
+      let refusedAfter = -1;
+      while (Date.now() - revokedAt < 1000) {
+        const err = await cached.authenticate(`Bearer ${issued.key}`).then(() => null, (e: unknown) => e);
+        if (err) {
+          expect(err).toMatchObject({ code: 'UNAUTHORIZED' });
+          refusedAfter = Date.now() - revokedAt;
+          break;
+        }
+        await sleep(10);
+      }
+      expect(refusedAfter).toBeGreaterThanOrEqual(0);
+      expect(refusedAfter).toBeLessThanOrEqual(150 + 100);
+      // Revoked stays refused.
+      await expect(cached.authenticate(`Bearer ${issued.key}`)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    });
+
+    it('refuses at once a key revoked through the service, and sees a plan change made through it at once', async () => {
+      const cached = new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: MAX_API_KEY_CACHE_TTL_MS });
+      const a = await cached.issue('acme', 'pro');
+      expect(await cached.authenticate(`Bearer ${a.key}`)).toMatchObject({ plan: 'pro' });
+      await cached.issue('acme', 'business');
+      expect(await cached.authenticate(`Bearer ${a.key}`)).toMatchObject({ plan: 'business' });
+      expect(await cached.revoke(a.prefix)).toBe(1);
+      await expect(cached.authenticate(`Bearer ${a.key}`)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    });
+
+    it('never remembers an unknown key: a key stored meanwhile (issued by another process) works at once', async () => {
+      const cached = new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: MAX_API_KEY_CACHE_TTL_MS });
+      const elsewhere = new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: 0 });
+      const issued = await elsewhere.issue('acme', 'pro');
+      const saved = store.keys.splice(0);
+      await expect(cached.authenticate(`Bearer ${issued.key}`)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      store.keys.push(...saved);
+      expect(await cached.authenticate(`Bearer ${issued.key}`)).toMatchObject({ keyId: issued.key_id });
+    });
+
+    it('answers a cached entry only for the very key: another well-formed key of the same prefix is looked up and refused', async () => {
+      const cached = new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: MAX_API_KEY_CACHE_TTL_MS });
+      const issued = await cached.issue('acme', 'pro');
+      expect(await cached.authenticate(`Bearer ${issued.key}`)).toMatchObject({ keyId: issued.key_id });
+      const other = (await new ApiKeyService(new FakeApiKeyStore(), { now: () => NOW }).issue('x', 'pro')).key;
+      const sameStart = issued.key.slice(0, 20) + other.slice(20, 40);
+      const lookups = countLookups();
+      await expect(cached.authenticate(`Bearer ${sameStart}`)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(cached.authenticate(`Bearer ${other}`)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      expect(lookups.n).toBe(1); // `sameStart` fails its checksum before any lookup; `other` is looked up
+    });
+
+    it('with a TTL of 0 asks the store every time, and refuses a TTL over the bound', async () => {
+      const uncached = new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: 0 });
+      const issued = await uncached.issue('acme', 'pro');
+      const lookups = countLookups();
+      for (let i = 0; i < 3; i++) await uncached.authenticate(`Bearer ${issued.key}`);
+      expect(lookups.n).toBe(3);
+      expect(() => new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: MAX_API_KEY_CACHE_TTL_MS + 1 })).toThrow(/apiKeyCacheTtlMs/);
     });
   });
 

@@ -1,11 +1,60 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { AppError } from '../common/errors';
 import { CLOCK, Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { PLANS, Plan } from './plans';
 import { ApiKeyEntity } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey, DISPLAY_PREFIX_LEN } from './api-key.format';
-import { ApiKeyStore } from './api-key.store';
+import { ApiKeyStore, KeyOwner } from './api-key.store';
+import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
+
+/**
+ * How long a key looked up in the database is trusted without asking again (AuthModule option
+ * `apiKeyCacheTtlMs`): a revocation or plan change made elsewhere (the CLI, another instance)
+ * takes effect within this. Revocations and issuance through this service take effect at once.
+ */
+export const DEFAULT_API_KEY_CACHE_TTL_MS = 2000;
+/** Upper bound on the TTL, so a revoked key is always refused within seconds. */
+export const MAX_API_KEY_CACHE_TTL_MS = 5000;
+/** Keys remembered at most; past it the oldest entry goes first. */
+export const API_KEY_CACHE_MAX_ENTRIES = 10_000;
+
+/**
+ * Known keys (active or revoked) by their SHA-256, for a short while. Unknown keys are never
+ * remembered: a key issued by another process works at once, and guessing cannot fill the cache.
+ * Times are monotonic (performance.now), not the injectable clock, so a frozen test clock cannot
+ * keep an entry alive.
+ */
+class KeyOwnerCache {
+  private readonly entries = new Map<string, { owner: KeyOwner; expiresAt: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  get(keyHash: string): KeyOwner | undefined {
+    const hit = this.entries.get(keyHash);
+    if (!hit) return undefined;
+    if (performance.now() >= hit.expiresAt) {
+      this.entries.delete(keyHash);
+      return undefined;
+    }
+    return hit.owner;
+  }
+
+  set(keyHash: string, owner: KeyOwner): void {
+    if (this.ttlMs <= 0) return;
+    this.entries.delete(keyHash);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(keyHash, { owner, expiresAt: performance.now() + this.ttlMs });
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
 
 export interface Principal {
   customerId: string;
@@ -25,10 +74,19 @@ export interface IssuedKey {
 
 @Injectable()
 export class ApiKeyService {
+  private readonly cache: KeyOwnerCache;
+
   constructor(
     private readonly store: ApiKeyStore,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+    @Optional() @Inject(AUTH_OPTIONS) options: Pick<AuthModuleOptions, 'apiKeyCacheTtlMs'> = {},
+  ) {
+    const ttl = options.apiKeyCacheTtlMs ?? DEFAULT_API_KEY_CACHE_TTL_MS;
+    if (!Number.isFinite(ttl) || ttl < 0 || ttl > MAX_API_KEY_CACHE_TTL_MS) {
+      throw new Error(`apiKeyCacheTtlMs must be 0 to ${MAX_API_KEY_CACHE_TTL_MS} ms, got ${ttl}`);
+    }
+    this.cache = new KeyOwnerCache(ttl, API_KEY_CACHE_MAX_ENTRIES);
+  }
 
   /** Operator issuance: creates the customer when new (or moves it to `plan`), returns the key once. */
   async issue(customerName: string, plan: string): Promise<IssuedKey> {
@@ -40,6 +98,8 @@ export class ApiKeyService {
     const key = generateApiKey();
     const row: Omit<ApiKeyEntity, 'customerId'> = { id: newId('key'), prefix: displayPrefix(key), keyHash: hashApiKey(key), createdAt: this.clock.now(), revokedAt: null };
     const { customer, created } = await this.store.createKey(name, plan as Plan, row);
+    // The customer's plan may have changed: its keys are looked up afresh.
+    this.cache.clear();
     return { key, key_id: row.id, prefix: row.prefix, customer_id: customer.id, customer: customer.name, plan: customer.plan, created_customer: created };
   }
 
@@ -53,6 +113,7 @@ export class ApiKeyService {
     if (matches.length > 1) throw new AppError('CONFLICT', `prefix ${value} matches ${matches.length} keys; give the whole key`);
     if (matches.length === 0) return 0;
     await this.store.revoke(matches[0].id, this.clock.now());
+    this.cache.clear();
     return 1;
   }
 
@@ -67,7 +128,12 @@ export class ApiKeyService {
     if (!m) throw unauthorized('Authorization header must be exactly "Bearer <API key>" (one space, no other blanks)');
     const key = m[1];
     if (!isWellFormedApiKey(key)) throw unauthorized('API key is malformed');
-    const row = await this.store.findByHash(hashApiKey(key));
+    const keyHash = hashApiKey(key);
+    let row = this.cache.get(keyHash) ?? null;
+    if (!row) {
+      row = await this.store.findByHash(keyHash);
+      if (row) this.cache.set(keyHash, row);
+    }
     if (!row || row.revoked) throw unauthorized('API key is unknown or revoked');
     return { customerId: row.customerId, plan: row.plan, keyId: row.keyId };
   }

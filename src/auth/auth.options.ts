@@ -16,6 +16,11 @@ export interface AuthModuleOptions {
    * be imported, or the app does not boot).
    */
   principalResolver?: PrincipalResolver;
+  /**
+   * How long a looked-up API key is trusted before the database is asked again (0 to 5000 ms,
+   * default 2000): a key revoked by another process is refused within this.
+   */
+  apiKeyCacheTtlMs?: number;
 }
 
 export const { ConfigurableModuleClass: AuthConfigurableModule, MODULE_OPTIONS_TOKEN: AUTH_OPTIONS } =

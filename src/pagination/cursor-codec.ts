@@ -163,6 +163,19 @@ function assertSecretLength(secret: string, index: number): void {
  * as [key, value] pairs so it is unambiguous), truncated to 16 bytes. Raw params never enter the token.
  */
 export function hashCursorParams(params: Record<string, string>): string {
+  // Most list routes bind no parameters: that hash is a constant.
+  if (isEmpty(params)) return EMPTY_PARAMS_HASH ?? (EMPTY_PARAMS_HASH = computeParamsHash({}));
+  return computeParamsHash(params);
+}
+
+let EMPTY_PARAMS_HASH: string | undefined;
+
+function isEmpty(params: Record<string, string>): boolean {
+  for (const _ in params) return false;
+  return true;
+}
+
+function computeParamsHash(params: Record<string, string>): string {
   const pairs = Object.keys(params)
     .sort()
     .map((key) => {

@@ -25,10 +25,11 @@ export function parseLimit(raw: unknown, max: number, defaultLimit: number = DEF
   assertPositiveInteger(defaultLimit, 'defaultLimit');
   if (raw === undefined) return Math.min(defaultLimit, max);
 
-  const error = new AppError('BAD_REQUEST', `limit must be an integer between 1 and ${max}`);
-  if (typeof raw !== 'string' || !DIGITS_RE.test(raw)) throw error;
+  // Built only when thrown: an error's stack trace is costly on every list request.
+  const error = () => new AppError('BAD_REQUEST', `limit must be an integer between 1 and ${max}`);
+  if (typeof raw !== 'string' || !DIGITS_RE.test(raw)) throw error();
   const n = Number(raw);
-  if (n < 1 || n > max) throw error;
+  if (n < 1 || n > max) throw error();
   return n;
 }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
-import { CursorCodec, CursorPosition, DEFAULT_CURSOR_TTL_SECONDS } from './cursor-codec';
+import { CursorCodec, CursorKeyRing, CursorPosition, DEFAULT_CURSOR_TTL_SECONDS } from './cursor-codec';
 import { CursorKeys } from './cursor-keys';
 import { effectiveMaxPageSize, ENDPOINT_MAX_PAGE_SIZE, parseLimit } from './limit';
 import { buildPage, KeysetPageRequest, Page, PageInfoNextOnly, PageInfoWithPrev, toPageRequest } from './page';
@@ -57,9 +57,17 @@ export class PaginationService {
     this.ttlSeconds = options.ttlSeconds ?? DEFAULT_CURSOR_TTL_SECONDS;
   }
 
+  private codec?: { ring: CursorKeyRing; codec: CursorCodec };
+
+  /** One codec per key ring (the ring is loaded once), not one per request. */
+  private codecFor(ring: CursorKeyRing): CursorCodec {
+    if (this.codec?.ring !== ring) this.codec = { ring, codec: new CursorCodec(ring, { ttlSeconds: this.ttlSeconds }) };
+    return this.codec.codec;
+  }
+
   async begin(query: ListQuery, scope: PageScope): Promise<PageContext> {
     const limit = parseLimit(query.limit, effectiveMaxPageSize(scope.endpointCap ?? ENDPOINT_MAX_PAGE_SIZE, scope.planMaxPageSize));
-    const codec = new CursorCodec(await this.keys.get(), { ttlSeconds: this.ttlSeconds });
+    const codec = this.codecFor(await this.keys.get());
     const now = this.clock.now();
     let decoded = null;
     if (query.cursor !== undefined) {

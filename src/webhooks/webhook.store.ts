@@ -3,6 +3,9 @@ import type { WebhookEntity } from './webhook.entity';
 
 export type WebhookSecrets = Pick<WebhookEntity, 'secret' | 'previousSecret'>;
 
+/** What a list page holds of a webhook: everything its resource shows, never the secrets. */
+export type WebhookListItem = Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>;
+
 /**
  * The webhooks store. Every tenant-facing query takes the customer id: there is no way to reach
  * another tenant's webhook from here. The injection token; the implementation for the database's
@@ -30,6 +33,9 @@ export abstract class WebhookStore {
   /** Inserts unless the customer already has `max` webhooks, atomically. False when the quota was full. */
   abstract insertWithinQuota(row: WebhookEntity, max: number): Promise<boolean>;
 
-  /** Keyset page over (id) DESC: ids are time-ordered ULIDs, so this is newest first. `limit + 1` rows. */
-  abstract page(customerId: string, req: PageRequest): Promise<WebhookEntity[]>;
+  /**
+   * Keyset page over (id) DESC: ids are time-ordered ULIDs, so this is newest first. `limit + 1` rows.
+   * The list's hot path: plain rows, without the secrets.
+   */
+  abstract page(customerId: string, req: PageRequest): Promise<WebhookListItem[]>;
 }

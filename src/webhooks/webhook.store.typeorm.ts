@@ -2,7 +2,37 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
-import { WebhookSecrets, WebhookStore } from './webhook.store';
+import { WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
+
+/** The columns of a list page (no secrets), in the order WebhookListItem maps them. */
+const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code';
+
+interface WebhookListRow {
+  id: string;
+  url: string;
+  event: WebhookListItem['event'];
+  subreddit: string;
+  // SQLite answers 0/1 and numbers; pg answers a boolean and BIGINT as a string.
+  allow_nonstandard_port: boolean | number;
+  created_at: string | number;
+  last_delivery_at: string | number | null;
+  last_status: WebhookListItem['lastStatus'];
+  last_response_code: number | null;
+}
+
+function toListItem(r: WebhookListRow): WebhookListItem {
+  return {
+    id: r.id,
+    url: r.url,
+    event: r.event,
+    subreddit: r.subreddit,
+    allowNonstandardPort: r.allow_nonstandard_port === true || r.allow_nonstandard_port === 1,
+    createdAt: new Date(Number(r.created_at)),
+    lastDeliveryAt: r.last_delivery_at === null ? null : new Date(Number(r.last_delivery_at)),
+    lastStatus: r.last_status,
+    lastResponseCode: r.last_response_code,
+  };
+}
 
 /** The WebhookStore queries both dialects run alike, written once with TypeORM; only the quota-checked insert differs. */
 export abstract class TypeOrmWebhookStore extends WebhookStore {
@@ -51,14 +81,28 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
     return (res.affected ?? 0) > 0;
   }
 
-  page(customerId: string, req: PageRequest): Promise<WebhookEntity[]> {
-    const qb = this.repo.createQueryBuilder('w').where('w.customer_id = :customerId', { customerId });
-    if (req.before) {
-      qb.andWhere('w.id > :before', { before: String(req.before[0]) }).orderBy('w.id', 'ASC');
-    } else {
-      if (req.after) qb.andWhere('w.id < :after', { after: String(req.after[0]) });
-      qb.orderBy('w.id', 'DESC');
+  private pageSql?: { first: string; after: string; before: string };
+
+  /**
+   * One fixed statement per direction, run raw and mapped by hand: the query builder and entity
+   * hydration were most of this route's database cost (bench/api).
+   */
+  async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
+    if (!this.pageSql) {
+      const p = this.ds.options.type === 'postgres' ? (n: number) => `$${n}` : () => '?';
+      const base = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ${p(1)}`;
+      this.pageSql = {
+        first: `${base} ORDER BY id DESC LIMIT ${p(2)}`,
+        after: `${base} AND id < ${p(2)} ORDER BY id DESC LIMIT ${p(3)}`,
+        before: `${base} AND id > ${p(2)} ORDER BY id ASC LIMIT ${p(3)}`,
+      };
     }
-    return qb.limit(req.limit + 1).getMany();
+    const sql = this.pageSql;
+    const rows: WebhookListRow[] = req.before
+      ? await this.ds.query(sql.before, [customerId, String(req.before[0]), req.limit + 1])
+      : req.after
+        ? await this.ds.query(sql.after, [customerId, String(req.after[0]), req.limit + 1])
+        : await this.ds.query(sql.first, [customerId, req.limit + 1]);
+    return rows.map(toListItem);
   }
 }

@@ -70,4 +70,19 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     expect(page.map((p) => p.id)).toEqual([mine[1].id, mine[0].id]);
     expect(page[0]).toMatchObject({ author, subreddit: mine[1].subreddit, createdAt: new Date(BASE_MS + 1000) });
   });
+
+  it('reads a page row back as written, every field, on both scopes and in every direction', async () => {
+    const author = `Full${uniqueName('', 12)}`;
+    const sub = uniqueName('full');
+    const full = post(sub, BASE_MS + 3_000_000_123, {
+      author, title: 'A "title" with ünïcode', selftext: 'body\nlines', score: 2_000_000_000, numComments: 12345,
+      firstSeenAt: new Date(BASE_MS + 7), updatedAt: new Date(BASE_MS + 3_000_000_999),
+    });
+    const older = post(sub, BASE_MS, { author });
+    await f.store.upsertMany([full, older]);
+    expect(await f.store.pageBySubreddit(sub, { limit: 5 })).toEqual([full, older]);
+    expect(await f.store.pageByAuthor(author.toLowerCase(), { limit: 1 })).toEqual([full, older]);
+    expect(await f.store.pageBySubreddit(sub, { limit: 1, after: [full.createdAt.getTime(), full.id] })).toEqual([older]);
+    expect(await f.store.pageByAuthor(author.toLowerCase(), { limit: 1, before: [older.createdAt.getTime(), older.id] })).toEqual([full]);
+  });
 }

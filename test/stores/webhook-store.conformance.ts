@@ -73,13 +73,24 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     const c = await customer();
     const rows = Array.from({ length: 6 }, () => webhook(c));
     for (const r of rows) await f.store.insertWithinQuota(r, 100);
-    const ids = (ws: WebhookEntity[]) => ws.map((w) => w.id);
+    const ids = (ws: { id: string }[]) => ws.map((w) => w.id);
     const newest = rows.map((r) => r.id).reverse();
     expect(ids(await f.store.page(c, { limit: 2 }))).toEqual(newest.slice(0, 3));
     expect(ids(await f.store.page(c, { limit: 2, after: [newest[1]] }))).toEqual(newest.slice(2, 5));
     // `before` reads upwards: the nearest newer rows first.
     expect(ids(await f.store.page(c, { limit: 2, before: [newest[4]] }))).toEqual([newest[3], newest[2], newest[1]]);
     expect(await f.store.page(c, { limit: 2, after: [newest[5]] })).toEqual([]);
+  });
+
+  it('reads a page row back as written, every field its resource shows, and never the secrets', async () => {
+    const c = await customer();
+    const plain = webhook(c, { createdAt: new Date(AT.getTime() + 1) });
+    const full = webhook(c, { allowNonstandardPort: true, event: 'trends.surge', subreddit: 'typescript', url: 'https://example.com:8443/h?q=1', createdAt: new Date(AT.getTime() + 2) });
+    for (const r of [plain, full]) await f.store.insertWithinQuota(r, 10);
+    const last = { lastDeliveryAt: new Date(AT.getTime() + 3_000_000_123), lastStatus: 'retrying' as const, lastResponseCode: 503 };
+    await f.ds.getRepository(WebhookEntity).update({ id: full.id }, last);
+    const shown = ({ customerId: _c, secret: _s, previousSecret: _p, previousSecretExpiresAt: _e, ...rest }: WebhookEntity) => rest;
+    expect(await f.store.page(c, { limit: 5 })).toEqual([shown({ ...full, ...last }), shown(plain)]);
   });
 
   it('walks every webhook by id for re-encryption and swaps secrets only while they are unchanged', async () => {

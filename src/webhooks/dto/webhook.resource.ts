@@ -49,7 +49,7 @@ export class WebhookWithSecretResource extends WebhookResource {
 }
 
 /** `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted). */
-export function toWebhookResource(w: WebhookEntity, opts: { secret?: string } = {}): WebhookResource {
+export function toWebhookResource(w: Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, opts: { secret?: string } = {}): WebhookResource {
   const out: WebhookResource = {
     id: w.id,
     url: w.url,
