@@ -13,6 +13,7 @@ import type { AppConfig } from './config/config';
 import { APP_CONFIG } from './config/config.module';
 import { encryptionKeyFile } from './config/config';
 import { CryptoModule } from './crypto/crypto.module';
+import { TrendhooksModule } from './core/trendhooks.module';
 import { dataSourceOptions } from './database/data-source';
 import { DatabaseUnavailableModule } from './database/unavailable';
 import { DeliveryModule } from './delivery/delivery.module';
@@ -65,6 +66,8 @@ export class AppModule implements NestModule {
         ...(logs === false ? [] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
         MetricsModule.forRoot({}),
         TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES)),
+        // The data source (the default connection above) and the one clock of every module.
+        TrendhooksModule.forRoot(),
         // The error filter answers a database outage 503 (every controller's instance of it, too).
         DatabaseUnavailableModule,
         AuthModule.forRoot({ plans: config.plans, rateLimitStore }),

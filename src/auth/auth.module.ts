@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyService } from './api-key.service';
@@ -8,7 +6,6 @@ import { ApiKeyStore } from './api-key.store';
 import { PostgresApiKeyStore } from './api-key.store.postgres';
 import { SqliteApiKeyStore } from './api-key.store.sqlite';
 import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
-import { AUTH_ENTITIES } from './entities';
 import { PlanService } from './plan.service';
 import { PrivateDestinationsService } from './private-destinations.service';
 import { RateLimitService } from './rate-limit.service';
@@ -19,9 +16,7 @@ import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
  * `@UseGuards(ApiKeyGuard)` (and `@BusinessPlus()`), so a host app keeps its own global setup.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(AUTH_ENTITIES)],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     {
       provide: RATE_LIMIT_STORE,
       inject: [AUTH_OPTIONS],

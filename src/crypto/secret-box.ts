@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource } from 'typeorm';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
 import { loadOrCreateKeyFile } from './key-file';
@@ -21,7 +21,7 @@ export class SecretBox implements OnModuleInit {
 
   constructor(
     @Inject(CRYPTO_OPTIONS) options: CryptoModuleOptions,
-    @InjectDataSource() private readonly ds: DataSource,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
   ) {
     if (options.keys?.length) this.ring = new EncryptionKeyRing(options.keys);
     else if (options.keyFile) this.ring = new EncryptionKeyRing(loadOrCreateKeyFile(options.keyFile).keys);

@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -8,7 +6,6 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryConfigurableModule } from './delivery.options';
 import { DeliveryWorker } from './delivery.worker';
-import { DELIVERY_ENTITIES } from './entities';
 import { EventsService } from './events.service';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
@@ -26,10 +23,9 @@ import { HttpsWebhookTransport } from './transport/https-webhook.transport';
  * host imports `ScheduleModule.forRoot()`, a plain timer otherwise.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), WebhooksModule, DatabaseUnavailableModule],
+  imports: [WebhooksModule, DatabaseUnavailableModule],
   controllers: [DeliveriesController],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     dialectProvider(DeliveryQueue, { sqlite: SqliteDeliveryQueue, postgres: PostgresDeliveryQueue }),
     dialectProvider(QueueWaker, { sqlite: InProcessWaker, postgres: PostgresNotifyWaker }),
     DeliveryQueueMetrics,

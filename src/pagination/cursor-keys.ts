@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../crypto/secret-box';
 import { SettingEntity } from './setting.entity';
@@ -21,7 +21,7 @@ export class CursorKeys {
 
   constructor(
     @Inject(PAGINATION_OPTIONS) private readonly options: PaginationModuleOptions,
-    @InjectDataSource() private readonly ds: DataSource,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
     private readonly secrets: SecretBox,
   ) {}
 

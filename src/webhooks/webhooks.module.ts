@@ -1,10 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { JsonBodyMiddleware } from '../common/json-body.middleware';
-import { WEBHOOK_ENTITIES } from './entities';
 import { WebhookDeliveryStatus } from './webhook-delivery-status';
 import { PostgresWebhookDeliveryStatus } from './webhook-delivery-status.postgres';
 import { SqliteWebhookDeliveryStatus } from './webhook-delivery-status.sqlite';
@@ -19,10 +16,9 @@ import { WebhooksService } from './webhooks.service';
  * registered (they are global by default) on the same TypeORM connection.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), DatabaseUnavailableModule],
+  imports: [DatabaseUnavailableModule],
   controllers: [WebhooksController],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),
     WebhooksService,
     dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
