@@ -65,7 +65,8 @@ export class AppModule implements NestModule {
       imports: [
         ...(logs === false ? [] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
         MetricsModule.forRoot({}),
-        TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES)),
+        // Every entity mapped (a feature a host database lacks then fails as a missing table); migrations ran before, in createApp or the CLI.
+        TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES, config.hostSchema)),
         // The data source (the default connection above) and the one clock of every module.
         TrendhooksModule.forRoot(),
         // The error filter answers a database outage 503 (every controller's instance of it, too).
