@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 
 export interface DeliveryModuleOptions {
   /** Run the worker in this process (role `worker` / `all`). Default true. */
@@ -27,6 +27,9 @@ export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIO
     // Global so the trend pipeline (and a host's own code) can emit events through EventsService.
     .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();
+
+/** `@InjectDeliveryOptions() options: DeliveryModuleOptions`: what forRoot / forRootAsync was given. */
+export const InjectDeliveryOptions = (): ParameterDecorator & PropertyDecorator => Inject(DELIVERY_OPTIONS);
 
 export interface ResolvedDeliveryOptions {
   worker: boolean;
