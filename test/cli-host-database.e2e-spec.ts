@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
@@ -31,7 +33,7 @@ class HostWidgets1700000000000 implements MigrationInterface {
   }
 }
 
-const FEATURES = { apiKeys: true, settings: true, posts: false };
+const FEATURES = { apiKeys: true, settings: false, posts: false };
 
 /**
  * The reported bug: a host runs trendhooks' migrations in its own migrations table, then
@@ -43,11 +45,13 @@ describe.each(testDatabases())('trendhooks CLI on a host database (%s)', (_name,
   let config: DatabaseConfig;
   let env: Record<string, string>;
   let host: DataSource;
+  let keyDir: string;
 
   beforeAll(async () => {
     db = makeDb();
     config = await db.create();
-    env = { DATABASE_URL: config.type === 'postgres' ? config.url : `sqlite:${config.path}`, LOG_LEVEL: 'error' };
+    keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-host-db-'));
+    env = { DATABASE_URL: config.type === 'postgres' ? config.url : `sqlite:${config.path}`, LOG_LEVEL: 'error', ENCRYPTION_KEY_FILE: path.join(keyDir, 'trendhooks.key') };
     // The host's DataSource: its own migrations and trendhooks' (core, api keys, settings; no posts) in host_migrations.
     const base = dataSourceOptions(config, trendhooksEntities(FEATURES));
     host = new DataSource({ ...base, migrations: [HostWidgets1700000000000, ...trendhooksMigrations(config.type, FEATURES)], migrationsTableName: 'host_migrations' } as typeof base);
@@ -57,6 +61,7 @@ describe.each(testDatabases())('trendhooks CLI on a host database (%s)', (_name,
   afterAll(async () => {
     await host?.destroy();
     await db?.drop();
+    fs.rmSync(keyDir, { recursive: true, force: true });
   });
 
   const recorded = async () => ((await host.query('SELECT name FROM host_migrations ORDER BY name')) as { name: string }[]).map((r) => r.name);
@@ -71,8 +76,8 @@ describe.each(testDatabases())('trendhooks CLI on a host database (%s)', (_name,
 
   it('issues a key through the host migrations table, replaying nothing and creating no table', async () => {
     const before = { recorded: await recorded(), tables: await tables() };
-    expect(before.recorded).toHaveLength(4);
-    const run = await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business', '--json', '--migrations-table', 'host_migrations', '--features', 'core,api-keys,settings'], env);
+    expect(before.recorded).toHaveLength(3);
+    const run = await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business', '--json', '--migrations-table', 'host_migrations', '--features', 'core,api-keys'], env);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const issued = JSON.parse(run.stdout) as { key: string; customer: string };
     expect(issued.customer).toBe('acme');
@@ -82,17 +87,35 @@ describe.each(testDatabases())('trendhooks CLI on a host database (%s)', (_name,
   });
 
   it('takes the table and the features from the environment too, and finds no drift', async () => {
-    const run = await trendhooks(['migrate', '--check'], { ...env, TRENDHOOKS_MIGRATIONS_TABLE: 'host_migrations', TRENDHOOKS_FEATURES: 'core,api-keys,settings' });
+    const run = await trendhooks(['migrate', '--check'], { ...env, TRENDHOOKS_MIGRATIONS_TABLE: 'host_migrations', TRENDHOOKS_FEATURES: 'core,api-keys' });
     expect(run).toMatchObject({ code: 0, stdout: `no drift on ${config.type}\n` });
-    const migrate = await trendhooks(['--migrations-table', 'host_migrations', '--features', 'api-keys,settings', 'migrate'], env);
+    const migrate = await trendhooks(['--migrations-table', 'host_migrations', '--features', 'api-keys', 'migrate'], env);
     expect(migrate).toMatchObject({ code: 0, stdout: expect.stringMatching(/^database is up to date .*; no migration applied\n$/) });
   });
 
-  it('adds a feature the host turns on later, recording it in the host table', async () => {
+  it('re-encrypts stored secrets on a database without the settings feature (no cursor secret kept there)', async () => {
+    const run = await trendhooks(['encryption', 'reencrypt', '--migrations-table', 'host_migrations', '--features', 'core,api-keys'], env);
+    expect(run).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^re-encrypted 0 of 0 webhooks under key /) });
+  });
+
+  it('still refuses to start on secrets it cannot decrypt when the database has no settings table', async () => {
+    await host.query(
+      `INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at)
+       VALUES ('01ARZ3NDEKTSV4RRFFQ69G5FAV', 'cus_x', 'https://hooks.example.com/h', 'trends.surge', 'typescript', false, 'enc:v1:gone:AAAA', 0)`,
+    );
+    try {
+      const run = await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business', '--migrations-table', 'host_migrations', '--features', 'core,api-keys'], env);
+      expect(run).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: cannot start: the database holds secrets this process cannot decrypt/) });
+    } finally {
+      await host.query("DELETE FROM webhooks WHERE id = '01ARZ3NDEKTSV4RRFFQ69G5FAV'");
+    }
+  });
+
+  it('adds the features the host turns on later, recording them in the host table', async () => {
     const run = await trendhooks(['migrate', '--migrations-table', 'host_migrations'], env);
-    expect(run).toMatchObject({ code: 0, stdout: expect.stringMatching(/^applied 1 migration to .*: TrendhooksPosts\d+\n$/) });
+    expect(run).toMatchObject({ code: 0, stdout: expect.stringMatching(/^applied 2 migrations to .*: TrendhooksSettings\d+, TrendhooksPosts\d+\n$/) });
     expect(await recorded()).toContain('HostWidgets1700000000000');
-    expect(await tables()).toEqual(expect.arrayContaining(['posts', 'trend_sources', 'host_widgets']));
+    expect(await tables()).toEqual(expect.arrayContaining(['settings', 'posts', 'trend_sources', 'host_widgets']));
   });
 
   it('refuses a bad table name, an unknown feature, and features without a table, in one line', async () => {

@@ -51,7 +51,14 @@ export class CursorKeys {
    */
   async reencrypt(): Promise<boolean> {
     const repo = this.ds.getRepository(SettingEntity);
-    const existing = await repo.findOneBy({ key: SETTING_KEY });
+    let existing: SettingEntity | null;
+    try {
+      existing = await repo.findOneBy({ key: SETTING_KEY });
+    } catch (err) {
+      // A host database without the optional `settings` feature keeps no cursor secret to rewrite.
+      if (/no such table|does not exist/i.test((err as Error).message)) return false;
+      throw err;
+    }
     if (!existing || this.secrets.ring.isCurrent(existing.value)) return false;
     const value = this.secrets.encrypt(this.secrets.decrypt(existing.value, CONTEXT), CONTEXT);
     const res = await repo.update({ key: SETTING_KEY, value: existing.value }, { value });
