@@ -39,7 +39,8 @@ async function main(name) {
   }
   const { DataSource } = require('typeorm');
   const config = dist.config.loadConfig(process.env);
-  const ds = new DataSource(dist.db.dataSourceOptions(config.database, dist.entities.TRENDHOOKS_ENTITIES));
+  // TRENDHOOKS_MIGRATIONS_TABLE set: the per-feature series (every feature) a host runs, instead of the standalone's.
+  const ds = new DataSource(dist.db.dataSourceOptions(config.database, dist.entities.entitiesFor(config.hostSchema), config.hostSchema));
   await ds.initialize();
   try {
     await dist.db.runMigrations(ds);
@@ -48,7 +49,7 @@ async function main(name) {
     const ts = Date.now();
     const file = path.join(root, 'src', 'database', 'migrations', config.database.type, `${ts}-${name}.ts`);
     fs.writeFileSync(file, migrationSource(`${name.replace(/[^A-Za-z0-9]/g, '')}${ts}`, drift));
-    console.log(`wrote ${path.relative(root, file)}; add its class to that folder's index.ts`);
+    console.log(`wrote ${path.relative(root, file)}; add its class to that folder's index.ts (${config.hostSchema ? "to the feature it touches in *_FEATURE_MIGRATIONS" : "*_MIGRATIONS"})`);
   } finally {
     await ds.destroy();
   }

@@ -14,6 +14,7 @@ import type { AppConfig } from './config/config';
 import { APP_CONFIG } from './config/config.module';
 import { encryptionKeyFile } from './config/config';
 import { CryptoModule } from './crypto/crypto.module';
+import { TrendhooksModule } from './core/trendhooks.module';
 import { dataSourceOptions } from './database/data-source';
 import { DatabaseUnavailableModule } from './database/unavailable';
 import { DeliveryModule } from './delivery/delivery.module';
@@ -65,7 +66,10 @@ export class AppModule implements NestModule {
       imports: [
         ...(logs === false ? [] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
         MetricsModule.forRoot({}),
-        TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES)),
+        // Every entity mapped (a feature a host database lacks then fails as a missing table); migrations ran before, in createApp or the CLI.
+        TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES, config.hostSchema)),
+        // The data source (the default connection above) and the one clock of every module.
+        TrendhooksModule.forRoot(),
         // The error filter answers a database outage 503 (every controller's instance of it, too).
         DatabaseUnavailableModule,
         // The standalone service's identity: API keys (a host app may bring its own instead).

@@ -9,7 +9,7 @@ import { exitOnSignals } from './common/graceful-shutdown';
 import { QuietBootLogger } from './common/logging';
 import type { AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
-import { TRENDHOOKS_ENTITIES } from './entities';
+import { entitiesFor } from './entities';
 import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
 import { answerClientError } from './common/client-error';
 import { buildOpenApiDocument } from './openapi/document';
@@ -55,7 +55,7 @@ export interface CreateAppOptions extends AppModuleOverrides {
 
 /** Applies pending migrations on a short-lived connection, before any module (the worker) starts. */
 export async function migrateDatabase(config: AppConfig): Promise<string[]> {
-  const ds = new DataSource(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES));
+  const ds = new DataSource(dataSourceOptions(config.database, entitiesFor(config.hostSchema), config.hostSchema));
   await ds.initialize();
   try {
     return await runMigrations(ds);

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from './config/config';
+import { FEATURE_NAMES } from './database/features';
 import { addBacktestCommand } from './cli/backtest';
 import { addCustomersCommands } from './cli/customers';
 import { addDemoCommand } from './cli/demo';
@@ -30,12 +31,22 @@ export const EXIT_USAGE = 2;
 
 /** The `trendhooks` program: one file per command under cli/, added here in the order `--help` lists them. */
 export function buildCli(env: Record<string, string | undefined>): Command {
-  const config = () => loadConfig(env);
   const program = new Command('trendhooks')
     .description('Trend events from subreddits, delivered as signed webhooks. Settings come from the environment (see README).')
     // Usage errors are one `error: …` line (exit 2); `--help` on any command shows its options.
     .exitOverride()
-    .version(packageVersion(), '-V, --version', 'print the version and exit');
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
+    // A host app's database (README "Using the modules in your own Nest app"); taken before or after the command.
+    .option('--migrations-table <name>', "a host's database: trendhooks' migrations are the per-feature ones, recorded in this table of the host's (TRENDHOOKS_MIGRATIONS_TABLE)")
+    .option('--features <list>', `with --migrations-table: the features that database has, from ${FEATURE_NAMES.join(',')} (TRENDHOOKS_FEATURES; default all)`);
+  const config = () => {
+    const o = program.opts<{ migrationsTable?: string; features?: string }>();
+    return loadConfig({
+      ...env,
+      ...(o.migrationsTable !== undefined ? { TRENDHOOKS_MIGRATIONS_TABLE: o.migrationsTable } : {}),
+      ...(o.features !== undefined ? { TRENDHOOKS_FEATURES: o.features } : {}),
+    });
+  };
   // Each adds through program.command(), so the subcommands inherit exitOverride and the output settings.
   addServeCommand(program, config);
   addMigrateCommand(program, config);

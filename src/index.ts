@@ -4,18 +4,26 @@
  * README "Using the modules in your own Nest app" has the whole example; test/host-app/ runs one.
  *
  *   @Module({ imports: [
- *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: POSTGRES_MIGRATIONS, migrationsRun: true }),
+ *     TypeOrmModule.forRoot({ name: 'host', ..., entities: [...hostEntities, ...trendhooksEntities({ posts: false })],
+ *       migrations: [...hostMigrations, ...trendhooksMigrations('postgres', { posts: false })], migrationsTableName: 'host_migrations' }),
+ *     TrendhooksModule.forRoot({ dataSource: 'host' }),   // the connection and the one CLOCK every module uses
  *     ApiKeysModule, AuthModule.forRoot({}), CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }),
  *     PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
- *     DeliveryModule.forRoot({ worker: true }), WebhooksModule, PostsModule,
+ *     DeliveryModule.forRoot({ worker: true }), WebhooksModule,
  *   ] })
  *   NestFactory.create(HostModule, { bodyParser: false }) // trendhooks reads its own JSON bodies
  *
- * Every module has forRootAsync({ imports, inject, useFactory }) too. To identify callers yourself,
- * leave ApiKeysModule out and give AuthModule.forRoot({ principalResolver }) (README "Bring your own identity").
+ * The configurable modules (TrendhooksModule, AuthModule, CryptoModule, PaginationModule,
+ * SsrfModule, DeliveryModule, MetricsModule, TrendsModule) have forRoot and forRootAsync({ imports,
+ * inject, useFactory }), and an Inject…Options() decorator for their options; WebhooksModule and
+ * PostsModule take no options.
+ * To identify callers yourself, leave ApiKeysModule out and give AuthModule.forRoot({ principalResolver })
+ * (README "Bring your own identity").
  */
+export { TrendhooksModule, InjectTrendhooksOptions, type TrendhooksModuleOptions, type TrendhooksAsyncOptions, type TrendhooksModuleFactoryOptions } from './core/trendhooks.module';
+export { TRENDHOOKS_DATA_SOURCE, TRENDHOOKS_OPTIONS, InjectTrendhooksDataSource } from './core/tokens';
 export { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth/auth.module';
-export type { AuthModuleOptions } from './auth/auth.options';
+export { AUTH_OPTIONS, InjectAuthOptions, type AuthModuleOptions } from './auth/auth.options';
 export { PRINCIPAL_RESOLVER, InjectPrincipalResolver, type PrincipalResolver, type TrendhooksPrincipal } from './auth/principal';
 export { PrincipalGuard } from './auth/principal.guard';
 export { ApiKeyGuard } from './auth/api-key.guard';
@@ -29,33 +37,43 @@ export { PlanService } from './auth/plan.service';
 export { RATE_LIMIT_STORE, RateLimitStore, MemoryRateLimitStore } from './auth/rate-limit.store';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './auth/redis-rate-limit.store';
 export { MetricsModule } from './metrics/metrics.module';
-export type { MetricsModuleOptions } from './metrics/metrics.options';
+export { METRICS_OPTIONS, InjectMetricsOptions, type MetricsModuleOptions } from './metrics/metrics.options';
 export { Metrics, type DeliveryOutcome } from './metrics/metrics.service';
 export { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics/metrics.listener';
-export { CLOCK, Clock, SystemClock } from './common/clock';
+export { CLOCK, Clock, SystemClock, InjectClock } from './common/clock';
 export { AppError, ErrorCode, ERROR_STATUS } from './common/errors';
 export { ApiExceptionFilter, DATABASE_UNAVAILABLE, type DatabaseUnavailableClassifier } from './common/exception.filter';
 export { EnvelopeInterceptor } from './common/envelope.interceptor';
 export { Paged } from './common/envelope';
 export { AppConfig, loadConfig, type HttpAdapterName } from './config/config';
 export { DEFAULT_PLAN_LIMITS, Plan, PlanLimits } from './auth/plans';
-export { TRENDHOOKS_ENTITIES } from './entities';
-export { dataSourceOptions, runMigrations, schemaDrift, type DatabaseConfig } from './database/data-source';
+export {
+  TRENDHOOKS_ENTITIES,
+  TRENDHOOKS_CORE_ENTITIES,
+  TRENDHOOKS_API_KEY_ENTITIES,
+  TRENDHOOKS_SETTINGS_ENTITIES,
+  TRENDHOOKS_POST_ENTITIES,
+  trendhooksEntities,
+} from './entities';
+export { trendhooksMigrations, parseFeatures, FEATURE_NAMES, type TrendhooksFeatures, type FeatureName } from './database/features';
+export { dialectOf, UnsupportedDatabaseError, type Dialect } from './database/dialect';
+export { dataSourceOptions, runMigrations, schemaDrift, STANDALONE_MIGRATIONS_TABLE, type DatabaseConfig, type HostSchema } from './database/data-source';
 export { DatabaseUnavailableModule, isDatabaseUnavailable } from './database/unavailable';
+// The standalone's series (recorded in trendhooks_migrations); a host uses trendhooksMigrations() instead.
 export { POSTGRES_MIGRATIONS } from './database/migrations/postgres';
 export { SQLITE_MIGRATIONS } from './database/migrations/sqlite';
 export { CryptoModule } from './crypto/crypto.module';
-export type { CryptoModuleOptions } from './crypto/crypto.options';
+export { CRYPTO_OPTIONS, InjectCryptoOptions, type CryptoModuleOptions } from './crypto/crypto.options';
 export { SecretBox } from './crypto/secret-box';
 export { EncryptionKeyRing, parseEncryptionKeys, generateEncryptionKey, type EncryptionKey } from './crypto/key-ring';
 export { DeliveryModule } from './delivery/delivery.module';
-export type { DeliveryModuleOptions } from './delivery/delivery.options';
+export { DELIVERY_OPTIONS, InjectDeliveryOptions, type DeliveryModuleOptions } from './delivery/delivery.options';
 export { EventsService } from './delivery/events.service';
 export { SubscriptionSource, WebhookTableSubscriptions, type RoutedEvent, type SubscribedEndpoint } from './delivery/subscription-source';
 export { DeliveryEndpoints, type NewEndpoint } from './delivery/endpoints';
 export { buildOpenApiDocument, toOpenApi31, TRENDHOOKS_OPENAPI_COMPONENTS } from './openapi/document';
 export { PaginationModule } from './pagination/pagination.module';
-export type { PaginationModuleOptions } from './pagination/pagination.options';
+export { PAGINATION_OPTIONS, InjectPaginationOptions, type PaginationModuleOptions } from './pagination/pagination.options';
 export { PaginationService, PageContext } from './pagination/pagination.service';
 export { PostsModule } from './posts/posts.module';
 export { PostsService } from './posts/posts.service';
@@ -64,9 +82,11 @@ export { IngestService, type IngestListener, type IngestSummary, INGEST_LISTENER
 export type { PostResource } from './posts/dto/post.resource';
 export { parsePost, parseJsonDocument, parseRedditText, type RedditPost } from './posts/reddit-parse';
 export { SsrfModule } from './ssrf/ssrf.module';
-export type { SsrfModuleOptions } from './ssrf/ssrf.module-definition';
+export { SSRF_MODULE_OPTIONS, InjectSsrfOptions, type SsrfModuleOptions } from './ssrf/ssrf.module-definition';
 export { SsrfPolicy, CheckedDestination } from './ssrf/ssrf-policy';
 export { DNS_RESOLVER, DnsResolver, StaticDnsResolver, SystemDnsResolver } from './ssrf/resolver';
+export { TrendsModule } from './trends/trends.module';
+export { TRENDS_OPTIONS, InjectTrendsOptions, type TrendsModuleOptions, type PollerTuning } from './trends/trends.options';
 export { WebhooksModule } from './webhooks/webhooks.module';
 export { WebhooksService } from './webhooks/webhooks.service';
 export { AppModule } from './app.module';

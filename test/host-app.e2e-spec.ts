@@ -2,10 +2,15 @@ import { INestApplication } from '@nestjs/common';
 import { ModulesContainer, NestFactory } from '@nestjs/core';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import request from 'supertest';
-import { ApiKeyService, TRENDHOOKS_OPENAPI_COMPONENTS } from '../src/index';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { ApiKeyService, CLOCK, TRENDHOOKS_DATA_SOURCE, TRENDHOOKS_OPENAPI_COMPONENTS } from '../src/index';
+import { DeliveryWorker } from '../src/delivery/delivery.worker';
+import { EventsService } from '../src/delivery/events.service';
+import { PaginationService } from '../src/pagination/pagination.service';
 import { testDatabases, TestDatabase } from './support/databases';
 import { TEST_DNS } from './support/app';
-import { HostAppModule, HostSettings } from './host-app/host.module';
+import { HOST_CONNECTION, HOST_MIGRATIONS_TABLE, HostAppModule, HostClock, HostSettings } from './host-app/host.module';
 
 const ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const ENVELOPE_ERROR = ['error'];
@@ -15,6 +20,7 @@ const SETTINGS: HostSettings = {
   businessRequestsPerMinute: 77,
   dns: { ...TEST_DNS, 'denied.example.com': ['8.8.4.4'] },
   denyCidrs: '8.8.4.0/24',
+  clock: new HostClock(),
 };
 
 const valid = (over: Record<string, unknown> = {}) => ({ url: 'https://hooks.example.com/h', event: 'trends.surge', subreddit: 'typescript', ...over });
@@ -49,6 +55,36 @@ describe.each(testDatabases())('trendhooks inside a host app on %s', (_name, mak
   afterAll(async () => {
     await app?.close();
     await db?.drop();
+  });
+
+  it("lives on the host's named connection, migrated in the host's own table with only the features it picked", async () => {
+    const host = app.get<DataSource>(getDataSourceToken(HOST_CONNECTION));
+    expect(app.get(TRENDHOOKS_DATA_SOURCE)).toBe(host);
+    const tables = async (ds: DataSource): Promise<string[]> =>
+      (
+        (await ds.query(
+          ds.options.type === 'postgres'
+            ? 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1'
+            : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY 1",
+        )) as { name: string }[]
+      ).map((r) => r.name);
+    // Core, API keys and posts; no `settings` (the host configures the cursor secret), no trendhooks_migrations.
+    expect(await tables(host)).toEqual(
+      ['api_keys', 'customers', 'deliveries', 'delivery_attempts', 'events', HOST_MIGRATIONS_TABLE, 'host_notes', 'posts', 'trend_sources', 'webhooks'].sort(),
+    );
+    const recorded: { name: string }[] = await host.query(`SELECT name FROM ${HOST_MIGRATIONS_TABLE} ORDER BY name`);
+    expect(recorded.map((r) => r.name)).toEqual(['HostNotes1700000000000', expect.stringMatching(/^TrendhooksApiKeys\d+$/), expect.stringMatching(/^TrendhooksCore\d+$/), expect.stringMatching(/^TrendhooksPosts\d+$/)]);
+    // The host's default connection is another database: trendhooks created nothing there.
+    expect(await tables(app.get<DataSource>(getDataSourceToken()))).toEqual([]);
+  });
+
+  it("gives every module the host's one clock", () => {
+    const clock = app.get(CLOCK);
+    expect(clock).toBe(SETTINGS.clock);
+    expect(clock).toBeInstanceOf(HostClock);
+    for (const service of [ApiKeyService, EventsService, DeliveryWorker, PaginationService]) {
+      expect((app.get(service as never) as { clock: unknown }).clock).toBe(clock);
+    }
   });
 
   it('registers no global guard, pipe, filter or interceptor of its own: only the host has APP_* providers', () => {

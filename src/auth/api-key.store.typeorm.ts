@@ -1,4 +1,4 @@
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource, IsNull } from 'typeorm';
 import type { Plan } from './plans';
 import { ApiKeyEntity } from './api-key.entity';
@@ -7,7 +7,7 @@ import { CustomerEntity } from './customer.entity';
 
 /** The ApiKeyStore queries both dialects run alike, written once with TypeORM; only issuance differs. */
 export abstract class TypeOrmApiKeyStore extends ApiKeyStore {
-  constructor(@InjectDataSource() protected readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() protected readonly ds: DataSource) {
     super();
   }
 

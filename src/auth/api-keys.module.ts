@@ -1,13 +1,10 @@
 import { Global, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { ApiKeyPrincipalResolver } from './api-key.principal-resolver';
 import { ApiKeyService } from './api-key.service';
 import { ApiKeyStore } from './api-key.store';
 import { PostgresApiKeyStore } from './api-key.store.postgres';
 import { SqliteApiKeyStore } from './api-key.store.sqlite';
-import { API_KEY_ENTITIES } from './entities';
 
 /**
  * trendhooks' own identity: customers and their API keys (the `customers` and `api_keys` tables),
@@ -17,9 +14,7 @@ import { API_KEY_ENTITIES } from './entities';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature(API_KEY_ENTITIES)],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     dialectProvider(ApiKeyStore, { sqlite: SqliteApiKeyStore, postgres: PostgresApiKeyStore }),
     ApiKeyService,
     ApiKeyPrincipalResolver,

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { CLOCK, SystemClock } from '../common/clock';
 import { ApiKeyPrincipalResolver } from './api-key.principal-resolver';
 import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
 import { PlanService } from './plan.service';
@@ -21,7 +20,6 @@ export const NO_PRINCIPAL_RESOLVER =
  */
 @Module({
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     {
       provide: RATE_LIMIT_STORE,
       inject: [AUTH_OPTIONS],

@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import type { Plan, PlanLimits } from './plans';
 import type { PrincipalResolver } from './principal';
 import type { RateLimitStore } from './rate-limit.store';
@@ -29,3 +29,6 @@ export const { ConfigurableModuleClass: AuthConfigurableModule, MODULE_OPTIONS_T
     // Global by default so feature modules (webhooks, posts) share one key store and one limiter.
     .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();
+
+/** `@InjectAuthOptions() options: AuthModuleOptions`: what forRoot / forRootAsync was given. */
+export const InjectAuthOptions = (): ParameterDecorator & PropertyDecorator => Inject(AUTH_OPTIONS);

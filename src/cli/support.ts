@@ -6,7 +6,7 @@ import { ListenError } from '../app';
 import { AppModule, Role } from '../app.module';
 import { AppError } from '../common/errors';
 import { AppConfig, ConfigError } from '../config/config';
-import { TRENDHOOKS_ENTITIES } from '../entities';
+import { entitiesFor } from '../entities';
 import { dataSourceOptions, runMigrations } from '../database/data-source';
 import { isDatabaseUnavailable } from '../database/unavailable';
 
@@ -55,7 +55,7 @@ export function describeDatabase(config: AppConfig): string {
 async function openDatabase(config: AppConfig): Promise<DataSource> {
   try {
     // dataSourceOptions creates the SQLite file's folder, which can fail too.
-    const ds = new DataSource(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES));
+    const ds = new DataSource(dataSourceOptions(config.database, entitiesFor(config.hostSchema), config.hostSchema));
     await ds.initialize();
     return ds;
   } catch (err) {

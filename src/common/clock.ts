@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 
 /** Injection token for the clock, so services and tests can agree on "now" without patching Date. */
 export const CLOCK = Symbol('trendhooks:clock');
@@ -13,3 +13,6 @@ export class SystemClock implements Clock {
     return new Date();
   }
 }
+
+/** `@InjectClock() clock: Clock`: the one clock TrendhooksModule provides. */
+export const InjectClock = (): ParameterDecorator & PropertyDecorator => Inject(CLOCK);

@@ -35,6 +35,19 @@ describe('loadConfig', () => {
     });
   });
 
+  it("reads a host database's migrations table and features, and refuses what would mix the two series", () => {
+    expect(loadConfig({}, '/srv').hostSchema).toBeNull();
+    expect(loadConfig({ TRENDHOOKS_MIGRATIONS_TABLE: 'host_migrations' }, '/srv').hostSchema).toEqual({
+      migrationsTable: 'host_migrations',
+      features: { apiKeys: true, settings: true, posts: true },
+    });
+    expect(loadConfig({ TRENDHOOKS_MIGRATIONS_TABLE: 'host_migrations', TRENDHOOKS_FEATURES: 'core,posts' }, '/srv').hostSchema?.features).toEqual({ apiKeys: false, settings: false, posts: true });
+    bad({ TRENDHOOKS_FEATURES: 'core' }, /set TRENDHOOKS_MIGRATIONS_TABLE \(--migrations-table\) too/);
+    bad({ TRENDHOOKS_MIGRATIONS_TABLE: 'trendhooks_migrations' }, /trendhooks_migrations is the standalone's/);
+    bad({ TRENDHOOKS_MIGRATIONS_TABLE: 'a"b' }, /must be a table name/);
+    bad({ TRENDHOOKS_MIGRATIONS_TABLE: 'm', TRENDHOOKS_FEATURES: 'core,nope' }, /TRENDHOOKS_FEATURES: unknown feature "nope"/);
+  });
+
   it('reads the SSRF resolver settings', () => {
     const c = loadConfig({
       SSRF_DNS_SERVERS: '127.0.0.1:5353, [::1]:53 10.0.0.2',

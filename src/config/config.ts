@@ -6,7 +6,8 @@ import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { DEFAULT_DELIVERY_LEASE_MS } from '../delivery/delivery.options';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
-import type { DatabaseConfig } from '../database/data-source';
+import type { DatabaseConfig, HostSchema } from '../database/data-source';
+import { parseFeatures } from '../database/features';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
 import { parseDnsServers } from '../ssrf/resolver';
@@ -18,6 +19,12 @@ import { parseAllowDestinations } from '../ssrf/destinations';
  */
 export interface AppConfig {
   database: DatabaseConfig;
+  /**
+   * A host's database (TRENDHOOKS_MIGRATIONS_TABLE, TRENDHOOKS_FEATURES; the CLI's
+   * `--migrations-table`, `--features`): the per-feature migrations, recorded in the host's own
+   * migrations table. null: the standalone's series in `trendhooks_migrations`.
+   */
+  hostSchema: HostSchema | null;
   /** `adapter`: the HTTP server under Nest (HTTP_ADAPTER); both answer identically. */
   http: { port: number; host: string; adapter: HttpAdapterName };
   /** The Prometheus listener, apart from the API (METRICS_PORT/METRICS_HOST); port null: none. */
@@ -127,6 +134,23 @@ export function parseDatabaseUrl(raw: string | null, cwd: string): DatabaseConfi
  * `./data/trendhooks.key` on PostgreSQL, shared by the processes of one machine (README: several
  * machines set ENCRYPTION_KEYS). null: an in-memory SQLite database, whose key need not outlive it.
  */
+/** TRENDHOOKS_MIGRATIONS_TABLE and TRENDHOOKS_FEATURES: a host's database, or null (the standalone's own). */
+export function parseHostSchema(table: string | null, features: string | null): HostSchema | null {
+  if (table === null) {
+    if (features !== null) throw new ConfigError('TRENDHOOKS_FEATURES (--features) picks migrations for a host database: set TRENDHOOKS_MIGRATIONS_TABLE (--migrations-table) too');
+    return null;
+  }
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(table)) throw new ConfigError(`TRENDHOOKS_MIGRATIONS_TABLE must be a table name (letters, digits, _), got "${table}"`);
+  if (table === 'trendhooks_migrations') {
+    throw new ConfigError('TRENDHOOKS_MIGRATIONS_TABLE names a host\'s own migrations table; trendhooks_migrations is the standalone\'s (leave the variable unset for it)');
+  }
+  try {
+    return { migrationsTable: table, features: features === null ? { apiKeys: true, settings: true, posts: true } : parseFeatures(features) };
+  } catch (err) {
+    throw new ConfigError(`TRENDHOOKS_FEATURES: ${(err as Error).message}`);
+  }
+}
+
 export function encryptionKeyFile(config: Pick<AppConfig, 'database' | 'encryption'>, cwd = process.cwd()): string | null {
   if (config.encryption.keyFile !== null) return config.encryption.keyFile;
   if (config.database.type === 'sqlite') return config.database.path === ':memory:' ? null : path.join(path.dirname(config.database.path), 'trendhooks.key');
@@ -207,6 +231,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   }
   return {
     database: parseDatabaseUrl(str(env, 'DATABASE_URL'), cwd),
+    hostSchema: parseHostSchema(str(env, 'TRENDHOOKS_MIGRATIONS_TABLE'), str(env, 'TRENDHOOKS_FEATURES')),
     http,
     metrics,
     plans,

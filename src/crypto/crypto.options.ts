@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import type { EncryptionKey } from './key-ring';
 
 export interface CryptoModuleOptions {
@@ -13,3 +13,6 @@ export const { ConfigurableModuleClass: CryptoConfigurableModule, MODULE_OPTIONS
   // Global by default so webhooks, delivery and pagination share one key ring.
   .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();
+
+/** `@InjectCryptoOptions() options: CryptoModuleOptions`: what forRoot / forRootAsync was given. */
+export const InjectCryptoOptions = (): ParameterDecorator & PropertyDecorator => Inject(CRYPTO_OPTIONS);

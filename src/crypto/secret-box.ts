@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource } from 'typeorm';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
 import { loadOrCreateKeyFile } from './key-file';
@@ -21,7 +21,7 @@ export class SecretBox implements OnModuleInit {
 
   constructor(
     @Inject(CRYPTO_OPTIONS) options: CryptoModuleOptions,
-    @InjectDataSource() private readonly ds: DataSource,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
   ) {
     if (options.keys?.length) this.ring = new EncryptionKeyRing(options.keys);
     else if (options.keyFile) this.ring = new EncryptionKeyRing(loadOrCreateKeyFile(options.keyFile).keys);
@@ -80,12 +80,22 @@ export class SecretBox implements OnModuleInit {
     const prefix = (id: string) => `${escapeLike(ENCRYPTED_PREFIX + id)}:%`;
     const out: StoredValue[] = [];
     for (const [col, table, idCol, kind] of STORED_SECRET_COLUMNS) {
+      // A host database without the optional `settings` feature has no such table: its other columns are still checked.
+      if (table === 'settings' && !(await this.hasTable(table))) continue;
       const unknown = [`${col} LIKE ${this.param(0)} ESCAPE '\\'`, ...ids.map((_, i) => `${col} NOT LIKE ${this.param(i + 1)} ESCAPE '\\'`)].join(' AND ');
       const sql = (where: string) => `SELECT ${idCol} AS id, ${col} AS stored, '${kind}' AS kind FROM ${table} WHERE ${where} LIMIT 1`;
       out.push(...((await this.ds.query(sql(unknown), [`${escapeLike(ENCRYPTED_PREFIX)}%`, ...ids.map(prefix)])) as StoredValue[]));
       for (const id of ids) out.push(...((await this.ds.query(sql(`${col} LIKE ${this.param(0)} ESCAPE '\\'`), [prefix(id)])) as StoredValue[]));
     }
     return out;
+  }
+
+  private async hasTable(name: string): Promise<boolean> {
+    const rows: unknown[] =
+      this.ds.options.type === 'postgres'
+        ? await this.ds.query('SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1', [name])
+        : await this.ds.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name]);
+    return rows.length > 0;
   }
 
   private param(i: number): string {

@@ -4,6 +4,7 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { dialectOf } from './dialect';
+import { resolveFeatures, trendhooksMigrations, type TrendhooksFeatures } from './features';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 
@@ -40,17 +41,32 @@ export function createPrivateFile(file: string): void {
 }
 
 /**
- * TypeORM options for one DATABASE_URL and the entities the caller mapped (the composition root's
- * TRENDHOOKS_ENTITIES). Migrations are never run implicitly from here.
+ * A host's database: trendhooks' per-feature migrations (trendhooksMigrations) recorded in the
+ * host's own migrations table, beside the host's own.
  */
-export function dataSourceOptions(db: DatabaseConfig, entities: DataSourceOptions['entities']): DataSourceOptions {
+export interface HostSchema {
+  migrationsTable: string;
+  features: TrendhooksFeatures;
+}
+
+/** The standalone's migrations table, holding SQLITE_/POSTGRES_MIGRATIONS. */
+export const STANDALONE_MIGRATIONS_TABLE = 'trendhooks_migrations';
+
+/**
+ * TypeORM options for one DATABASE_URL and the entities the caller mapped (the composition root's
+ * TRENDHOOKS_ENTITIES or trendhooksEntities(features)). Migrations are never run implicitly from
+ * here: the standalone's series in `trendhooks_migrations`, or with `host` the features' series in
+ * the host's table.
+ */
+export function dataSourceOptions(db: DatabaseConfig, entities: DataSourceOptions['entities'], host: HostSchema | null = null): DataSourceOptions {
+  const migrationsTableName = host?.migrationsTable ?? STANDALONE_MIGRATIONS_TABLE;
   if (db.type === 'postgres') {
     return {
       type: 'postgres',
       url: db.url,
       entities,
-      migrations: POSTGRES_MIGRATIONS,
-      migrationsTableName: 'trendhooks_migrations',
+      migrations: host ? trendhooksMigrations('postgres', resolveFeatures(host.features)) : POSTGRES_MIGRATIONS,
+      migrationsTableName,
       synchronize: false,
       logging: false,
       // Pool size: API handlers + delivery worker share one pool per process.
@@ -62,8 +78,8 @@ export function dataSourceOptions(db: DatabaseConfig, entities: DataSourceOption
     type: 'better-sqlite3',
     database: db.path,
     entities,
-    migrations: SQLITE_MIGRATIONS,
-    migrationsTableName: 'trendhooks_migrations',
+    migrations: host ? trendhooksMigrations('sqlite', resolveFeatures(host.features)) : SQLITE_MIGRATIONS,
+    migrationsTableName,
     synchronize: false,
     logging: false,
     // WAL lets the API read while the worker writes; a busy timeout instead of SQLITE_BUSY errors.

@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { TRENDHOOKS_DATA_SOURCE } from '../core/tokens';
 import { dialectOf, dialectProvider, UnsupportedDatabaseError } from './dialect';
 
 abstract class GreetingStore {
@@ -28,7 +28,7 @@ const fakeSource = (type: string) => ({ options: { type } }) as unknown as DataS
 
 async function boot(type: string) {
   const mod = await Test.createTestingModule({
-    providers: [{ provide: getDataSourceToken(), useValue: fakeSource(type) }, dialectProvider(GreetingStore, { sqlite: SqliteGreetings, postgres: PostgresGreetings })],
+    providers: [{ provide: TRENDHOOKS_DATA_SOURCE, useValue: fakeSource(type) }, dialectProvider(GreetingStore, { sqlite: SqliteGreetings, postgres: PostgresGreetings })],
   }).compile();
   return mod;
 }

@@ -1,7 +1,7 @@
 import type { FactoryProvider, Type } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { TRENDHOOKS_DATA_SOURCE } from '../core/tokens';
 
 /** The databases trendhooks runs on. Every store has one implementation per dialect. */
 export const DIALECTS = ['sqlite', 'postgres'] as const;
@@ -25,13 +25,14 @@ export function dialectOf(ds: DataSource): Dialect {
 
 /**
  * The one place a store's implementation is chosen: provides `token` (the store's abstract class)
- * as the implementation for the data source's dialect, built with the module's own injections.
- * An unsupported driver fails here, while the module is being instantiated.
+ * as the implementation for the dialect of TRENDHOOKS_DATA_SOURCE (TrendhooksModule's connection),
+ * built with the module's own injections. An unsupported driver fails while the app boots
+ * (TrendhooksModule checks it, and so does this factory).
  */
 export function dialectProvider<T>(token: abstract new (...args: never[]) => T, impls: Record<Dialect, Type<T>>): FactoryProvider<T> {
   return {
     provide: token,
-    inject: [getDataSourceToken(), ModuleRef],
+    inject: [TRENDHOOKS_DATA_SOURCE, ModuleRef],
     useFactory: (ds: DataSource, moduleRef: ModuleRef) => moduleRef.create(impls[dialectOf(ds)]),
   };
 }

@@ -1,12 +1,9 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DeliveryModuleOptions } from './delivery.options';
 import { DeliveryWorker } from './delivery.worker';
 import { DeliveryEndpoints } from './endpoints';
-import { DELIVERY_ENTITIES } from './entities';
 import { EventsService } from './events.service';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
@@ -31,9 +28,8 @@ import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-so
  * otherwise.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(DELIVERY_ENTITIES), DatabaseUnavailableModule],
+  imports: [DatabaseUnavailableModule],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     dialectProvider(DeliveryQueue, { sqlite: SqliteDeliveryQueue, postgres: PostgresDeliveryQueue }),
     dialectProvider(QueueWaker, { sqlite: InProcessWaker, postgres: PostgresNotifyWaker }),
     DeliveryQueueMetrics,

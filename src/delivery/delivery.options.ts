@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import type { SubscriptionSource } from './subscription-source';
 
 export interface DeliveryModuleOptions {
@@ -41,6 +41,9 @@ export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIO
     // Global so the trend pipeline (and a host's own code) can emit events through EventsService.
     .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();
+
+/** `@InjectDeliveryOptions() options: DeliveryModuleOptions`: what forRoot / forRootAsync was given. */
+export const InjectDeliveryOptions = (): ParameterDecorator & PropertyDecorator => Inject(DELIVERY_OPTIONS);
 
 /** Default `leaseMs`: with renewals every second, a dead worker's deliveries are due again within 3 s. */
 export const DEFAULT_DELIVERY_LEASE_MS = 3000;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
@@ -29,7 +29,7 @@ export interface NewEndpoint {
 @Injectable()
 export class DeliveryEndpoints {
   constructor(
-    @InjectDataSource() private readonly ds: DataSource,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
     private readonly ssrf: SsrfPolicy,
     private readonly secrets: SecretBox,
     @Inject(CLOCK) private readonly clock: Clock,

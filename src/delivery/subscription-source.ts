@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource } from 'typeorm';
 import type { EventKind } from '../events/catalogue';
 import type { Subscriber } from './queue/types';
@@ -42,7 +42,7 @@ export abstract class SubscriptionSource {
 /** The built-in source: the webhooks created through the API, by event kind and subreddit. */
 @Injectable()
 export class WebhookTableSubscriptions extends SubscriptionSource {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
 

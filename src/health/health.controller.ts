@@ -1,7 +1,9 @@
 import { Controller, Get, HttpCode, Inject, ServiceUnavailableException, UseFilters } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { ApiErrorResponses, ApiNoAuth, ApiPlainResponse } from '../openapi/decorators';
 import { HEALTH_OPTIONS, HealthModuleOptions } from './health.options';
@@ -21,6 +23,7 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     @Inject(HEALTH_OPTIONS) private readonly options: HealthModuleOptions,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
   ) {
     this.timeoutMs = options.timeoutMs ?? 2000;
   }
@@ -40,7 +43,7 @@ export class HealthController {
   @ApiPlainResponse(200, 'Ready.', { ...HEALTH_OK, properties: { ...HEALTH_OK.properties, checks: { type: 'object', additionalProperties: { type: 'string' } } } }, { v1: false })
   @ApiErrorResponses({ 503: '`SERVICE_UNAVAILABLE`: the database is unreachable.' }, { v1: false })
   async readyz() {
-    const checks: HealthIndicatorFunction[] = [() => this.db.pingCheck('database', { timeout: this.timeoutMs })];
+    const checks: HealthIndicatorFunction[] = [() => this.db.pingCheck('database', { timeout: this.timeoutMs, connection: this.ds })];
     for (const [name, ping] of Object.entries(this.options.pings ?? {})) checks.push(() => this.pingCheck(name, ping));
     let result: HealthCheckResult;
     try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../crypto/secret-box';
 import { SettingEntity } from './setting.entity';
@@ -21,7 +21,7 @@ export class CursorKeys {
 
   constructor(
     @Inject(PAGINATION_OPTIONS) private readonly options: PaginationModuleOptions,
-    @InjectDataSource() private readonly ds: DataSource,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
     private readonly secrets: SecretBox,
   ) {}
 
@@ -51,7 +51,14 @@ export class CursorKeys {
    */
   async reencrypt(): Promise<boolean> {
     const repo = this.ds.getRepository(SettingEntity);
-    const existing = await repo.findOneBy({ key: SETTING_KEY });
+    let existing: SettingEntity | null;
+    try {
+      existing = await repo.findOneBy({ key: SETTING_KEY });
+    } catch (err) {
+      // A host database without the optional `settings` feature keeps no cursor secret to rewrite.
+      if (/no such table|does not exist/i.test((err as Error).message)) return false;
+      throw err;
+    }
     if (!existing || this.secrets.ring.isCurrent(existing.value)) return false;
     const value = this.secrets.encrypt(this.secrets.decrypt(existing.value, CONTEXT), CONTEXT);
     const res = await repo.update({ key: SETTING_KEY, value: existing.value }, { value });

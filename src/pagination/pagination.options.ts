@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 
 export interface PaginationModuleOptions {
   /** Cursor signing secrets, newest first (CURSOR_SECRET). Empty: one is generated and kept in the `settings` table. */
@@ -12,3 +12,6 @@ export const { ConfigurableModuleClass: PaginationConfigurableModule, MODULE_OPT
     .setClassMethodName('forRoot')
     .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();
+
+/** `@InjectPaginationOptions() options: PaginationModuleOptions`: what forRoot / forRootAsync was given. */
+export const InjectPaginationOptions = (): ParameterDecorator & PropertyDecorator => Inject(PAGINATION_OPTIONS);

@@ -1,4 +1,4 @@
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource, SelectQueryBuilder } from 'typeorm';
 import type { CursorPosition } from '../pagination/cursor-codec';
 import type { PageRequest } from '../pagination/page';
@@ -14,7 +14,7 @@ const UPDATED_ON_CONFLICT = ['score', 'num_comments', 'title', 'selftext', 'upda
 
 /** The PostStore both dialects share, written once; a dialect only says how it numbers parameters. */
 export abstract class TypeOrmPostStore extends PostStore {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
 

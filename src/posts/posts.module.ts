@@ -1,9 +1,6 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
-import { POST_ENTITIES } from './entities';
 import { IngestService } from './ingest.service';
 import { PostStore } from './post.store';
 import { PostgresPostStore } from './post.store.postgres';
@@ -18,10 +15,9 @@ import { PostsService } from './posts.service';
  * provider of INGEST_LISTENER.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(POST_ENTITIES), DatabaseUnavailableModule],
+  imports: [DatabaseUnavailableModule],
   controllers: [PostsController],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     dialectProvider(PostStore, { sqlite: SqlitePostStore, postgres: PostgresPostStore }),
     PostsService,
     IngestService,

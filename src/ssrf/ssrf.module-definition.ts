@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import type { DnsResolver } from './resolver';
 
 /** Options of SsrfModule.forRoot / forRootAsync. All settings come in here, never from env. */
@@ -40,3 +40,6 @@ export const {
   // Global by default so the webhooks and delivery modules share one policy and resolver.
   .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();
+
+/** `@InjectSsrfOptions() options: SsrfModuleOptions`: what forRoot / forRootAsync was given. */
+export const InjectSsrfOptions = (): ParameterDecorator & PropertyDecorator => Inject(SSRF_MODULE_OPTIONS);

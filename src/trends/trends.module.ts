@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { INGEST_LISTENER } from '../posts/ingest.service';
 import { PostsModule } from '../posts/posts.module';
@@ -20,7 +19,6 @@ import { TrendsConfigurableModule } from './trends.options';
 @Module({
   imports: [PostsModule],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     TrendsPipeline,
     { provide: INGEST_LISTENER, useExisting: TrendsPipeline },
     RedditClient,

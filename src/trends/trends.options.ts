@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import type { TrendParams } from './subreddit-trends';
 
 export interface TrendsModuleOptions {
@@ -62,3 +62,6 @@ export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS
     // Global so the posts module's ingest service finds the pipeline as its INGEST_LISTENER.
     .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();
+
+/** `@InjectTrendsOptions() options: TrendsModuleOptions`: what forRoot / forRootAsync was given. */
+export const InjectTrendsOptions = (): ParameterDecorator & PropertyDecorator => Inject(TRENDS_OPTIONS);

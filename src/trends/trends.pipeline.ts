@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource, LessThan, MoreThanOrEqual } from 'typeorm';
 import { crockfordBase32 } from '../common/base32';
 import { CLOCK, Clock } from '../common/clock';
@@ -60,7 +60,7 @@ export class TrendsPipeline implements IngestListener {
 
   constructor(
     private readonly events: EventsService,
-    @InjectDataSource() private readonly ds: DataSource,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(TRENDS_OPTIONS) private readonly options: TrendsModuleOptions,
   ) {

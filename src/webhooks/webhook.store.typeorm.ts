@@ -1,4 +1,4 @@
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../core/tokens';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
@@ -36,7 +36,7 @@ function toListItem(r: WebhookListRow): WebhookListItem {
 
 /** The WebhookStore queries both dialects run alike, written once with TypeORM; only the quota-checked insert differs. */
 export abstract class TypeOrmWebhookStore extends WebhookStore {
-  constructor(@InjectDataSource() protected readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() protected readonly ds: DataSource) {
     super();
   }
 

@@ -1,10 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CLOCK, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { JsonBodyMiddleware, ownJsonBodies } from '../common/json-body.middleware';
-import { WEBHOOK_ENTITIES } from './entities';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 import { WebhooksController } from './webhooks.controller';
@@ -20,10 +17,9 @@ import { WebhooksService } from './webhooks.service';
  * other way round: DeliveryModule works without this module.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), DatabaseUnavailableModule],
+  imports: [DatabaseUnavailableModule],
   controllers: [WebhooksController, DeliveriesController],
   providers: [
-    { provide: CLOCK, useClass: SystemClock },
     dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),
     WebhooksService,
     DeliveriesService,

@@ -15,6 +15,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Type } from 'class-transformer';
 import { IsInt, Min } from 'class-validator';
+import type { MigrationInterface, QueryRunner } from 'typeorm';
 import {
   ApiKeysModule,
   AuthModule,
@@ -23,15 +24,15 @@ import {
   generateEncryptionKey,
   DeliveryModule,
   PaginationModule,
-  POSTGRES_MIGRATIONS,
   PostsModule,
-  SQLITE_MIGRATIONS,
   SsrfModule,
   StaticDnsResolver,
-  TRENDHOOKS_ENTITIES,
+  TrendhooksModule,
+  trendhooksEntities,
+  trendhooksMigrations,
   WebhooksModule,
 } from '../../src/index';
-import type { DatabaseConfig } from '../../src/index';
+import type { Clock, DatabaseConfig, TrendhooksFeatures } from '../../src/index';
 
 /**
  * A host Nest app that embeds trendhooks the way a customer's own service would: its own database
@@ -46,12 +47,21 @@ export interface HostSettings {
   businessRequestsPerMinute: number;
   dns: Record<string, string[]>;
   denyCidrs: string;
+  /** The host's clock, handed to every trendhooks module through TrendhooksModule.forRootAsync. */
+  clock: Clock;
 }
 
 @Module({})
 export class HostSettingsModule {
   static forRoot(settings: HostSettings): DynamicModule {
     return { module: HostSettingsModule, providers: [{ provide: HOST_SETTINGS, useValue: settings }], exports: [HOST_SETTINGS] };
+  }
+}
+
+/** The host's own clock (real time): the one every trendhooks module must use. */
+export class HostClock implements Clock {
+  now(): Date {
+    return new Date();
   }
 }
 
@@ -89,11 +99,34 @@ export class HostController {
   }
 }
 
+/** The host's own migration, recorded in its own table beside trendhooks'. */
+export class HostNotes1700000000000 implements MigrationInterface {
+  name = 'HostNotes1700000000000';
+  async up(q: QueryRunner): Promise<void> {
+    await q.query('CREATE TABLE host_notes (id integer PRIMARY KEY, body text NOT NULL)');
+  }
+  async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP TABLE host_notes');
+  }
+}
+
+/** The connection name of the host's database that trendhooks lives on (not the default one). */
+export const HOST_CONNECTION = 'host';
+export const HOST_MIGRATIONS_TABLE = 'host_migrations';
+/** What this host uses: API keys and posts, but no `settings` table (it configures the cursor secret itself). */
+export const HOST_FEATURES: TrendhooksFeatures = { apiKeys: true, posts: true, settings: false };
+
 function typeOrmOptions(db: DatabaseConfig) {
-  const common = { entities: [...TRENDHOOKS_ENTITIES], migrationsRun: true, migrationsTableName: 'host_migrations', synchronize: false, logging: false };
-  return db.type === 'postgres'
-    ? { type: 'postgres' as const, url: db.url, migrations: POSTGRES_MIGRATIONS, ...common }
-    : { type: 'better-sqlite3' as const, database: db.path, migrations: SQLITE_MIGRATIONS, ...common };
+  const common = {
+    name: HOST_CONNECTION,
+    entities: [...trendhooksEntities(HOST_FEATURES)],
+    migrations: [HostNotes1700000000000, ...trendhooksMigrations(db.type, HOST_FEATURES)],
+    migrationsRun: true,
+    migrationsTableName: HOST_MIGRATIONS_TABLE,
+    synchronize: false,
+    logging: false,
+  };
+  return db.type === 'postgres' ? { type: 'postgres' as const, url: db.url, ...common } : { type: 'better-sqlite3' as const, database: db.path, ...common };
 }
 
 @Module({})
@@ -104,8 +137,12 @@ export class HostAppModule {
       module: HostAppModule,
       imports: [
         HostSettingsModule.forRoot(settings),
-        // The host's connection; it runs trendhooks' migrations itself (migrationsRun).
+        // The host's default connection holds something else entirely: trendhooks must not touch it.
+        TypeOrmModule.forRoot({ type: 'better-sqlite3', database: ':memory:', synchronize: false, logging: false }),
+        // The host's named connection; it runs its own and trendhooks' migrations itself (migrationsRun), in its own table.
         TypeOrmModule.forRoot(typeOrmOptions(db)),
+        // trendhooks' ground floor: that connection, and the host's clock for every module.
+        TrendhooksModule.forRootAsync({ ...fromSettings, dataSource: HOST_CONNECTION, useFactory: (s: HostSettings) => ({ clock: s.clock }) }),
         // trendhooks' API keys as the host's identity (test/host-app/host-auth.module.ts brings its own).
         ApiKeysModule,
         AuthModule.forRootAsync({

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../../core/tokens';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../../database/data-source';
 import { WebhookDeliveryStatus, WebhookOutcome } from './webhook-delivery-status';
@@ -31,7 +31,7 @@ const RECORD_LATEST = {
 /** PostgreSQL: one statement per batch, never one per delivery. */
 @Injectable()
 export class PostgresWebhookDeliveryStatus extends WebhookDeliveryStatus {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
 

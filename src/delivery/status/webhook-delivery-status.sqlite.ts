@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../../core/tokens';
 import type { Statement } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../database/data-source';
@@ -12,7 +12,7 @@ const TOUCH = 'UPDATE webhooks SET last_delivery_at = @at, last_status = @status
 export class SqliteWebhookDeliveryStatus extends WebhookDeliveryStatus {
   private touch?: Statement;
 
-  constructor(@InjectDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../../core/tokens';
 import { DataSource } from 'typeorm';
 import { ClaimResult, PollOutcome, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 
@@ -8,7 +8,7 @@ type UpdateResult<R = unknown> = [R[], number];
 
 @Injectable()
 export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
 

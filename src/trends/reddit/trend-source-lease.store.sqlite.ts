@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../../core/tokens';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../database/data-source';
@@ -13,7 +13,7 @@ import { ClaimResult, PollOutcome, sourceState, TrendSourceLeaseStore } from './
 export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
   private stmts?: ReturnType<SqliteTrendSourceLeaseStore['prepare']>;
 
-  constructor(@InjectDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
 

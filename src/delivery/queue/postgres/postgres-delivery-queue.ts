@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../../../core/tokens';
 import { Pool } from 'pg';
 import type { PoolConfig, QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';
@@ -40,7 +40,7 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
   /** Concurrent pre-send existence checks share one query (see webhookExists); a send waits on it. */
   private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
 
-  constructor(@InjectDataSource() ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() ds: DataSource) {
     super(ds);
   }
 

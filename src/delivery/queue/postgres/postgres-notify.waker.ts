@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../../../core/tokens';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../../../database/data-source';
@@ -30,7 +30,7 @@ export class PostgresNotifyWaker extends InProcessWaker {
   private relistenTimer?: NodeJS.Timeout;
 
   constructor(
-    @InjectDataSource() private readonly ds: DataSource,
+    @InjectTrendhooksDataSource() private readonly ds: DataSource,
     @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
   ) {
     super();

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectTrendhooksDataSource } from '../../../core/tokens';
 import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../../database/data-source';
@@ -46,7 +46,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   private stmts?: ReturnType<typeof prepare>;
 
   constructor(
-    @InjectDataSource() ds: DataSource,
+    @InjectTrendhooksDataSource() ds: DataSource,
     private readonly webhookStatus: WebhookDeliveryStatus,
   ) {
     super(ds);
