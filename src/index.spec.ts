@@ -18,7 +18,7 @@ describe('the exported modules', () => {
 
   it('leave the option-less modules plain (imported as they are)', () => {
     const plain = modules.filter(([, m]) => typeof m.forRoot !== 'function').map(([name]) => name);
-    expect(plain.sort()).toEqual(['DatabaseUnavailableModule', 'PostsModule', 'WebhooksModule']);
+    expect(plain.sort()).toEqual(['ApiKeysModule', 'DatabaseUnavailableModule', 'PostsModule', 'WebhooksModule']);
   });
 
   it('export the injection helpers of the shared providers', () => {

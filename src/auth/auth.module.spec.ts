@@ -1,5 +1,6 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Global, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { CLOCK, SystemClock } from '../common/clock';
 import { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth.module';
 import { PrivateDestinationsService } from './private-destinations.service';
 import { InjectPrincipalResolver, PRINCIPAL_RESOLVER, PrincipalResolver, TrendhooksPrincipal } from './principal';
@@ -26,20 +27,25 @@ class UsesResolver {
   constructor(@InjectPrincipalResolver() readonly resolver: PrincipalResolver) {}
 }
 
+/** The one clock TrendhooksModule gives every module in an app. */
+@Global()
+@Module({ providers: [{ provide: CLOCK, useClass: SystemClock }], exports: [CLOCK] })
+class ClockModule {}
+
 describe('AuthModule', () => {
   it('refuses to boot, naming both ways out, with neither a principalResolver nor ApiKeysModule', async () => {
-    await expect(Test.createTestingModule({ imports: [AuthModule.forRoot({})] }).compile()).rejects.toThrow(NO_PRINCIPAL_RESOLVER);
-    await expect(Test.createTestingModule({ imports: [AuthModule.forRootAsync({ useFactory: () => ({}) })] }).compile()).rejects.toThrow(/principalResolver.*ApiKeysModule/);
+    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRoot({})] }).compile()).rejects.toThrow(NO_PRINCIPAL_RESOLVER);
+    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRootAsync({ useFactory: () => ({}) })] }).compile()).rejects.toThrow(/principalResolver.*ApiKeysModule/);
   });
 
   it('refuses to boot with a principalResolver that has no resolve method', async () => {
     const bad = { resolve: 'nope' } as unknown as PrincipalResolver;
-    await expect(Test.createTestingModule({ imports: [AuthModule.forRoot({ principalResolver: bad })] }).compile()).rejects.toThrow(/resolve\(request, context\)/);
+    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRoot({ principalResolver: bad })] }).compile()).rejects.toThrow(/resolve\(request, context\)/);
   });
 
   it("takes the host's resolver from forRootAsync, built on the host's own services, and gives it to the guard and to InjectPrincipalResolver()", async () => {
     const ref = await Test.createTestingModule({
-      imports: [AuthModule.forRootAsync({ imports: [HostUsersModule], inject: [HostUsers], useFactory: (users: HostUsers) => ({ principalResolver: new HostResolver(users) }) })],
+      imports: [ClockModule, AuthModule.forRootAsync({ imports: [HostUsersModule], inject: [HostUsers], useFactory: (users: HostUsers) => ({ principalResolver: new HostResolver(users) }) })],
       providers: [UsesResolver],
     }).compile();
     const resolver = ref.get<PrincipalResolver>(PRINCIPAL_RESOLVER);
@@ -51,7 +57,7 @@ describe('AuthModule', () => {
   });
 
   it('gives tenants no private-destination grants without the customers table (ApiKeysModule), and says so to an operator', async () => {
-    const ref = await Test.createTestingModule({ imports: [AuthModule.forRoot({ principalResolver: new HostResolver(new HostUsers()) })] }).compile();
+    const ref = await Test.createTestingModule({ imports: [ClockModule, AuthModule.forRoot({ principalResolver: new HostResolver(new HostUsers()) })] }).compile();
     const grants = ref.get(PrivateDestinationsService);
     expect(await grants.forCustomer('org-1')).toEqual([]);
     expect(await grants.forWebhook('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toEqual([]);
