@@ -12,6 +12,10 @@
  *   NestFactory.create(HostModule, { bodyParser: false }) // trendhooks reads its own JSON bodies
  *
  * Every module has forRootAsync({ imports, inject, useFactory }) too.
+ *
+ * The package's root entry (`trendhooks`). The standalone service (AppModule, createApp) is
+ * `trendhooks/standalone` (src/standalone.ts), the CLI `trendhooks/cli`: importing the modules
+ * loads neither, nor their dependencies (pino, terminus, the HTTP adapters, commander).
  */
 export { AuthModule } from './auth/auth.module';
 export type { AuthModuleOptions } from './auth/auth.options';
@@ -60,8 +64,12 @@ export { SsrfPolicy, CheckedDestination } from './ssrf/ssrf-policy';
 export { DNS_RESOLVER, DnsResolver, StaticDnsResolver, SystemDnsResolver } from './ssrf/resolver';
 export { WebhooksModule } from './webhooks/webhooks.module';
 export { WebhooksService } from './webhooks/webhooks.service';
-export { AppModule } from './app.module';
-export { createApp } from './app';
+export { DeliveryTransport, type DeliveryStage, type TransportDestination, type TransportRequest, type SendOutcome, type Delivered, type SendFailure, type Cancelled } from './delivery/transport/delivery-transport';
+export { DeliveryQueue } from './delivery/queue/delivery-queue';
+export { QueueWaker } from './delivery/queue/queue-waker';
+export { WebhookStore, type WebhookSecrets } from './webhooks/webhook.store';
+export { ApiKeyStore, type CustomerRef, type KeyOwner } from './auth/api-key.store';
+export { TrendSourceLeaseStore } from './trends/reddit/trend-source-lease.store';
 export type {
   DeliveredEventFields,
   DeliveredTrendEvent,
