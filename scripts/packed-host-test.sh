@@ -16,12 +16,12 @@ cleanup() {
 trap cleanup EXIT
 t0=$SECONDS
 
-echo "--- npm pack"
+echo "--- [$((SECONDS - t0)) s] npm pack"
 (cd "$root" && npm pack --silent --pack-destination "$tmp" --json) > "$tmp/pack.json"
 tarball="$tmp/$(node -e 'const [p]=require(process.argv[1]); console.log(p.filename)' "$tmp/pack.json")"
 node -e 'const [p]=require(process.argv[1]); console.log(`${p.filename}: ${p.entryCount} files, ${(p.size/1024).toFixed(0)} kB packed, ${(p.unpackedSize/1024).toFixed(0)} kB unpacked`)' "$tmp/pack.json"
 
-echo "--- a fresh host app: test/packed-host/ + the tarball + its own dependencies"
+echo "--- [$((SECONDS - t0)) s] a fresh host app: test/packed-host/ + the tarball + its own dependencies"
 mkdir "$tmp/host"
 cp -R "$root/test/packed-host/." "$tmp/host/"
 cd "$tmp/host"
@@ -30,7 +30,7 @@ rm -rf node_modules out
 # native build, minutes of C++ on a busy machine. Its binary is the checkout's when the versions
 # match (same machine, same Node), else it is built here; the e2e loads it either way.
 npm install --no-audit --no-fund --prefer-offline --loglevel=error --ignore-scripts "$tarball"
-version() { node -p 'require(process.argv[1]).version' "$1/package.json"; }
+version() { node -p 'require(require("node:path").resolve(process.argv[1])).version' "$1/package.json"; }
 native=build/Release/better_sqlite3.node
 if [ -f "$root/node_modules/better-sqlite3/$native" ] && [ "$(version "$root/node_modules/better-sqlite3")" = "$(version node_modules/better-sqlite3)" ]; then
   mkdir -p "node_modules/better-sqlite3/$(dirname "$native")"
@@ -43,12 +43,11 @@ dupes="$(cd node_modules/trendhooks && ls -d node_modules/@nestjs/common node_mo
   node_modules/typeorm node_modules/class-validator node_modules/class-transformer node_modules/reflect-metadata node_modules/rxjs 2>/dev/null || true)"
 if [ -n "$dupes" ]; then echo "peer dependencies installed twice:"; echo "$dupes"; exit 1; fi
 
-echo "--- tsc (strict, skipLibCheck false; node16, then node10 module resolution)"
-npx --no-install tsc -p tsconfig.json --noEmit
-npx --no-install tsc -p tsconfig.node10.json --noEmit
+echo "--- [$((SECONDS - t0)) s] tsc (strict, skipLibCheck false; node16, then node10 module resolution)"
 npx --no-install tsc -p tsconfig.json
+npx --no-install tsc -p tsconfig.node10.json --noEmit
 
-echo "--- e2e on SQLite and PostgreSQL"
+echo "--- [$((SECONDS - t0)) s] e2e on SQLite and PostgreSQL"
 psql "$pg/postgres" -qc "CREATE DATABASE $db"
 PACKED_HOST_PG_URL="$pg/$db" node --test --test-concurrency=1 out/test/
 echo "packed-host test passed in $((SECONDS - t0)) s"

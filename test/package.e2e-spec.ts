@@ -84,6 +84,18 @@ describe('the packed tarball', () => {
   });
 });
 
+describe('README "Using the modules in your own Nest app"', () => {
+  it("shows the packed-host app's module and bootstrap verbatim, so the example compiles and runs as pasted", () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n## Using the modules in your own Nest app');
+    expect(start).toBeGreaterThan(0);
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 4));
+    const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+    const fixture = (f: string) => fs.readFileSync(path.join(ROOT, 'test/packed-host/src', f), 'utf8');
+    expect(blocks).toEqual([fixture('host.module.ts'), fixture('main.ts')]);
+  });
+});
+
 describe('package.json', () => {
   it('has the packages a host must share as peers, also installed here as devDependencies at a version the peer range allows', () => {
     for (const name of ['@nestjs/common', '@nestjs/core', '@nestjs/typeorm', '@nestjs/schedule', 'typeorm', 'reflect-metadata', 'rxjs', 'class-validator', 'class-transformer']) {
