@@ -97,12 +97,23 @@ describe('README "Using the modules in your own Nest app"', () => {
 });
 
 describe('package.json', () => {
-  it('has the packages a host must share as peers, also installed here as devDependencies at a version the peer range allows', () => {
-    for (const name of ['@nestjs/common', '@nestjs/core', '@nestjs/typeorm', '@nestjs/schedule', 'typeorm', 'reflect-metadata', 'rxjs', 'class-validator', 'class-transformer']) {
+  const PEERS = ['@nestjs/common', '@nestjs/core', '@nestjs/typeorm', '@nestjs/schedule', 'typeorm', 'reflect-metadata', 'rxjs', 'class-validator', 'class-transformer'];
+
+  it('has the packages a host must share as peers, installed here at a version the peer range allows', () => {
+    for (const name of PEERS) {
       expect({ name, peer: typeof pkg.peerDependencies[name], dependency: pkg.dependencies[name] }).toEqual({ name, peer: 'string', dependency: undefined });
-      expect({ name, dev: typeof pkg.devDependencies[name] }).toEqual({ name, dev: 'string' });
       const installed = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
       expect({ name, installed, allowed: satisfies(installed, pkg.peerDependencies[name]) }).toEqual({ name, installed, allowed: true });
+    }
+  });
+
+  it('keeps the peers in a production install of this repository (the Dockerfile prunes with --omit=dev)', () => {
+    // A peer listed in devDependencies too is locked as dev-only, and `npm prune --omit=dev` removes it.
+    const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; devOptional?: boolean }> };
+    for (const name of PEERS) {
+      expect({ name, devDependency: pkg.devDependencies[name] }).toEqual({ name, devDependency: undefined });
+      const locked = lock.packages[`node_modules/${name}`];
+      expect({ name, dev: locked?.dev ?? false, devOptional: locked?.devOptional ?? false }).toEqual({ name, dev: false, devOptional: false });
     }
   });
 });
