@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm run test:packed — the package as a host team gets it: `npm pack` (the prepare script builds
-# dist/ first), the tarball installed into a fresh copy of test/packed-host/ (a Nest app of its own,
+# dist/ first, unless it is up to date), the tarball installed into a fresh copy of test/packed-host/ (a Nest app of its own,
 # with its own dependencies from the npm registry), type-checked with strict and skipLibCheck false
 # under node16 and node10 module resolution, then its e2e run on SQLite and on a scratch PostgreSQL
 # database (PACKED_HOST_PG, default postgres://postgres@127.0.0.1:5432, trust auth).
@@ -17,7 +17,14 @@ trap cleanup EXIT
 t0=$SECONDS
 
 echo "--- [$((SECONDS - t0)) s] npm pack"
-(cd "$root" && npm pack --silent --pack-destination "$tmp" --json) > "$tmp/pack.json"
+# npm pack runs the prepare script (a full build) unless dist/ is newer than every source file,
+# as right after `npm ci` in .ci/run.
+skip=()
+if [ -f "$root/dist/index.js" ] && [ -z "$(find "$root/src" "$root/package.json" "$root/tsconfig.json" "$root/tsconfig.build.json" -newer "$root/dist/index.js" -print -quit)" ]; then
+  skip=(--ignore-scripts)
+  echo "dist/ is up to date: packed without rebuilding"
+fi
+(cd "$root" && npm pack --silent "${skip[@]}" --pack-destination "$tmp" --json) > "$tmp/pack.json"
 tarball="$tmp/$(node -e 'const [p]=require(process.argv[1]); console.log(p.filename)' "$tmp/pack.json")"
 node -e 'const [p]=require(process.argv[1]); console.log(`${p.filename}: ${p.entryCount} files, ${(p.size/1024).toFixed(0)} kB packed, ${(p.unpackedSize/1024).toFixed(0)} kB unpacked`)' "$tmp/pack.json"
 
