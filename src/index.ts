@@ -1,7 +1,8 @@
 /**
  * What a host Nest app may import. Modules register no global guards, pipes or filters; controllers
  * carry their own guard, envelope and error filter, so the routes answer the same inside a host.
- * README "Using the modules in your own Nest app" has the whole example; test/host-app/ runs one.
+ * README "Using the modules in your own Nest app" has the whole example (test/packed-host/, run from
+ * the packed tarball by npm run test:packed); test/host-app/ runs a fuller host from the sources.
  *
  *   @Module({ imports: [
  *     TypeOrmModule.forRoot({ ..., entities: [...TRENDHOOKS_ENTITIES], migrations: POSTGRES_MIGRATIONS, migrationsRun: true }),
@@ -15,7 +16,7 @@
  *
  * The package's root entry (`trendhooks`). The standalone service (AppModule, createApp) is
  * `trendhooks/standalone` (src/standalone.ts), the CLI `trendhooks/cli`: importing the modules
- * loads neither, nor their dependencies (pino, terminus, the HTTP adapters, commander).
+ * loads neither, nor terminus, the HTTP adapters or commander (test/package.e2e-spec.ts).
  */
 export { AuthModule } from './auth/auth.module';
 export type { AuthModuleOptions } from './auth/auth.options';

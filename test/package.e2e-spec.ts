@@ -59,6 +59,15 @@ describe('the packed tarball', () => {
     expect(root).not.toMatch(/require\("\.\/(app|app\.module|cli|main)"\)/);
   });
 
+  it('loads none of the standalone service, the CLI, terminus or the HTTP adapters when a host imports the root entry', () => {
+    const script = `require('reflect-metadata'); require('./dist/index.js');
+      process.stdout.write(JSON.stringify(Object.keys(require.cache).map((f) => require('node:path').relative(process.cwd(), f))));`;
+    const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })) as string[];
+    const standalone = loaded.filter((f) => /^dist\/(app|app\.module|cli|main|standalone)\.js$|^dist\/cli\/|node_modules\/(@nestjs\/(terminus|platform-express|platform-fastify)|commander|cli-progress)\//.test(f));
+    expect(standalone).toEqual([]);
+    expect(loaded).toContain('dist/webhooks/webhooks.module.js');
+  });
+
   it('imports in its .d.ts files only packages it depends on that ship their own types, and no driver types', () => {
     const deps = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
     const builtins = new Set(builtinModules);
