@@ -67,6 +67,7 @@ function assertError(res: request.Response, status: number, code: string) {
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-packed-host-'));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
 const databases: [string, string][] = [['SQLite', path.join(dir, 'host.db')]];
 if (process.env.PACKED_HOST_PG_URL) databases.push(['PostgreSQL', process.env.PACKED_HOST_PG_URL]);
 else if (process.env.CI === 'true') throw new Error('CI=true: PACKED_HOST_PG_URL must name a scratch PostgreSQL database');
