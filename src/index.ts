@@ -1,7 +1,8 @@
 /**
  * What a host Nest app may import. Modules register no global guards, pipes or filters; controllers
  * carry their own guard, envelope and error filter, so the routes answer the same inside a host.
- * README "Using the modules in your own Nest app" has the whole example; test/host-app/ runs one.
+ * README "Using the modules in your own Nest app" has the whole example (test/packed-host/, run from
+ * the packed tarball by npm run test:packed); test/host-app/ runs a fuller host from the sources.
  *
  *   @Module({ imports: [
  *     TypeOrmModule.forRoot({ name: 'host', ..., entities: [...hostEntities, ...trendhooksEntities({ posts: false })],
@@ -11,7 +12,7 @@
  *     PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
  *     DeliveryModule.forRoot({ worker: true }), WebhooksModule,
  *   ] })
- *   NestFactory.create(HostModule, { bodyParser: false }) // trendhooks reads its own JSON bodies
+ *   NestFactory.create(HostModule) // Nest's body parser on or off: trendhooks reads its own JSON bodies
  *
  * The configurable modules (TrendhooksModule, AuthModule, CryptoModule, PaginationModule,
  * SsrfModule, DeliveryModule, MetricsModule, TrendsModule) have forRoot and forRootAsync({ imports,
@@ -19,6 +20,10 @@
  * PostsModule take no options.
  * To identify callers yourself, leave ApiKeysModule out and give AuthModule.forRoot({ principalResolver })
  * (README "Bring your own identity").
+ *
+ * The package's root entry (`trendhooks`). The standalone service (AppModule, createApp) is
+ * `trendhooks/standalone` (src/standalone.ts), the CLI `trendhooks/cli`: importing the modules
+ * loads neither, nor terminus, the HTTP adapters or commander (test/package.e2e-spec.ts).
  */
 export { TrendhooksModule, InjectTrendhooksOptions, type TrendhooksModuleOptions, type TrendhooksAsyncOptions, type TrendhooksModuleFactoryOptions } from './core/trendhooks.module';
 export { TRENDHOOKS_DATA_SOURCE, TRENDHOOKS_OPTIONS, InjectTrendhooksDataSource } from './core/tokens';
@@ -89,8 +94,12 @@ export { TrendsModule } from './trends/trends.module';
 export { TRENDS_OPTIONS, InjectTrendsOptions, type TrendsModuleOptions, type PollerTuning } from './trends/trends.options';
 export { WebhooksModule } from './webhooks/webhooks.module';
 export { WebhooksService } from './webhooks/webhooks.service';
-export { AppModule } from './app.module';
-export { createApp } from './app';
+export { DeliveryTransport, type DeliveryStage, type TransportDestination, type TransportRequest, type SendOutcome, type Delivered, type SendFailure, type Cancelled } from './delivery/transport/delivery-transport';
+export { DeliveryQueue } from './delivery/queue/delivery-queue';
+export { QueueWaker } from './delivery/queue/queue-waker';
+export { WebhookStore, type WebhookSecrets } from './webhooks/webhook.store';
+export { ApiKeyStore, type CustomerRef, type KeyOwner } from './auth/api-key.store';
+export { TrendSourceLeaseStore } from './trends/reddit/trend-source-lease.store';
 export type {
   DeliveredEventFields,
   DeliveredTrendEvent,

@@ -16,6 +16,7 @@ export type DatabaseConfig =
   | { type: 'postgres'; url: string };
 
 /**
+ * @internal Not in the published types (stripInternal): its type is better-sqlite3's, which a host need not have.
  * The better-sqlite3 handle under TypeORM: the one connection SQLite work shares, for statements
  * prepared once and multi-statement writes as synchronous transactions (an async TypeORM
  * transaction there would take in other requests' statements).
@@ -24,7 +25,7 @@ export function sqliteHandle(ds: DataSource): SqliteDatabase {
   return (ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
 }
 
-/** The node-postgres pool under TypeORM (its `options` are the connection settings). */
+/** @internal The node-postgres pool under TypeORM (its `options` are the connection settings); not in the published types, like sqliteHandle. */
 export function pgPool(ds: DataSource): Pool {
   return (ds.driver as unknown as { master: Pool }).master;
 }
