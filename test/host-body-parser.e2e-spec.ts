@@ -7,6 +7,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   ApiKeyService,
+  ApiKeysModule,
   AuthModule,
   CryptoModule,
   DeliveryModule,
@@ -19,6 +20,7 @@ import {
   TRENDHOOKS_ENTITIES,
   WebhooksModule,
   type DatabaseConfig,
+  TrendhooksModule,
 } from '../src/index';
 import { MAX_JSON_DEPTH, OWN_BODY_TYPE } from '../src/common/json-body.middleware';
 import { testDatabases, TestDatabase } from './support/databases';
@@ -71,6 +73,8 @@ class BodyHostModule {
       imports: db
         ? [
             TypeOrmModule.forRoot(typeOrmOptions(db)),
+            TrendhooksModule.forRoot(),
+            ApiKeysModule,
             AuthModule.forRoot({}),
             CryptoModule.forRoot({ keys: [KEY] }),
             PaginationModule.forRoot({ secrets: ['host-body-cursor-secret-0123456789abcdefghijkl'] }),

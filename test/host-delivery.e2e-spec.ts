@@ -20,6 +20,7 @@ import {
   type DatabaseConfig,
   type RoutedEvent,
   type SubscribedEndpoint,
+  TrendhooksModule,
 } from '../src/index';
 import { DeliveryQueue } from '../src/delivery/queue/delivery-queue';
 import { AppError } from '../src/common/errors';
@@ -65,6 +66,7 @@ class HostDeliveryOnlyModule {
       module: HostDeliveryOnlyModule,
       imports: [
         TypeOrmModule.forRoot(typeOrmOptions(db)),
+        TrendhooksModule.forRoot(),
         AuthModule.forRoot({}),
         CryptoModule.forRoot({ keys: [generateEncryptionKey()] }),
         SsrfModule.forRoot({ resolver: new StaticDnsResolver({ 'receiver.test': ['127.0.0.1'] }), allowCidrs: '127.0.0.1/32' }),

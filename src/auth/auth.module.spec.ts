@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { CLOCK, SystemClock } from '../common/clock';
 import { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth.module';
 import { PrivateDestinationsService } from './private-destinations.service';
-import { InjectPrincipalResolver, PRINCIPAL_RESOLVER, PrincipalResolver, TrendhooksPrincipal } from './principal';
+import { InjectPrincipalResolver, NO_RESOLVER, PRINCIPAL_RESOLVER, PrincipalResolver, requirePrincipalResolver, TrendhooksPrincipal } from './principal';
 import { PrincipalGuard } from './principal.guard';
 
 /** A host's own directory of users, reached by the resolver through forRootAsync. */
@@ -33,9 +33,24 @@ class UsesResolver {
 class ClockModule {}
 
 describe('AuthModule', () => {
-  it('refuses to boot, naming both ways out, with neither a principalResolver nor ApiKeysModule', async () => {
-    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRoot({})] }).compile()).rejects.toThrow(NO_PRINCIPAL_RESOLVER);
-    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRootAsync({ useFactory: () => ({}) })] }).compile()).rejects.toThrow(/principalResolver.*ApiKeysModule/);
+  it('boots with neither a principalResolver nor ApiKeysModule for a host that serves no trendhooks routes, and answers no caller', async () => {
+    const ref = await Test.createTestingModule({ imports: [ClockModule, AuthModule.forRoot({})] }).compile();
+    const resolver = ref.get<PrincipalResolver>(PRINCIPAL_RESOLVER);
+    expect(resolver).toBe(NO_RESOLVER);
+    await expect(resolver.resolve({}, undefined as never)).rejects.toThrow(NO_PRINCIPAL_RESOLVER);
+  });
+
+  it('refuses to boot a module with routes, naming both ways out, with neither a principalResolver nor ApiKeysModule', async () => {
+    @Module({})
+    class WithRoutes {
+      constructor(@InjectPrincipalResolver() resolver: PrincipalResolver) {
+        requirePrincipalResolver(resolver);
+      }
+    }
+    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRoot({}), WithRoutes] }).compile()).rejects.toThrow(NO_PRINCIPAL_RESOLVER);
+    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRootAsync({ useFactory: () => ({}) }), WithRoutes] }).compile()).rejects.toThrow(/principalResolver.*ApiKeysModule/);
+    const host = { resolve: async () => null };
+    await expect(Test.createTestingModule({ imports: [ClockModule, AuthModule.forRoot({ principalResolver: host }), WithRoutes] }).compile()).resolves.toBeDefined();
   });
 
   it('refuses to boot with a principalResolver that has no resolve method', async () => {

@@ -2,16 +2,13 @@ import { Module } from '@nestjs/common';
 import { ApiKeyPrincipalResolver } from './api-key.principal-resolver';
 import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
 import { PlanService } from './plan.service';
-import { PRINCIPAL_RESOLVER, PrincipalResolver } from './principal';
+import { NO_RESOLVER, PRINCIPAL_RESOLVER, PrincipalResolver } from './principal';
 import { PrincipalGuard } from './principal.guard';
 import { PrivateDestinationsService } from './private-destinations.service';
 import { RateLimitService } from './rate-limit.service';
 import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
 
-/** The boot-time answer when nothing says who calls. */
-export const NO_PRINCIPAL_RESOLVER =
-  'trendhooks AuthModule has no way to identify callers: give AuthModule.forRoot({ principalResolver }) ' +
-  '(or forRootAsync) your own PrincipalResolver, or import ApiKeysModule for trendhooks API keys';
+export { NO_PRINCIPAL_RESOLVER } from './principal';
 
 /**
  * Identity, plans and rate limits. Who calls is the PrincipalResolver's answer: the host's
@@ -29,8 +26,8 @@ export const NO_PRINCIPAL_RESOLVER =
       provide: PRINCIPAL_RESOLVER,
       inject: [AUTH_OPTIONS, { token: ApiKeyPrincipalResolver, optional: true }],
       useFactory: (o: AuthModuleOptions, apiKeys?: ApiKeyPrincipalResolver): PrincipalResolver => {
-        const resolver = o.principalResolver ?? apiKeys;
-        if (!resolver) throw new Error(NO_PRINCIPAL_RESOLVER);
+        // Neither: fine for a host serving no trendhooks routes; WebhooksModule and PostsModule refuse to boot.
+        const resolver = o.principalResolver ?? apiKeys ?? NO_RESOLVER;
         if (typeof resolver.resolve !== 'function') throw new Error('AuthModule principalResolver must have a resolve(request, context) method');
         return resolver;
       },

@@ -36,6 +36,27 @@ export const PRINCIPAL_RESOLVER = Symbol('trendhooks:principal-resolver');
 
 export const InjectPrincipalResolver = (): ParameterDecorator & PropertyDecorator => Inject(PRINCIPAL_RESOLVER);
 
+/** The boot-time answer when trendhooks' routes are served and nothing says who calls. */
+export const NO_PRINCIPAL_RESOLVER =
+  'trendhooks AuthModule has no way to identify callers: give AuthModule.forRoot({ principalResolver }) ' +
+  '(or forRootAsync) your own PrincipalResolver, or import ApiKeysModule for trendhooks API keys';
+
+/**
+ * PRINCIPAL_RESOLVER when neither a `principalResolver` nor ApiKeysModule is given. A host that
+ * serves none of trendhooks' routes (delivery from its own subscriptions) needs no identity; the
+ * modules with routes (WebhooksModule, PostsModule) refuse to boot on it (requirePrincipalResolver).
+ */
+export const NO_RESOLVER: PrincipalResolver = {
+  resolve: async () => {
+    throw new Error(NO_PRINCIPAL_RESOLVER);
+  },
+};
+
+/** Called by every module with routes while it is built: no routes without a way to identify callers. */
+export function requirePrincipalResolver(resolver: PrincipalResolver): void {
+  if (resolver === NO_RESOLVER) throw new Error(NO_PRINCIPAL_RESOLVER);
+}
+
 const MAX_TENANT_ID = 40;
 
 /**

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { InjectPrincipalResolver, PrincipalResolver, requirePrincipalResolver } from '../auth/principal';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { IngestService } from './ingest.service';
@@ -24,4 +25,8 @@ import { PostsService } from './posts.service';
   ],
   exports: [PostStore, PostsService, IngestService],
 })
-export class PostsModule {}
+export class PostsModule {
+  constructor(@InjectPrincipalResolver() resolver: PrincipalResolver) {
+    requirePrincipalResolver(resolver);
+  }
+}

@@ -1,4 +1,5 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { InjectPrincipalResolver, PrincipalResolver, requirePrincipalResolver } from '../auth/principal';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { JsonBodyMiddleware, ownJsonBodies } from '../common/json-body.middleware';
@@ -29,6 +30,10 @@ import { WebhooksService } from './webhooks.service';
   exports: [WebhookStore, WebhooksService],
 })
 export class WebhooksModule implements NestModule {
+  constructor(@InjectPrincipalResolver() resolver: PrincipalResolver) {
+    requirePrincipalResolver(resolver);
+  }
+
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(JsonBodyMiddleware).forRoutes(WebhooksController);
   }

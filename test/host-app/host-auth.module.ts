@@ -16,6 +16,7 @@ import {
   StaticDnsResolver,
   TRENDHOOKS_ENTITIES,
   WebhooksModule,
+  TrendhooksModule,
 } from '../../src/index';
 import type { DatabaseConfig, Plan, PlanLimits, PrincipalResolver, TrendhooksPrincipal } from '../../src/index';
 
@@ -108,6 +109,7 @@ export class HostAuthAppModule {
       imports: [
         HostIdentityModule,
         TypeOrmModule.forRoot(hostAuthTypeOrmOptions(db)),
+        TrendhooksModule.forRoot(),
         // The host's identity behind trendhooks' routes, built on the host's own directory.
         AuthModule.forRootAsync({
           imports: [HostIdentityModule],
