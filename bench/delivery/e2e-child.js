@@ -97,6 +97,7 @@ async function main() {
       process.send({ type: 'error', message: err.stack ?? String(err) });
     }
   });
+  process.on('disconnect', () => process.exit(1)); // the bench died: never outlive it
   process.send({ type: 'ready' });
 }
 

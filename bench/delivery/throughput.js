@@ -34,8 +34,9 @@
  * --concurrency), listing missed targets (the process then exits 1). PostgreSQL runs in scratch
  * databases `th_bench_…` dropped afterwards; without a server that half is skipped. Options:
  * --runs --sizes --shape --concurrency --samples --warmup --rate --quick, --parts=raw,e2e,latency,
- * --dbs=sqlite,postgres, --profile=DIR (CPU profiles of the e2e children); a partial run, or one
- * with another --shape or --sizes, writes no file.
+ * --dbs=sqlite,postgres, --profile=DIR (CPU profiles of the e2e children), --compare=DIR (another
+ * build measured beside this one, see COMPARE; on --compare-dbs, default both); a partial run, or one with another --shape,
+ * --sizes or --compare, writes no file.
  */
 const { execFileSync, fork, spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -77,6 +78,11 @@ const PARTS = list('parts', ['raw', 'e2e', 'latency']);
 const DBS = list('dbs', ['sqlite', 'postgres']);
 // --profile=DIR: CPU profile of each e2e child (node --cpu-prof), for chrome://inspect.
 const PROFILE_DIR = process.argv.find((x) => x.startsWith('--profile='))?.split('=')[1];
+// --compare=DIR: also runs each e2e measurement on another build (e.g. the code before a change,
+// built with `npx tsc -p tsconfig.build.json --outDir DIR` inside the repo), as `<db>_compared`,
+// interleaved with the current one in the same runs. Targets are judged on the current build only.
+const COMPARE = process.argv.find((x) => x.startsWith('--compare='))?.split('=')[1];
+const COMPARE_DBS = list('compare-dbs', ['sqlite', 'postgres']);
 const BIG = SIZES[SIZES.length - 1];
 const SMALL = SIZES[0];
 const TARGETS = {
@@ -278,12 +284,16 @@ function childChannel(child) {
   return (type) => new Promise((resolve, reject) => (waiting.push({ type, resolve, reject }), deliver()));
 }
 
-async function e2eThroughput(dialect, size, template, rx, caFile) {
+async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
   const db = await scratchDatabase(dialect, template);
   const events = SHAPE === 'fanout' ? 1 : Math.ceil(size / EVENTS_SHAPE_WEBHOOKS);
   const total = SHAPE === 'fanout' ? size : events * EVENTS_SHAPE_WEBHOOKS;
   const execArgv = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=e2e-${dialect}-${size}-${Date.now()}.cpuprofile`] : [];
-  const child = fork(path.join(__dirname, 'e2e-child.js'), [JSON.stringify({ database: db.database, env: benchEnv(caFile) })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+  const child = fork(path.join(__dirname, 'e2e-child.js'), [JSON.stringify({ database: db.database, env: benchEnv(caFile) })], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv,
+    env: dist ? { ...process.env, BENCH_DIST: dist } : process.env,
+  });
   const next = childChannel(child);
   try {
     await next('ready');
@@ -405,7 +415,9 @@ async function main() {
   if (dialects.includes('postgres') && !(await pgUp())) dialects.pop();
   const runs = { raw: {}, e2e: {}, latency: {} };
   for (const n of SIZES) runs.raw[n] = [];
-  for (const d of dialects) runs.e2e[d] = Object.fromEntries(SIZES.map((n) => [n, []]));
+  // What each run measures end to end, in order: on a compared build first, then the current one.
+  const variants = dialects.flatMap((d) => [...(COMPARE && COMPARE_DBS.includes(d) ? [{ label: `${d}_compared`, dialect: d, dist: path.resolve(COMPARE) }] : []), { label: d, dialect: d, dist: null }]);
+  for (const v of variants) runs.e2e[v.label] = Object.fromEntries(SIZES.map((n) => [n, []]));
   const latencyKinds = [...dialects.map((d) => `${d}_in_process`), ...(dialects.includes('postgres') ? ['postgres_notify'] : [])];
   for (const k of latencyKinds) runs.latency[k] = [];
   const templates = [];
@@ -425,8 +437,8 @@ async function main() {
         // Each e2e measurement is bracketed by raw ones and judged against their mean: on a noisy
         // machine the speed drifts within seconds, and this pairs each figure with its own baseline.
         let before = PARTS.includes('raw') ? await measureRaw(r) : null;
-        for (const d of PARTS.includes('e2e') ? dialects : []) {
-          const e = await e2eThroughput(d, size, tpl[d], rx, cert.cert);
+        for (const { label: d, dialect, dist } of PARTS.includes('e2e') ? variants : []) {
+          const e = await e2eThroughput(dialect, size, tpl[dialect], rx, cert.cert, dist);
           const after = PARTS.includes('raw') ? await measureRaw(r) : null;
           if (before !== null) e.ratio_to_raw = round(e.per_s / ((before + after) / 2), 3);
           before = after;
@@ -461,7 +473,7 @@ async function main() {
   const missed = [];
   const check = (ok, what) => ok || missed.push(what);
   for (const n of SIZES) if (runs.raw[n].length) summary.raw[n] = { per_s: spread(runs.raw[n].map((x) => x.per_s)) };
-  for (const d of dialects) {
+  for (const d of variants.map((v) => v.label)) {
     summary.e2e[d] = {};
     for (const n of SIZES) {
       const es = runs.e2e[d][n];
@@ -479,7 +491,7 @@ async function main() {
       };
     }
     const big = summary.e2e[d][BIG];
-    if (!big) continue;
+    if (!big || !dialects.includes(d)) continue;
     if (big.ratio_to_raw) check(big.ratio_to_raw.median >= TARGETS.ratio_at_largest[d], `${d} at ${BIG}: ${big.ratio_to_raw.median}× raw < ${TARGETS.ratio_at_largest[d]}×`);
     check(big.max_rss_mb.median <= TARGETS.peak_rss_mb_at_largest, `${d} at ${BIG}: peak RSS ${big.max_rss_mb.median} MB > ${TARGETS.peak_rss_mb_at_largest} MB`);
     if (d === 'sqlite') {
@@ -505,7 +517,7 @@ async function main() {
     node: process.version,
     cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
     load_average: os.loadavg().map((x) => round(x, 2)),
-    parameters: { runs: RUNS, concurrency: CONCURRENCY, sizes: SIZES, shape: SHAPE, latency_samples: SAMPLES, latency_warmup: WARMUP, latency_rate_per_s: RATE },
+    parameters: { compared_build: COMPARE ?? null, runs: RUNS, concurrency: CONCURRENCY, sizes: SIZES, shape: SHAPE, latency_samples: SAMPLES, latency_warmup: WARMUP, latency_rate_per_s: RATE },
     targets: TARGETS,
     summary,
     pass: missed.length === 0,
@@ -528,7 +540,7 @@ async function main() {
   for (const [k, l] of Object.entries(summary.latency)) console.log(`${pad(k, 22)}${pad(fmt(l.p50_ms), 22)}${pad(fmt(l.p90_ms), 22)}${fmt(l.p99_ms)}`);
   console.log(`\ntargets: ${out.pass ? 'met' : `NOT met:\n  ${missed.join('\n  ')}`}\n(${out.duration_s} s; load average now ${out.load_average.join(' ')})`);
 
-  const full = PARTS.length === 3 && dialects.length === 2 && SHAPE === 'fanout' && SIZES.join() === DEFAULT_SIZES.join();
+  const full = PARTS.length === 3 && dialects.length === 2 && SHAPE === 'fanout' && SIZES.join() === DEFAULT_SIZES.join() && !COMPARE;
   if (!full) return console.log('partial run (--parts/--dbs/--shape/--sizes, or no PostgreSQL): results file not written');
   writeResult(CONCURRENCY === DEFAULT_CONCURRENCY ? 'delivery.json' : `delivery-c${CONCURRENCY}.json`, out);
 }
