@@ -536,11 +536,11 @@ async function main() {
 
   const pad = (x, n) => String(x).padEnd(n);
   console.log(`\nDelivery throughput from the first emit to the last receipt, medians (min–max) of ${RUNS} interleaved runs; concurrency ${CONCURRENCY}; shape ${SHAPE}\n`);
-  console.log(`${pad('', 18)}${pad('size', 8)}${pad('per s', 22)}${pad('× raw', 22)}${pad('emit ms', 22)}${pad('emit block ms (CPU)', 22)}${pad('block ms (CPU)', 20)}${pad('SQLite call (CPU)', 20)}${pad('peak RSS MB', 22)}CPU µs/delivery`);
-  for (const n of SIZES) if (summary.raw[n]) console.log(`${pad('raw undici', 18)}${pad(n, 8)}${fmt(summary.raw[n].per_s)}`);
+  console.log(`${pad('', 28)}${pad('size', 8)}${pad('per s', 22)}${pad('× raw', 22)}${pad('emit ms', 22)}${pad('emit block ms (CPU)', 22)}${pad('block ms (CPU)', 20)}${pad('SQLite call (CPU)', 20)}${pad('peak RSS MB', 22)}CPU µs/delivery`);
+  for (const n of SIZES) if (summary.raw[n]) console.log(`${pad('raw undici', 28)}${pad(n, 8)}${fmt(summary.raw[n].per_s)}`);
   for (const [d, bySize] of Object.entries(summary.e2e)) {
     for (const [n, e] of Object.entries(bySize)) {
-      console.log(`${pad(`trendhooks ${d}`, 18)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}`);
+      console.log(`${pad(`trendhooks ${d}`, 28)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}`);
     }
   }
   console.log(`\nEmit → first attempt at ${RATE}/s (${SAMPLES} samples per run, medians (min–max) of the runs' quantiles)\n`);
