@@ -35,9 +35,10 @@
  * --concurrency), listing missed targets (the process then exits 1). PostgreSQL runs in scratch
  * databases `th_bench_…` dropped afterwards; without a server that half is skipped. Options:
  * --runs --sizes --shape --concurrency --samples --warmup --rate --quick, --parts=raw,e2e,latency,
- * --dbs=sqlite,postgres, --profile=DIR (CPU profiles of the e2e children), --compare=DIR (another
+ * --dbs=sqlite,postgres, --profile=DIR (CPU profiles of the e2e children), --child-flag=FLAG (a node
+ * flag for the e2e children, repeatable), --compare=DIR (another
  * build measured beside this one, see COMPARE; on --compare-dbs, default both); a partial run, or one with another --shape,
- * --sizes or --compare, writes no file.
+ * --sizes, --compare or --child-flag, writes no file.
  */
 const { execFileSync, fork, spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -79,6 +80,8 @@ const PARTS = list('parts', ['raw', 'e2e', 'latency']);
 const DBS = list('dbs', ['sqlite', 'postgres']);
 // --profile=DIR: CPU profile of each e2e child (node --cpu-prof), for chrome://inspect.
 const PROFILE_DIR = process.argv.find((x) => x.startsWith('--profile='))?.split('=')[1];
+// --child-flag=FLAG (repeatable): a node flag for the e2e children, e.g. --child-flag=--max-semi-space-size=4.
+const CHILD_FLAGS = process.argv.filter((x) => x.startsWith('--child-flag=')).map((x) => x.slice('--child-flag='.length));
 // --compare=DIR: also runs each e2e measurement on another build (e.g. the code before a change,
 // built with `npx tsc -p tsconfig.build.json --outDir DIR` inside the repo), as `<db>_compared`,
 // interleaved with the current one in the same runs. Targets are judged on the current build only.
@@ -289,7 +292,7 @@ async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
   const db = await scratchDatabase(dialect, template);
   const events = SHAPE === 'fanout' ? 1 : Math.ceil(size / EVENTS_SHAPE_WEBHOOKS);
   const total = SHAPE === 'fanout' ? size : events * EVENTS_SHAPE_WEBHOOKS;
-  const execArgv = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=e2e-${dialect}-${size}-${Date.now()}.cpuprofile`] : [];
+  const execArgv = [...CHILD_FLAGS, ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=e2e-${dialect}-${size}-${Date.now()}.cpuprofile`] : [])];
   const child = fork(path.join(__dirname, 'e2e-child.js'), [JSON.stringify({ database: db.database, env: benchEnv(caFile) })], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv,
@@ -525,7 +528,7 @@ async function main() {
     node: process.version,
     cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
     load_average: os.loadavg().map((x) => round(x, 2)),
-    parameters: { compared_build: COMPARE ?? null, runs: RUNS, concurrency: CONCURRENCY, sizes: SIZES, shape: SHAPE, latency_samples: SAMPLES, latency_warmup: WARMUP, latency_rate_per_s: RATE },
+    parameters: { compared_build: COMPARE ?? null, child_flags: CHILD_FLAGS, runs: RUNS, concurrency: CONCURRENCY, sizes: SIZES, shape: SHAPE, latency_samples: SAMPLES, latency_warmup: WARMUP, latency_rate_per_s: RATE },
     targets: TARGETS,
     summary,
     pass: missed.length === 0,
@@ -548,7 +551,7 @@ async function main() {
   for (const [k, l] of Object.entries(summary.latency)) console.log(`${pad(k, 22)}${pad(fmt(l.p50_ms), 22)}${pad(fmt(l.p90_ms), 22)}${fmt(l.p99_ms)}`);
   console.log(`\ntargets: ${out.pass ? 'met' : `NOT met:\n  ${missed.join('\n  ')}`}\n(${out.duration_s} s; load average now ${out.load_average.join(' ')})`);
 
-  const full = PARTS.length === 3 && dialects.length === 2 && SHAPE === 'fanout' && SIZES.join() === DEFAULT_SIZES.join() && !COMPARE;
+  const full = PARTS.length === 3 && dialects.length === 2 && SHAPE === 'fanout' && SIZES.join() === DEFAULT_SIZES.join() && !COMPARE && !CHILD_FLAGS.length;
   if (!full) return console.log('partial run (--parts/--dbs/--shape/--sizes, or no PostgreSQL): results file not written');
   writeResult(CONCURRENCY === DEFAULT_CONCURRENCY ? 'delivery.json' : `delivery-c${CONCURRENCY}.json`, out);
 }
