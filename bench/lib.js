@@ -10,7 +10,8 @@ const { URL } = require('node:url');
 const { Client } = require('pg');
 
 const ROOT = path.resolve(__dirname, '..');
-const DIST = path.join(ROOT, 'dist');
+// BENCH_DIST: another build to measure (e.g. the code before a change, built into a folder of the repo).
+const DIST = process.env.BENCH_DIST ? path.resolve(process.env.BENCH_DIST) : path.join(ROOT, 'dist');
 const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Exits with a hint when dist/ lacks `file` (relative to dist/), i.e. it is missing or older than `what`. */
@@ -49,19 +50,21 @@ let scratch = 0;
 /**
  * A fresh database for one measurement: a SQLite file in a new temporary folder, or a PostgreSQL
  * database `th_bench_<pid>_<n>`. `database` is the app's DatabaseConfig, `url` its DATABASE_URL;
- * `drop()` removes it. Rejects when PostgreSQL is unreachable.
+ * `drop()` removes it. Rejects when PostgreSQL is unreachable. With `template` (another scratch
+ * database of the dialect, closed), a copy of it.
  */
-async function scratchDatabase(dialect) {
+async function scratchDatabase(dialect, template) {
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-bench-'));
     const file = path.join(dir, 'bench.db');
+    if (template) for (const ext of ['', '-wal']) if (fs.existsSync(template.database.path + ext)) fs.copyFileSync(template.database.path + ext, file + ext);
     return { database: { type: 'sqlite', path: file }, url: `sqlite:${file}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const name = `th_bench_${process.pid}_${scratch++}`;
-  await pgAdmin(`CREATE DATABASE ${name}`);
+  await pgAdmin(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template.name}` : ''}`);
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
-  return { database: { type: 'postgres', url: url.toString() }, url: url.toString(), drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { name, database: { type: 'postgres', url: url.toString() }, url: url.toString(), drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /** Whether the PostgreSQL server answers; when not, says so and the benchmark runs its SQLite half only. */
@@ -75,13 +78,19 @@ async function pgUp() {
   }
 }
 
-/** Writes a benchmark's result JSON into bench/results/ and fails the process when its targets were not met. */
+/**
+ * Writes a benchmark's result JSON into bench/results/ and fails the process when its targets were
+ * not met (`out.pass` false), printing `out.missed` (the targets missed, one line each) if given.
+ */
 function writeResult(name, out) {
   const file = path.join(__dirname, 'results', name);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`wrote ${path.relative(process.cwd(), file)}`);
-  if (!out.pass) process.exitCode = 1;
+  if (!out.pass) {
+    for (const m of out.missed ?? []) console.log(`target missed: ${m}`);
+    process.exitCode = 1;
+  }
 }
 
 module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, pgUp, scratchDatabase, writeResult };

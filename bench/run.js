@@ -48,9 +48,15 @@ const BENCHES = [
     script: 'bench/delivery/throughput.js',
     args: quick ? ['--quick'] : [],
     json: 'delivery.json',
-    summary: ({ summary: s }) => [
-      ...Object.entries(s.e2e).map(([db, x]) => `${db}: ${x.per_s} deliveries/s end to end = **${x.ratio_to_raw}×** raw undici POSTs (${s.raw_per_s}/s; target ≥ ${x.target_ratio})`),
-      ...Object.entries(s.latency).map(([path, x]) => `emit → first attempt, ${path}: p50 ${x.p50_ms} ms, p99 ${x.p99_ms} ms (targets 50 / 250)`),
+    summary: ({ summary: s, parameters: p, targets: t, missed }) => [
+      ...Object.entries(s.e2e).flatMap(([db, bySize]) =>
+        Object.entries(bySize).map(
+          ([n, x]) =>
+            `${db}, ${n} deliveries (${p.shape}), first emit to last receipt: ${x.per_s.median}/s = **${x.ratio_to_raw.median}×** raw undici (${x.ratio_to_raw.min}–${x.ratio_to_raw.max}; raw ${s.raw[n].per_s.median}/s); peak RSS ${x.max_rss_mb.median} MB; longest loop block ${x.longest_block_ms.median} ms (${x.longest_block_cpu_ms.median} ms CPU), during the emit ${x.emit_block_ms.median} ms (${x.emit_block_cpu_ms.median} ms CPU)${x.longest_sqlite_call_cpu_ms ? `; longest synchronous SQLite call ${x.longest_sqlite_call_cpu_ms.median} ms CPU` : ''}; emit ${x.emit_ms.median} ms`,
+        ),
+      ),
+      ...Object.entries(s.latency).map(([path, x]) => `emit → first attempt at ${p.latency_rate_per_s}/s, ${path}: p50 ${x.p50_ms.median} ms, p99 ${x.p99_ms.median} ms`),
+      `targets (${JSON.stringify(t)}): ${missed.length ? `missed: ${missed.join('; ')}` : 'met'}`,
     ],
   },
   {

@@ -11,8 +11,11 @@ import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEven
  */
 export abstract class DeliveryQueue {
   /**
-   * Writes the event and one delivery per subscriber in one transaction (the outbox), unless the
-   * event already exists. Returns how many deliveries were created (0 for a replayed event).
+   * Writes the event and one delivery per subscriber (the outbox), unless the event already
+   * exists; settles once every delivery is written. PostgreSQL writes them in one transaction;
+   * SQLite in short transactions that let the event loop run between them, and the replay of an
+   * event whose fan-out a crash cut short writes the missing deliveries. Returns how many
+   * deliveries were created (0 for a replayed event whose fan-out was complete).
    * `targeted`: 'subscribers' is every webhook on the event's kind and subreddit; or exactly
    * these webhooks (test events).
    */

@@ -16,13 +16,22 @@ import { INSERT_ATTEMPT } from './sql/insert-attempt';
 import { INSERT_DELIVERY } from './sql/insert-delivery';
 import { INSERT_EVENT } from './sql/insert-event';
 import { RENEW_LEASES } from './sql/renew-leases';
-import { SUBSCRIBERS } from './sql/subscribers';
+import { DELIVERY_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
+import { LAST_SUBSCRIBER, SUBSCRIBERS_PAGE } from './sql/subscribers';
 import { WEBHOOK_EXISTS } from './sql/webhook-exists';
+
+/** Longest a fan-out keeps the event loop in one synchronous transaction before yielding (a page may overrun it). */
+const FAN_OUT_SLICE_MS = 8;
+/** Subscribers read and inserted per step of a slice. */
+const FAN_OUT_PAGE = 256;
 
 function prepare(db: Database) {
   return {
     insertEvent: db.prepare(INSERT_EVENT),
-    subscribers: db.prepare(SUBSCRIBERS),
+    subscribersPage: db.prepare(SUBSCRIBERS_PAGE),
+    lastSubscriber: db.prepare(LAST_SUBSCRIBER).pluck(),
+    fanOutAt: db.prepare(FAN_OUT_AT).pluck(),
+    deliveryExists: db.prepare(DELIVERY_EXISTS).pluck(),
     insertDelivery: db.prepare(INSERT_DELIVERY),
     expiredLeases: db.prepare(EXPIRED_LEASES),
     claim: db.prepare(CLAIM),
@@ -40,6 +49,8 @@ function prepare(db: Database) {
  * SQLite: statements prepared once on the one connection, and every multi-statement write as one
  * synchronous better-sqlite3 transaction: nothing else in the process can interleave with it
  * (TypeORM shares that connection, so an async transaction would swallow other requests' statements).
+ * A fan-out is the exception: its deliveries go in slices of a few milliseconds each, yielding
+ * the event loop between them (see fanOutRest).
  */
 @Injectable()
 export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
@@ -69,17 +80,68 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   ): Promise<{ created: boolean; deliveries: number }> {
     const nowMs = now.getTime();
     const s = this.sq;
-    return this.db.transaction(() => {
-        const ins = s.insertEvent.run(event.id, event.type, event.subreddit, event.payload, event.createdAt.getTime());
-        if (ins.changes === 0) return { created: false, deliveries: 0 };
-        const subs: Subscriber[] =
-          targeted === 'subscribers'
-            ? (s.subscribers.all(event.type, event.subreddit) as { id: string; customer_id: string }[]).map((r) => ({ id: r.id, customerId: r.customer_id }))
-            : targeted;
-        let n = 0;
-        for (const w of subs) n += s.insertDelivery.run(idFor(w.id), event.id, w.id, w.customerId, nowMs, nowMs, nowMs).changes;
-        return { created: true, deliveries: n };
-      })();
+    // The event row and the first slice of its deliveries commit together: a stored event always
+    // has its first deliveries, so a replay can tell an unfinished fan-out from a finished one.
+    const first = this.db.transaction(() => {
+      if (s.insertEvent.run(event.id, event.type, event.subreddit, event.payload, event.createdAt.getTime()).changes === 0) return null;
+      return this.fanOutSlice(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, -1);
+    })();
+    if (first === null) return { created: false, deliveries: await this.resumeFanOut(event, targeted, idFor) };
+    return { created: true, deliveries: first.n + (first.done ? 0 : await this.fanOutRest(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, first.after)) };
+  }
+
+  /**
+   * The remaining slices of a fan-out, each its own short transaction, yielding to the event loop
+   * between them: however many subscribers, no synchronous call holds the loop (or the connection)
+   * for much longer than FAN_OUT_SLICE_MS. The caller's promise settles once every slice committed,
+   * so an acknowledged emit has all its deliveries; a process that dies between slices leaves a
+   * stored event with part of them, which the replay of the event completes (resumeFanOut).
+   */
+  private async fanOutRest(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, nowMs: number, bornBy: number, after: number): Promise<number> {
+    let n = 0;
+    for (;;) {
+      await new Promise<void>((r) => setImmediate(r));
+      const slice = this.db.transaction(() => this.fanOutSlice(event, targeted, idFor, nowMs, bornBy, after))();
+      n += slice.n;
+      if (slice.done) return n;
+      after = slice.after;
+    }
+  }
+
+  /**
+   * Runs inside the caller's transaction: inserts the deliveries of subscribers after the cursor
+   * `after` (webhook rowid, or index into `targeted`) in pages, until they run out or the slice has
+   * taken FAN_OUT_SLICE_MS. Subscribers: webhooks of the event's kind and subreddit created by `bornBy`.
+   */
+  private fanOutSlice(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, nowMs: number, bornBy: number, after: number): { n: number; after: number; done: boolean } {
+    const s = this.sq;
+    const started = performance.now();
+    let n = 0;
+    for (;;) {
+      const page: { rid: number; id: string; customer_id: string }[] =
+        targeted === 'subscribers'
+          ? (s.subscribersPage.all(event.type, event.subreddit, after, bornBy, FAN_OUT_PAGE) as { rid: number; id: string; customer_id: string }[])
+          : targeted.slice(after + 1, after + 1 + FAN_OUT_PAGE).map((w, i) => ({ rid: after + 1 + i, id: w.id, customer_id: w.customerId }));
+      for (const w of page) n += s.insertDelivery.run(idFor(w.id), event.id, w.id, w.customer_id, nowMs, nowMs, nowMs).changes;
+      if (page.length < FAN_OUT_PAGE) return { n, after, done: true };
+      after = page[page.length - 1].rid;
+      if (performance.now() - started >= FAN_OUT_SLICE_MS) return { n, after, done: false };
+    }
+  }
+
+  /**
+   * A replayed event: nothing to do when its fan-out finished, i.e. when the last subscriber (in
+   * slice order) that existed when it started has its delivery. Otherwise the process died in the
+   * middle of it: the fan-out runs again over those subscribers, creating only the missing deliveries.
+   */
+  private async resumeFanOut(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string): Promise<number> {
+    const s = this.sq;
+    const startedAt = s.fanOutAt.get(event.id) as number | bigint | undefined;
+    if (startedAt === undefined) return 0; // no deliveries in the first slice: it had no subscribers
+    const bornBy = Number(startedAt);
+    const last = targeted === 'subscribers' ? (s.lastSubscriber.get(event.type, event.subreddit, bornBy) as string | undefined) : targeted[targeted.length - 1]?.id;
+    if (last === undefined || s.deliveryExists.get(event.id, last) !== undefined) return 0;
+    return this.fanOutRest(event, targeted, idFor, bornBy, bornBy, -1);
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
