@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { newUlid } from '../../src/common/ids';
 import { deliveryId } from '../../src/delivery/delivery-id';
 import { DeliveryQueue } from '../../src/delivery/queue/delivery-queue';
+import { deliveryIdSql } from '../../src/delivery/queue/postgres/sql/delivery-id';
 import { QueueWaker } from '../../src/delivery/queue/queue-waker';
 import { WebhookDeliveryStatus } from '../../src/webhooks/webhook-delivery-status';
 import { testDatabases } from '../support/databases';
@@ -78,6 +79,21 @@ describe.each(testDatabases())('delivery queue on %s', (name, makeDb) => {
       } finally {
         await waker.stop();
       }
+    });
+
+    it('derives delivery ids in SQL exactly as deliveryId() does (a fan-out derives them in its statement)', async () => {
+      const pairs: [string, string][] = [
+        ['evt_01JABCDEFGHJKMNPQRSTVWXYZ0', '01JABCDEFGHJKMNPQRSTVWXYZ1'],
+        ['ab', 'c'],
+        ['a', 'bc'],
+        ['evt_é😀', 'wébhook'],
+        ...Array.from({ length: 50 }, (_, i): [string, string] => [`evt_${newUlid()}`, `${newUlid()}${'x'.repeat(i)}`]),
+      ];
+      const rows = (await ds.query(`SELECT ${deliveryIdSql('e', 'w')} AS id FROM unnest($1::varchar[], $2::varchar[]) WITH ORDINALITY AS t(e, w, n) ORDER BY n`, [
+        pairs.map((x) => x[0]),
+        pairs.map((x) => x[1]),
+      ])) as { id: string }[];
+      expect(rows.map((r) => r.id)).toEqual(pairs.map(([e, w]) => deliveryId(e, w)));
     });
   }
 });
