@@ -12,7 +12,7 @@ import { GroupBatcher } from './group-batcher';
 import { deliveryBodyTemplate } from './payload';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
-import type { AttemptRecord, ClaimedWork, RecordInput } from './queue/types';
+import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { DeliveryTransport } from './transport/delivery-transport';
 
@@ -155,6 +155,30 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       this.draining = false;
       drained();
     }
+  }
+
+  /**
+   * A lease for deliveries an emit in this process is about to create, so this worker sends them
+   * straight from the emit's answer: no wake-up, no claim round trip, no claim write (the emit
+   * inserts them leased). Up to the free slots (at most a claim's batch), reserved until
+   * `adopt` (which the caller must call, with what it leased or nothing). Undefined when this
+   * process runs no worker or has no free slot: the emit leaves its deliveries pending.
+   */
+  leaseForEmit(): ClaimRequest | undefined {
+    if (!this.running) return undefined;
+    const limit = Math.min(this.opts.batchSize, this.free);
+    if (limit <= 0) return undefined;
+    this.reserved += limit;
+    const now = this.clock.now();
+    return { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit };
+  }
+
+  /** Takes over what an emit leased under `leaseForEmit`'s request (possibly nothing) and frees the rest of the reservation. */
+  adopt(lease: ClaimRequest, claimed: ClaimedWork[]): void {
+    this.reserved -= lease.limit;
+    if (this.running) this.start(claimed);
+    // Stopped meanwhile: give the leases back at once rather than let them expire.
+    else if (claimed.length > 0) void this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
   }
 
   /** Slots neither sending (or recording) nor promised to a claim in flight. */

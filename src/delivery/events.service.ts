@@ -8,7 +8,8 @@ import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
 import { deliveryId } from './delivery-id';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
-import type { Subscriber } from './queue/types';
+import type { ClaimedWork, Subscriber } from './queue/types';
+import { DeliveryWorker } from './delivery.worker';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -35,6 +36,8 @@ export class EventsService {
     private readonly waker: QueueWaker,
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: Metrics,
+    /** This process's worker, when it runs one: it takes new deliveries straight from the emit (see leaseForEmit). */
+    @Optional() private readonly worker?: DeliveryWorker,
   ) {}
 
   /** A trend event: every webhook subscribed to its kind and subreddit gets one delivery. */
@@ -59,14 +62,23 @@ export class EventsService {
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new AppError('VALIDATION_ERROR', 'data must be a JSON object');
     const now = this.clock.now();
     const id = input.id ?? newId('evt', now.getTime());
-    const res = await this.repo.insertEventWithDeliveries(
-      { id, type: input.type, subreddit: normaliseSubreddit(input.subreddit), payload: JSON.stringify(data), createdAt: input.createdAt ?? now },
-      target,
-      (webhookId) => deliveryId(id, webhookId),
-      now,
-    );
+    const lease = this.worker?.leaseForEmit();
+    let claimed: ClaimedWork[] = [];
+    let res: { created: boolean; deliveries: number };
+    try {
+      ({ claimed = [], ...res } = await this.repo.insertEventWithDeliveries(
+        { id, type: input.type, subreddit: normaliseSubreddit(input.subreddit), payload: JSON.stringify(data), createdAt: input.createdAt ?? now },
+        target,
+        (webhookId) => deliveryId(id, webhookId),
+        now,
+        lease,
+      ));
+    } finally {
+      if (lease) this.worker!.adopt(lease, claimed);
+    }
     if (res.created) this.metrics?.eventEmitted(input.type);
-    if (res.deliveries > 0) this.waker.wake();
-    return { event_id: id, ...res };
+    // Deliveries this process's worker did not take are pending: wake the workers.
+    if (res.deliveries > claimed.length) this.waker.wake();
+    return { event_id: id, created: res.created, deliveries: res.deliveries };
   }
 }

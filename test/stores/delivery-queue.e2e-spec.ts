@@ -81,6 +81,23 @@ describe.each(testDatabases())('delivery queue on %s', (name, makeDb) => {
       }
     });
 
+    it('leases an emit’s deliveries to the emitting worker in the same statement (PostgreSQL does; the conformance suite allows a queue not to)', async () => {
+      const queue = t.app.get(DeliveryQueue);
+      const c = await t.customer();
+      const subreddit = `l${newUlid().slice(-10).toLowerCase()}`;
+      for (let i = 0; i < 3; i++) await t.http().post('/v1/webhooks').set(c.auth).send({ url: 'https://hooks.example.com/in', event: 'trends.rising', subreddit }).expect(201);
+      const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: new Date() };
+      const now = new Date();
+      const res = await queue.insertEventWithDeliveries(event, 'subscribers', (id) => deliveryId(event.id, id), now, { owner: 'me', now, leaseUntil: new Date(now.getTime() + 60_000), limit: 2 });
+      expect(res.deliveries).toBe(3);
+      expect(res.claimed).toHaveLength(2);
+      const rows = (await ds.query('SELECT state, count(*)::int AS n FROM deliveries WHERE event_id = $1 GROUP BY state ORDER BY state', [event.id])) as { state: string; n: number }[];
+      expect(rows).toEqual([
+        { state: 'delivering', n: 2 },
+        { state: 'pending', n: 1 },
+      ]);
+    });
+
     it('derives delivery ids in SQL exactly as deliveryId() does (a fan-out derives them in its statement)', async () => {
       const pairs: [string, string][] = [
         ['evt_01JABCDEFGHJKMNPQRSTVWXYZ0', '01JABCDEFGHJKMNPQRSTVWXYZ1'],

@@ -63,23 +63,38 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
 
   /**
    * One statement (one round trip, one synchronous commit): the event, the subscriber lookup,
-   * the deliveries and the NOTIFY. For 'subscribers' the delivery ids are derived in SQL by the
-   * same derivation as `deliveryId(event.id, webhookId)` (deliveryIdSql), which is what `idFor`
-   * must be; an explicit list of webhooks uses `idFor`.
+   * the deliveries, the lease of those the emitting process's worker takes (`lease`) and the
+   * NOTIFY. For 'subscribers' the delivery ids are derived in SQL by the same derivation as
+   * `deliveryId(event.id, webhookId)` (deliveryIdSql), which is what `idFor` must be; an explicit
+   * list of webhooks uses `idFor`.
    */
   async insertEventWithDeliveries(
     event: NewEvent,
     targeted: 'subscribers' | Subscriber[],
     idFor: (webhookId: string) => string,
     now: Date,
-  ): Promise<{ created: boolean; deliveries: number }> {
-    const params: unknown[] = [event.id, event.type, event.subreddit, event.payload, event.createdAt.getTime(), now.getTime()];
+    lease?: ClaimRequest,
+  ): Promise<{ created: boolean; deliveries: number; claimed?: ClaimedWork[] }> {
+    const params: unknown[] = [
+      event.id,
+      event.type,
+      event.subreddit,
+      event.payload,
+      event.createdAt.getTime(),
+      now.getTime(),
+      lease?.owner ?? null,
+      lease ? lease.leaseUntil.getTime() : null,
+      lease ? Math.max(0, lease.limit) : 0,
+    ];
     const rows = (
       targeted === 'subscribers'
         ? await this.ds.query(EMIT_TO_SUBSCRIBERS, params)
         : await this.ds.query(EMIT_TO_WEBHOOKS, [...params, targeted.map((w) => idFor(w.id)), targeted.map((w) => w.id), targeted.map((w) => w.customerId)])
-    ) as { created: boolean; n: number }[];
-    return { created: rows[0].created, deliveries: rows[0].created ? rows[0].n : 0 };
+    ) as (ClaimRow & { created: boolean | null; n: number | null })[];
+    const summary = rows.find((r) => r.id === null)!;
+    const created = summary.created === true;
+    const res = { created, deliveries: created ? Number(summary.n) : 0 };
+    return lease ? { ...res, claimed: rows.filter((r) => r.id !== null).map(toClaimed) } : res;
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
