@@ -86,11 +86,9 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
       lease ? lease.leaseUntil.getTime() : null,
       lease ? Math.max(0, lease.limit) : 0,
     ];
-    const rows = (
-      targeted === 'subscribers'
-        ? await this.ds.query(EMIT_TO_SUBSCRIBERS, params)
-        : await this.ds.query(EMIT_TO_WEBHOOKS, [...params, targeted.map((w) => idFor(w.id)), targeted.map((w) => w.id), targeted.map((w) => w.customerId)])
-    ) as (ClaimRow & { created: boolean | null; n: number | null })[];
+    const statement = targeted === 'subscribers' ? EMIT_TO_SUBSCRIBERS : EMIT_TO_WEBHOOKS;
+    if (targeted !== 'subscribers') params.push(targeted.map((w) => idFor(w.id)), targeted.map((w) => w.id), targeted.map((w) => w.customerId));
+    const { rows } = await pgPool(this.ds).query<ClaimRow & { created: boolean | null; n: number | null }>({ ...statement, values: params });
     const summary = rows.find((r) => r.id === null)!;
     const created = summary.created === true;
     const res = { created, deliveries: created ? Number(summary.n) : 0 };

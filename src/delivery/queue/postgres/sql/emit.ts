@@ -1,5 +1,6 @@
 import { notifyWorkersSql } from '../postgres-notify.waker';
 import { deliveryIdSql } from './delivery-id';
+import type { PreparedStatement } from './statement';
 
 const EVENT_CTE = `ev AS (
       INSERT INTO events (id, type, subreddit, payload, created_at) VALUES ($1::varchar, $2::varchar, $3::varchar, $4::text, $5::bigint)
@@ -40,22 +41,30 @@ const ANSWER = `SELECT NULL AS id, EXISTS (SELECT 1 FROM ev) AS created, c.n, CA
  * `deliveryId()`), the lease of the first $9 to the emitting process's worker, and the NOTIFY.
  * A replayed event inserts nothing (`ev` is empty).
  * $1 id, $2 type, $3 subreddit, $4 payload, $5 created at (ms), $6 now (ms), $7 lease owner,
- * $8 lease until (ms), $9 how many to lease (0: none).
+ * $8 lease until (ms), $9 how many to lease (0: none). A named prepared statement on the API's
+ * pool (its text is long: parsing and planning it each time cost more than its work at small
+ * fan-outs); it commits synchronously, as the outbox must.
  */
-export const EMIT_TO_SUBSCRIBERS = `WITH ${EVENT_CTE},
+export const EMIT_TO_SUBSCRIBERS: PreparedStatement = {
+  name: 'trendhooks_emit_subscribers',
+  text: `WITH ${EVENT_CTE},
     subs AS (
       SELECT ${deliveryIdSql('ev.id', 'w.id')} AS id, ev.id AS event_id, w.id AS webhook_id, w.customer_id, row_number() OVER () AS n
       FROM ev JOIN webhooks w ON w.event = $2::varchar AND w.subreddit = $3::varchar),
     ${deliveriesCte('subs')}
-  ${ANSWER}`;
+  ${ANSWER}`,
+};
 
 /**
  * The same for exactly these webhooks (a test event): $10 delivery ids, $11 webhook ids, $12
  * customer ids, as arrays (one parameter each, whatever their length).
  */
-export const EMIT_TO_WEBHOOKS = `WITH ${EVENT_CTE},
+export const EMIT_TO_WEBHOOKS: PreparedStatement = {
+  name: 'trendhooks_emit_webhooks',
+  text: `WITH ${EVENT_CTE},
     targets AS (
       SELECT t.id, ev.id AS event_id, t.webhook_id, t.customer_id, t.n
       FROM ev CROSS JOIN unnest($10::varchar[], $11::varchar[], $12::varchar[]) WITH ORDINALITY AS t(id, webhook_id, customer_id, n)),
     ${deliveriesCte('targets')}
-  ${ANSWER}`;
+  ${ANSWER}`,
+};
