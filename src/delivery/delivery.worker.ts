@@ -41,6 +41,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly inflight = new Map<string, Promise<void>>();
   /** Slots promised to claims in flight (the drain's, an outcome batch's): together they never lease more than `concurrency`. */
   private reserved = 0;
+  /** The part of `reserved` promised to emits' leases (leaseForEmit): claims must leave it free. */
+  private emitReserved = 0;
   /**
    * Outcomes of attempts that finish together are written together, and the same transaction
    * (one statement on PostgreSQL) leases deliveries for the slots they free: no claim round trip
@@ -166,9 +168,13 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    */
   leaseForEmit(): ClaimRequest | undefined {
     if (!this.running) return undefined;
-    const limit = Math.min(this.opts.batchSize, this.free);
+    // Not `free`: a claim in flight reserves every free slot and, at light load, answers nothing;
+    // an emit does not wait for it. What a claim answers beyond the slots left is given back at
+    // once (see start), so `concurrency` still bounds what this worker holds.
+    const limit = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size - this.emitReserved);
     if (limit <= 0) return undefined;
     this.reserved += limit;
+    this.emitReserved += limit;
     const now = this.clock.now();
     return { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit };
   }
@@ -176,6 +182,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /** Takes over what an emit leased under `leaseForEmit`'s request (possibly nothing) and frees the rest of the reservation. */
   adopt(lease: ClaimRequest, claimed: ClaimedWork[]): void {
     this.reserved -= lease.limit;
+    this.emitReserved -= lease.limit;
     if (this.running) this.start(claimed);
     // Stopped meanwhile: give the leases back at once rather than let them expire.
     else if (claimed.length > 0) void this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
@@ -194,7 +201,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       const now = this.clock.now();
       const { held, claimed } = await this.repo.recordAttempts(batch, limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit } : undefined);
-      if (this.running) this.start(claimed);
+      if (this.running) this.start(claimed, batch.length);
       // Stopping meanwhile: give the new leases back at once rather than let them expire.
       else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
       return held;
@@ -203,7 +210,18 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private start(claimed: ClaimedWork[]): void {
+  /** `freeing`: attempts still in `inflight` whose outcomes committed with this claim (their slots are free). */
+  private start(claimed: ClaimedWork[], freeing = 0): void {
+    // More than the slots left (an emit's lease and a claim overlapped): the excess goes back
+    // unstarted, its charge given back, for the next claim.
+    const room = Math.max(0, this.opts.concurrency - (this.inflight.size - freeing) - this.emitReserved);
+    if (claimed.length > room) {
+      const excess = claimed.splice(room);
+      void this.repo
+        .releaseLeases(this.owner, excess.map((d) => d.id), this.clock.now(), 'unstarted')
+        .then(() => this.wake())
+        .catch(() => undefined);
+    }
     // Built once per event: a fanned-out event arrives as many rows of one claim.
     const bodies = new Map<string, (webhookId: string) => string>();
     for (const d of claimed) {
