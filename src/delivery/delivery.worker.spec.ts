@@ -233,6 +233,20 @@ describe('DeliveryWorker', () => {
     });
   });
 
+  it('does not claim again after an outcome write whose claim found the queue empty', async () => {
+    queue.due = [work(1)];
+    const w = worker({ concurrency: 2, batchSize: 2 });
+    await run(w);
+    await until(() => queue.records.length === 1 && w.inFlight === 0, 'the outcome recorded');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(queue.claims).toHaveLength(1); // the start's claim; the outcome write claimed for the rest
+    expect(queue.outcomeClaims).toEqual([expect.objectContaining({ limit: 2 })]);
+    // New work still wakes it.
+    queue.due = [work(2)];
+    w.wake();
+    await until(() => queue.records.length === 2, 'the next delivery recorded');
+  });
+
   describe('an emit’s lease (leaseForEmit / adopt)', () => {
     it('leases no slot without a running worker, and none while every slot is sending', async () => {
       const w = worker({ concurrency: 2, batchSize: 2 });

@@ -41,6 +41,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly inflight = new Map<string, Promise<void>>();
   /** Slots promised to claims in flight (the drain's, an outcome batch's): together they never lease more than `concurrency`. */
   private reserved = 0;
+  /** Attempts whose outcome write already claimed for their slot and found the queue empty (no wake when they end). */
+  private readonly refilled = new Set<string>();
   /** The part of `reserved` promised to emits' leases (leaseForEmit): claims must leave it free. */
   private emitReserved = 0;
   /**
@@ -201,6 +203,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       const now = this.clock.now();
       const { held, claimed } = await this.repo.recordAttempts(batch, limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit } : undefined);
+      // The claim that rode along found fewer due rows than it asked for: nothing more was due, so
+      // these attempts' ends need not wake a claim of their own (new work wakes the worker itself).
+      if (limit > 0 && claimed.length < limit) for (const it of batch) this.refilled.add(it.d.id);
       if (this.running) this.start(claimed, batch.length);
       // Stopping meanwhile: give the new leases back at once rather than let them expire.
       else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
@@ -229,7 +234,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         .catch((err) => this.logger.error(`delivery ${d.id} attempt could not be recorded: ${(err as Error).message}`))
         .finally(() => {
           this.inflight.delete(d.id);
-          this.wake();
+          if (!this.refilled.delete(d.id)) this.wake();
         });
       this.inflight.set(d.id, p);
     }
