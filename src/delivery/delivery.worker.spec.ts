@@ -55,8 +55,12 @@ class FakeQueue {
     return taken;
   }
 
+  /** When set, claimDue waits for it before taking its rows. */
+  holdClaims?: Promise<void>;
+
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
     this.claims.push({ owner, now, leaseUntil, limit });
+    await this.holdClaims;
     return this.take(limit, 'claimDue');
   }
 
@@ -245,6 +249,52 @@ describe('DeliveryWorker', () => {
       expect(queue.outcomeClaims).toEqual([{ owner: w.owner, now: clock.at, leaseUntil: new Date(clock.at.getTime() + 30_000), limit: 2 }]);
       // No claim round trip of its own: the third delivery was leased by the outcome write.
       expect(queue.leasedBy.get(work(3).id)).toBe('recordAttempts');
+    });
+  });
+
+  it('does not claim again after an outcome write whose claim found the queue empty', async () => {
+    queue.due = [work(1)];
+    const w = worker({ concurrency: 2, batchSize: 2 });
+    await run(w);
+    await until(() => queue.records.length === 1 && w.inFlight === 0, 'the outcome recorded');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(queue.claims).toHaveLength(1); // the start's claim; the outcome write claimed for the rest
+    expect(queue.outcomeClaims).toEqual([expect.objectContaining({ limit: 2 })]);
+    // New work still wakes it.
+    queue.due = [work(2)];
+    w.wake();
+    await until(() => queue.records.length === 2, 'the next delivery recorded');
+  });
+
+  describe('an emit’s lease (leaseForEmit / adopt)', () => {
+    it('leases no slot without a running worker, and none while every slot is sending', async () => {
+      const w = worker({ concurrency: 2, batchSize: 2 });
+      expect(w.leaseForEmit()).toBeUndefined();
+      queue.due = [work(1), work(2)];
+      transport.hold = true;
+      await run(w);
+      await until(() => transport.waiting === 2, 'two sends');
+      expect(w.leaseForEmit()).toBeUndefined();
+    });
+
+    it('sends what the emit leased at once, even with a claim in flight; what that claim answers beyond the concurrency goes back unstarted', async () => {
+      let answerClaims!: () => void;
+      queue.holdClaims = new Promise((r) => (answerClaims = r));
+      transport.hold = true;
+      const w = worker({ concurrency: 2, batchSize: 2, leaseMs: 30_000 });
+      await run(w);
+      await until(() => queue.claims.length === 1, 'the first claim in flight');
+      const lease = w.leaseForEmit()!;
+      expect(lease).toEqual({ owner: w.owner, now: clock.at, leaseUntil: new Date(clock.at.getTime() + 30_000), limit: 2 });
+      w.adopt(lease, [work(1), work(2)]);
+      await until(() => transport.waiting === 2, 'the emit’s two deliveries sent without a claim');
+      // The claim that was in flight finds two more rows: no slot is left, so they go back.
+      queue.due = [work(3), work(4)];
+      answerClaims();
+      await until(() => queue.released.length === 1, 'the excess released');
+      expect(queue.released).toEqual([{ ids: [work(3).id, work(4).id], what: 'unstarted' }]);
+      expect(transport.maxInFlight).toBe(2);
+      expect(w.inFlight).toBe(2);
     });
   });
 

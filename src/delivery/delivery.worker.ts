@@ -12,7 +12,7 @@ import { GroupBatcher } from './group-batcher';
 import { deliveryBodyTemplate } from './payload';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
-import type { AttemptRecord, ClaimedWork, RecordInput } from './queue/types';
+import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { DeliveryTransport } from './transport/delivery-transport';
 
@@ -41,6 +41,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly inflight = new Map<string, Promise<void>>();
   /** Slots promised to claims in flight (the drain's, an outcome batch's): together they never lease more than `concurrency`. */
   private reserved = 0;
+  /** Attempts whose outcome write already claimed for their slot and found the queue empty (no wake when they end). */
+  private readonly refilled = new Set<string>();
+  /** The part of `reserved` promised to emits' leases (leaseForEmit): claims must leave it free. */
+  private emitReserved = 0;
   /**
    * Outcomes of attempts that finish together are written together, and the same transaction
    * (one statement on PostgreSQL) leases deliveries for the slots they free: no claim round trip
@@ -193,6 +197,35 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  /**
+   * A lease for deliveries an emit in this process is about to create, so this worker sends them
+   * straight from the emit's answer: no wake-up, no claim round trip, no claim write (the emit
+   * inserts them leased). Up to the free slots (at most a claim's batch), reserved until
+   * `adopt` (which the caller must call, with what it leased or nothing). Undefined when this
+   * process runs no worker or has no free slot: the emit leaves its deliveries pending.
+   */
+  leaseForEmit(): ClaimRequest | undefined {
+    if (!this.running) return undefined;
+    // Not `free`: a claim in flight reserves every free slot and, at light load, answers nothing;
+    // an emit does not wait for it. What a claim answers beyond the slots left is given back at
+    // once (see start), so `concurrency` still bounds what this worker holds.
+    const limit = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size - this.emitReserved);
+    if (limit <= 0) return undefined;
+    this.reserved += limit;
+    this.emitReserved += limit;
+    const now = this.clock.now();
+    return { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit };
+  }
+
+  /** Takes over what an emit leased under `leaseForEmit`'s request (possibly nothing) and frees the rest of the reservation. */
+  adopt(lease: ClaimRequest, claimed: ClaimedWork[]): void {
+    this.reserved -= lease.limit;
+    this.emitReserved -= lease.limit;
+    if (this.running) this.start(claimed);
+    // Stopped meanwhile: give the leases back at once rather than let them expire.
+    else if (claimed.length > 0) void this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
+  }
+
   /** Slots neither sending (or recording) nor promised to a claim in flight. */
   private get free(): number {
     return this.opts.concurrency - this.inflight.size - this.reserved;
@@ -206,7 +239,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       const now = this.clock.now();
       const { held, claimed } = await this.repo.recordAttempts(batch, limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit } : undefined);
-      if (this.running) this.start(claimed);
+      // The claim that rode along found fewer due rows than it asked for: nothing more was due, so
+      // these attempts' ends need not wake a claim of their own (new work wakes the worker itself).
+      if (limit > 0 && claimed.length < limit) for (const it of batch) this.refilled.add(it.d.id);
+      if (this.running) this.start(claimed, batch.length);
       // Stopping meanwhile: give the new leases back at once rather than let them expire.
       else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
       return held;
@@ -215,7 +251,18 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private start(claimed: ClaimedWork[]): void {
+  /** `freeing`: attempts still in `inflight` whose outcomes committed with this claim (their slots are free). */
+  private start(claimed: ClaimedWork[], freeing = 0): void {
+    // More than the slots left (an emit's lease and a claim overlapped): the excess goes back
+    // unstarted, its charge given back, for the next claim.
+    const room = Math.max(0, this.opts.concurrency - (this.inflight.size - freeing) - this.emitReserved);
+    if (claimed.length > room) {
+      const excess = claimed.splice(room);
+      void this.repo
+        .releaseLeases(this.owner, excess.map((d) => d.id), this.clock.now(), 'unstarted')
+        .then(() => this.wake())
+        .catch(() => undefined);
+    }
     // Built once per event: a fanned-out event arrives as many rows of one claim.
     const bodies = new Map<string, (webhookId: string) => string>();
     for (const d of claimed) {
@@ -231,7 +278,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         .catch((err) => this.logger.error(`delivery ${d.id} attempt could not be recorded: ${(err as Error).message}`))
         .finally(() => {
           this.inflight.delete(d.id);
-          this.wake();
+          if (!this.refilled.delete(d.id)) this.wake();
         });
       this.inflight.set(d.id, p);
     }

@@ -9,7 +9,8 @@ import { deliveryId } from './delivery-id';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
 import { RoutedEvent, SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
-import type { Subscriber } from './queue/types';
+import type { ClaimedWork, Subscriber } from './queue/types';
+import { DeliveryWorker } from './delivery.worker';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -37,6 +38,8 @@ export class EventsService {
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: Metrics,
     @Optional() private readonly subscriptions?: SubscriptionSource,
+    /** This process's worker, when it runs one: it takes new deliveries straight from the emit (see leaseForEmit). */
+    @Optional() private readonly worker?: DeliveryWorker,
   ) {}
 
   /**
@@ -68,14 +71,25 @@ export class EventsService {
     const id = input.id ?? newId('evt', now.getTime());
     const subreddit = normaliseSubreddit(input.subreddit);
     const createdAt = input.createdAt ?? now;
-    const res = await this.repo.insertEventWithDeliveries(
-      { id, type: input.type, subreddit, payload: JSON.stringify(data), createdAt },
-      typeof target === 'function' ? await target({ id, subreddit, data, createdAt }) : target,
-      (webhookId) => deliveryId(id, webhookId),
-      now,
-    );
+    // A host's source answers before any worker slot is leased: its lookup holds no lease.
+    const targets = typeof target === 'function' ? await target({ id, subreddit, data, createdAt }) : target;
+    const lease = this.worker?.leaseForEmit();
+    let claimed: ClaimedWork[] = [];
+    let res: { created: boolean; deliveries: number };
+    try {
+      ({ claimed = [], ...res } = await this.repo.insertEventWithDeliveries(
+        { id, type: input.type, subreddit, payload: JSON.stringify(data), createdAt },
+        targets,
+        (webhookId) => deliveryId(id, webhookId),
+        now,
+        lease,
+      ));
+    } finally {
+      if (lease) this.worker!.adopt(lease, claimed);
+    }
     if (res.created) this.metrics?.eventEmitted(input.type);
-    if (res.deliveries > 0) this.waker.wake();
-    return { event_id: id, ...res };
+    // Deliveries this process's worker did not take are pending: wake the workers.
+    if (res.deliveries > claimed.length) this.waker.wake();
+    return { event_id: id, created: res.created, deliveries: res.deliveries };
   }
 }

@@ -235,6 +235,47 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(claimed.map((d) => d.id).sort()).toEqual([idFor(w1.id), idFor(w2.id)].sort());
   });
 
+  it('leases up to `lease.limit` of an emit’s deliveries to the emitting worker, charged like a claim; the rest stay pending for others', async () => {
+    const w1 = await h.webhook(subreddit);
+    const w2 = await h.webhook(subreddit);
+    const w3 = await h.webhook(subreddit);
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{"n":7}', createdAt: at(0) };
+    const idFor = (w: string) => deliveryId(event.id, w);
+    const res = await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(0), { owner: 'emitter', now: at(0), leaseUntil: at(LEASE_MS), limit: 2 });
+    expect(res).toMatchObject({ created: true, deliveries: 3 });
+    // A queue may ignore the lease (then nothing is leased and all three are pending).
+    const leased = res.claimed ?? [];
+    expect(leased.length === 0 || leased.length === 2).toBe(true);
+    for (const d of leased) {
+      expect(d).toMatchObject({ eventId: event.id, attempts: 1, lostSince: null, event: { id: event.id, type: 'trends.rising', subreddit, payload: '{"n":7}', createdAt: at(0) } });
+      expect(d.webhook).toMatchObject({ id: d.webhookId, url: 'https://hooks.example.com/in' });
+      expect(d.id).toBe(idFor(d.webhookId));
+      expect(await h.delivery(d.id)).toEqual({ state: 'delivering', attempts: 1, leaseOwner: 'emitter', nextAttemptAt: base + LEASE_MS });
+    }
+    // Another worker gets only what was not leased, until the lease expires.
+    const others = await claim('worker-b', 1, 10);
+    expect(others.map((d) => d.id).sort()).toEqual([w1.id, w2.id, w3.id].map(idFor).filter((id) => !leased.some((d) => d.id === id)).sort());
+    // The emitter records its outcome under the lease, as after a claim.
+    for (const d of leased) {
+      expect((await h.queue.recordAttempts([outcome(d, 'emitter', 10, delivered)])).held).toEqual([true]);
+      expect(await h.delivery(d.id)).toMatchObject({ state: 'delivered', attempts: 1, leaseOwner: null });
+    }
+    // A replay leases and creates nothing.
+    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(20), { owner: 'emitter', now: at(20), leaseUntil: at(LEASE_MS), limit: 2 })).toMatchObject({
+      created: false,
+      deliveries: 0,
+    });
+  });
+
+  it('an emit’s lease that expires is taken over like a claim’s: the lost attempt is reported with its start', async () => {
+    const w = await h.webhook(subreddit);
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(0) };
+    const res = await h.queue.insertEventWithDeliveries(event, [w], (x) => deliveryId(event.id, x), at(0), { owner: 'emitter', now: at(0), leaseUntil: at(LEASE_MS), limit: 1 });
+    if ((res.claimed ?? []).length === 0) return; // this queue leaves emits pending: the claim tests cover it
+    expect(await claim('worker-b', LEASE_MS - 1, 1)).toEqual([]);
+    expect(await claim('worker-b', LEASE_MS, 1)).toEqual([expect.objectContaining({ id: deliveryId(event.id, w.id), attempts: 2, lostSince: at(0) })]);
+  });
+
   it('answers whether a webhook exists, and a claim of a deleted webhook’s delivery has no webhook', async () => {
     const w = await h.webhook(subreddit);
     const id = await queued(w, 0);

@@ -18,13 +18,19 @@ export abstract class DeliveryQueue {
    * deliveries were created (0 for a replayed event whose fan-out was complete).
    * `targeted`: 'subscribers' is every webhook on the event's kind and subreddit; or exactly
    * these webhooks (test events).
+   *
+   * `lease` (optional; a queue may ignore it): lease up to `lease.limit` of the new deliveries to
+   * `lease.owner` in the same write, charged an attempt as a claim would, and answer them as
+   * `claimed`: the emitting process's own worker sends them without a claim of its own. The others
+   * stay pending for any worker.
    */
   abstract insertEventWithDeliveries(
     event: NewEvent,
     targeted: 'subscribers' | Subscriber[],
     idFor: (webhookId: string) => string,
     now: Date,
-  ): Promise<{ created: boolean; deliveries: number }>;
+    lease?: ClaimRequest,
+  ): Promise<{ created: boolean; deliveries: number; claimed?: ClaimedWork[] }>;
 
   /**
    * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, with what sending them

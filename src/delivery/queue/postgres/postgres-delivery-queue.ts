@@ -12,18 +12,14 @@ import { RECORD_BATCH_MAX } from '../types';
 import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
 import { CLAIM } from './sql/claim';
-import { INSERT_DELIVERIES } from './sql/insert-deliveries';
-import { INSERT_EVENT } from './sql/insert-event';
+import { EMIT_TO_SUBSCRIBERS, EMIT_TO_WEBHOOKS } from './sql/emit';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
 import { RECORD_AND_CLAIM } from './sql/record-and-claim';
 import { RENEW_LEASES } from './sql/renew-leases';
 import type { PreparedStatement } from './sql/statement';
-import { SUBSCRIBERS } from './sql/subscribers';
 import { WEBHOOKS_EXIST } from './sql/webhooks-exist';
 
-// Deliveries per INSERT statement of a fan-out (bounds one statement's size).
-const INSERT_CHUNK = 5000;
 // Sessions of the hot-path pool: a claim, a batch of outcomes and an existence check in flight at once.
 const HOT_POOL_SIZE = 3;
 
@@ -66,31 +62,38 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     this.hot = undefined;
   }
 
+  /**
+   * One statement (one round trip, one synchronous commit): the event, the subscriber lookup,
+   * the deliveries, the lease of those the emitting process's worker takes (`lease`) and the
+   * NOTIFY. For 'subscribers' the delivery ids are derived in SQL by the same derivation as
+   * `deliveryId(event.id, webhookId)` (deliveryIdSql), which is what `idFor` must be; an explicit
+   * list of webhooks uses `idFor`.
+   */
   async insertEventWithDeliveries(
     event: NewEvent,
     targeted: 'subscribers' | Subscriber[],
     idFor: (webhookId: string) => string,
     now: Date,
-  ): Promise<{ created: boolean; deliveries: number }> {
-    const nowMs = now.getTime();
-    return this.ds.transaction(async (em) => {
-      const ins: unknown[] = await em.query(INSERT_EVENT, [event.id, event.type, event.subreddit, event.payload, event.createdAt.getTime()]);
-      if (ins.length === 0) return { created: false, deliveries: 0 };
-      const subs: Subscriber[] =
-        targeted === 'subscribers'
-          ? ((await em.query(SUBSCRIBERS, [event.type, event.subreddit])) as { id: string; customer_id: string }[]).map((r) => ({ id: r.id, customerId: r.customer_id }))
-          : targeted;
-      let n = 0;
-      for (let i = 0; i < subs.length; i += INSERT_CHUNK) {
-        const chunk = subs.slice(i, i + INSERT_CHUNK);
-        const last = i + INSERT_CHUNK >= subs.length;
-        const [row] = (await em.query(INSERT_DELIVERIES, [chunk.map((w) => idFor(w.id)), event.id, nowMs, chunk.map((w) => w.id), chunk.map((w) => w.customerId), last, n])) as {
-          n: number;
-        }[];
-        n += row.n;
-      }
-      return { created: true, deliveries: n };
-    });
+    lease?: ClaimRequest,
+  ): Promise<{ created: boolean; deliveries: number; claimed?: ClaimedWork[] }> {
+    const params: unknown[] = [
+      event.id,
+      event.type,
+      event.subreddit,
+      event.payload,
+      event.createdAt.getTime(),
+      now.getTime(),
+      lease?.owner ?? null,
+      lease ? lease.leaseUntil.getTime() : null,
+      lease ? Math.max(0, lease.limit) : 0,
+    ];
+    const statement = targeted === 'subscribers' ? EMIT_TO_SUBSCRIBERS : EMIT_TO_WEBHOOKS;
+    if (targeted !== 'subscribers') params.push(targeted.map((w) => idFor(w.id)), targeted.map((w) => w.id), targeted.map((w) => w.customerId));
+    const { rows } = await pgPool(this.ds).query<ClaimRow & { created: boolean | null; n: number | null }>({ ...statement, values: params });
+    const summary = rows.find((r) => r.id === null)!;
+    const created = summary.created === true;
+    const res = { created, deliveries: created ? Number(summary.n) : 0 };
+    return lease ? { ...res, claimed: rows.filter((r) => r.id !== null).map(toClaimed) } : res;
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
