@@ -5,11 +5,11 @@
  * the packed tarball by npm run test:packed); test/host-app/ runs a fuller host from the sources.
  *
  *   @Module({ imports: [
- *     TypeOrmModule.forRoot({ name: 'host', ..., entities: [...hostEntities, ...trendhooksEntities({ posts: false })],
- *       migrations: [...hostMigrations, ...trendhooksMigrations('postgres', { posts: false })], migrationsTableName: 'host_migrations' }),
+ *     TypeOrmModule.forRoot({ name: 'host', ..., entities: [...hostEntities, ...trendhooksEntities({ apiKeys: false })],
+ *       migrations: [...hostMigrations, ...trendhooksMigrations('postgres', { apiKeys: false })], migrationsTableName: 'host_migrations' }),
  *     TrendhooksModule.forRoot({ dataSource: 'host' }),   // the connection and the one CLOCK every module uses
- *     ApiKeysModule, AuthModule.forRoot({}), CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }),
- *     PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
+ *     AuthModule.forRootAsync({ imports, inject, useFactory: (…) => ({ principalResolver }) }), // your identity; or ApiKeysModule + AuthModule.forRoot({})
+ *     CryptoModule.forRoot({ keys: parseEncryptionKeys(...) }), PaginationModule.forRoot({ secrets: [...] }), SsrfModule.forRoot({}),
  *     DeliveryModule.forRoot({ worker: true }), WebhooksModule,
  *   ] })
  *   NestFactory.create(HostModule) // Nest's body parser on or off: trendhooks reads its own JSON bodies
@@ -18,8 +18,8 @@
  * SsrfModule, DeliveryModule, MetricsModule, TrendsModule) have forRoot and forRootAsync({ imports,
  * inject, useFactory }), and an Inject…Options() decorator for their options; WebhooksModule and
  * PostsModule take no options.
- * To identify callers yourself, leave ApiKeysModule out and give AuthModule.forRoot({ principalResolver })
- * (README "Bring your own identity").
+ * To take trendhooks API keys instead of your own identity, import ApiKeysModule (the apiKeys feature)
+ * and give AuthModule no principalResolver (README "Bring your own identity").
  *
  * The package's root entry (`trendhooks`). The standalone service (AppModule, createApp) is
  * `trendhooks/standalone` (src/standalone.ts), the CLI `trendhooks/cli`: importing the modules

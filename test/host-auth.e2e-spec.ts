@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { ApiKeyService, ApiKeysModule } from '../src/index';
 import { testDatabases, TestDatabase } from './support/databases';
 import { TEST_DNS } from './support/app';
-import { HostAuthAppModule, HostDirectory, hostAuthTypeOrmOptions } from './host-app/host-auth.module';
+import { HostAuthAppModule, HostDirectory } from './host-app/host-auth.module';
 
 const valid = (over: Record<string, unknown> = {}) => ({ url: 'https://hooks.example.com/h', event: 'trends.surge', subreddit: 'typescript', ...over });
 
@@ -28,14 +28,7 @@ describe.each(testDatabases())("trendhooks behind a host app's own identity on %
   beforeAll(async () => {
     db = makeDb();
     const database = await db.create();
-    // The host's schema: trendhooks' migrations, then without the API-key tables it does not use.
-    const setup = new DataSource({ ...hostAuthTypeOrmOptions(database), migrationsRun: false });
-    await setup.initialize();
-    await setup.runMigrations({ transaction: 'all' });
-    await setup.query('DROP TABLE api_keys');
-    await setup.query('DROP TABLE customers');
-    await setup.destroy();
-
+    // The host's schema (migrationsRun): trendhooks' core, settings and posts features, no API-key tables.
     app = await NestFactory.create(HostAuthAppModule.forRoot(database, TEST_DNS), { bodyParser: false, logger: false, abortOnError: false });
     await app.init();
     http = () => request(app.getHttpServer());

@@ -98,7 +98,9 @@ describe('README "Using the modules in your own Nest app"', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const start = readme.indexOf('\n## Using the modules in your own Nest app');
     expect(start).toBeGreaterThan(0);
-    const section = readme.slice(start, readme.indexOf('\n## ', start + 4));
+    // The example itself, before the subsections (whose sketches are not files of the fixture).
+    const section = readme.slice(start, readme.indexOf('\n### ', start + 4));
+    expect(section.slice(1)).not.toContain('\n## ');
     const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
     const fixture = (f: string) => fs.readFileSync(path.join(ROOT, 'test/packed-host/src', f), 'utf8');
     expect(blocks).toEqual([fixture('host.module.ts'), fixture('main.ts')]);

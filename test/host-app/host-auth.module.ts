@@ -2,23 +2,21 @@ import { CanActivate, Controller, DynamicModule, ExecutionContext, Get, Injectab
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import {
-  API_KEY_ENTITIES,
   AuthModule,
   CryptoModule,
   DEFAULT_PLAN_LIMITS,
   DeliveryModule,
   generateEncryptionKey,
   PaginationModule,
-  POSTGRES_MIGRATIONS,
   PostsModule,
-  SQLITE_MIGRATIONS,
   SsrfModule,
   StaticDnsResolver,
-  TRENDHOOKS_ENTITIES,
-  WebhooksModule,
   TrendhooksModule,
+  trendhooksEntities,
+  trendhooksMigrations,
+  WebhooksModule,
 } from '../../src/index';
-import type { DatabaseConfig, Plan, PlanLimits, PrincipalResolver, TrendhooksPrincipal } from '../../src/index';
+import type { DatabaseConfig, Plan, PlanLimits, PrincipalResolver, TrendhooksFeatures, TrendhooksPrincipal } from '../../src/index';
 
 /**
  * A host Nest app with its OWN identity: its users sign in with its own header (`X-Host-User`, a
@@ -91,14 +89,19 @@ export const HOST_PLANS: Record<Plan, PlanLimits> = {
   business: { ...DEFAULT_PLAN_LIMITS.business, maxWebhooks: 2, requestsPerMinute: 200 },
 };
 
-/** trendhooks' tables without ApiKeysModule's. */
-export const HOST_AUTH_ENTITIES = TRENDHOOKS_ENTITIES.filter((e) => !(API_KEY_ENTITIES as Function[]).includes(e));
+/** trendhooks' schema without ApiKeysModule's tables (`customers`, `api_keys`). */
+export const HOST_AUTH_FEATURES: TrendhooksFeatures = { apiKeys: false };
 
 export function hostAuthTypeOrmOptions(db: DatabaseConfig) {
-  const common = { entities: HOST_AUTH_ENTITIES, migrationsRun: true, migrationsTableName: 'host_migrations', synchronize: false, logging: false };
-  return db.type === 'postgres'
-    ? { type: 'postgres' as const, url: db.url, migrations: POSTGRES_MIGRATIONS, ...common }
-    : { type: 'better-sqlite3' as const, database: db.path, migrations: SQLITE_MIGRATIONS, ...common };
+  const common = {
+    entities: trendhooksEntities(HOST_AUTH_FEATURES),
+    migrations: trendhooksMigrations(db.type, HOST_AUTH_FEATURES),
+    migrationsRun: true,
+    migrationsTableName: 'host_migrations',
+    synchronize: false,
+    logging: false,
+  };
+  return db.type === 'postgres' ? { type: 'postgres' as const, url: db.url, ...common } : { type: 'better-sqlite3' as const, database: db.path, ...common };
 }
 
 @Module({})
@@ -109,7 +112,7 @@ export class HostAuthAppModule {
       imports: [
         HostIdentityModule,
         TypeOrmModule.forRoot(hostAuthTypeOrmOptions(db)),
-        TrendhooksModule.forRoot(),
+        TrendhooksModule.forRoot(), // the default connection, the system clock
         // The host's identity behind trendhooks' routes, built on the host's own directory.
         AuthModule.forRootAsync({
           imports: [HostIdentityModule],

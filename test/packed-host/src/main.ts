@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { HostModule } from './host.module';
 
 export async function bootstrap(port = Number(process.env.PORT ?? 3000)) {
+  // Nest's body parser stays on for your routes; trendhooks' routes read their own bodies (JSON only, 64 KiB, answers in its envelope).
   const app = await NestFactory.create(
     HostModule.forRoot({
       database: process.env.DATABASE_URL ?? 'data/host.db',
@@ -10,9 +11,6 @@ export async function bootstrap(port = Number(process.env.PORT ?? 3000)) {
       cursorSecret: process.env.CURSOR_SECRET ?? '',
       allowDestinations: process.env.SSRF_ALLOW_DESTINATIONS,
     }),
-    // trendhooks reads its own request bodies (JSON only, 64 KiB, its own 400/413/415 answers):
-    // turn off Nest's body parser and parse bodies for your own routes in your own middleware.
-    { bodyParser: false },
   );
   await app.listen(port);
   return app;

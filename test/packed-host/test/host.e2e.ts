@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -12,16 +12,18 @@ import * as assert from 'node:assert/strict';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
-import { ApiKeyService } from 'trendhooks';
 import { DataSource } from 'typeorm';
-import { HostModule } from '../src/host.module';
+import { HOST_CONNECTION, HostModule } from '../src/host.module';
 
 /**
- * The packed tarball inside a host app (scripts/packed-host-test.sh installs it): webhook CRUD with
- * pagination, a signed delivery to a real HTTPS receiver on 127.0.0.1, bad input in trendhooks'
- * error envelope, the host's migrations table. SQLite always; PostgreSQL when PACKED_HOST_PG_URL
- * names a scratch database.
+ * The packed tarball inside a host app (scripts/packed-host-test.sh installs it), on the host's
+ * named connection, its own users as the identity (no API keys) and Nest's body parser on: webhook
+ * CRUD with pagination under the host's principal, tenant isolation, plan gating, a signed delivery
+ * to a real HTTPS receiver on 127.0.0.1, bad input in trendhooks' error envelope, the migrations in
+ * the host's table only, and the CLI on that database. SQLite always; PostgreSQL when
+ * PACKED_HOST_PG_URL names a scratch database.
  */
 
 interface Received {
@@ -66,6 +68,23 @@ function assertError(res: request.Response, status: number, code: string) {
   assert.equal(res.body.error.request_id, res.headers['x-request-id']);
 }
 
+/** The installed `trendhooks` bin, as an operator runs it on the host's database. */
+function cli(args: string[], databaseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const bin = path.resolve(__dirname, '../../node_modules/.bin/trendhooks');
+  return new Promise((resolve) => {
+    execFile(bin, args, { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function tables(ds: DataSource): Promise<string[]> {
+  const rows: { name: string }[] = ds.options.type === 'postgres'
+    ? await ds.query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")
+    : await ds.query("SELECT name FROM sqlite_master WHERE type = 'table'");
+  return rows.map((r) => r.name).sort();
+}
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-packed-host-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 const databases: [string, string][] = [['SQLite', path.join(dir, 'host.db')]];
@@ -76,7 +95,9 @@ for (const [name, database] of databases) {
   describe(`trendhooks from the packed tarball in a host app, on ${name}`, () => {
     let app: INestApplication;
     let receiver: Awaited<ReturnType<typeof startReceiver>>;
-    let auth: { Authorization: string };
+    const auth = { Authorization: `Bearer alice-${name}` }; // business tenant acme
+    const other = { Authorization: `Bearer bob-${name}` }; // business tenant globex
+    const pro = { Authorization: `Bearer carol-${name}` }; // pro tenant initech
     const http = () => request(app.getHttpServer());
     const hook = (over: Record<string, unknown> = {}) => ({
       url: `https://127.0.0.1:${receiver.port}/hook`, allow_nonstandard_port: true, event: 'trends.surge', subreddit: 'typescript', ...over,
@@ -92,25 +113,34 @@ for (const [name, database] of databases) {
           allowDestinations: `127.0.0.1:${receiver.port}`,
           receiverCa: receiver.ca,
         }),
-        { bodyParser: false, logger: false },
+        { logger: false }, // Nest's body parser on, as by default
       );
       await app.init();
-      // Today's API keys; the host's own principal replaces them once trendhooks takes one.
-      const issued = await app.get(ApiKeyService).issue(`packed-host-${name}`, 'business');
-      auth = { Authorization: `Bearer ${issued.key}` };
+      // Users sign up through the host's own route (a JSON body, parsed by Nest's body parser).
+      for (const [token, tenantId, plan] of [[`alice-${name}`, 'acme', 'business'], [`bob-${name}`, 'globex', 'business'], [`carol-${name}`, 'initech', 'pro']]) {
+        const res = await http().post('/host/signup').send({ token, tenantId, plan });
+        assert.deepEqual({ status: res.status, body: res.body }, { status: 201, body: { token } });
+      }
     });
     after(async () => {
       await app?.close();
       receiver?.server.close();
     });
 
-    it("ran trendhooks' migrations and the host's in the host's migrations table", async () => {
-      const ds = app.get(DataSource);
+    it("ran trendhooks' migrations (core only: no api-keys, settings or posts) and the host's in the host's table, and no other", async () => {
+      const ds = app.get<DataSource>(getDataSourceToken(HOST_CONNECTION));
       const ran: { name: string }[] = await ds.query('SELECT name FROM host_migrations ORDER BY id');
+      assert.equal(ran[0]?.name, 'CreateHostUsers1700000000000', JSON.stringify(ran));
       assert.ok(ran.length >= 2, JSON.stringify(ran));
-      assert.ok(ran.some((m) => m.name === 'CreateHostNote1700000000000'));
-      assert.ok(ran.some((m) => /^Initial\d+$/.test(m.name)), JSON.stringify(ran));
-      assert.deepEqual(await ds.query('SELECT count(*) AS n FROM host_note'), [{ n: ds.options.type === 'postgres' ? '0' : 0 }]);
+      const all = await tables(ds);
+      for (const t of ['host_migrations', 'host_user', 'host_tenant', 'webhooks', 'events', 'deliveries', 'delivery_attempts']) assert.ok(all.includes(t), `${t} in ${all}`);
+      for (const t of ['trendhooks_migrations', 'migrations', 'customers', 'api_keys', 'settings', 'posts', 'trend_sources']) assert.ok(!all.includes(t), `${t} in ${all}`);
+    });
+
+    it("keeps the host's routes on Nest's body parser and its own answers", async () => {
+      const res = await http().post('/host/signup').set('Content-Type', 'application/json').send('{"token":');
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error, 'Bad Request'); // Nest's own error format, not trendhooks' envelope
     });
 
     it('creates, pages through (limit + next_cursor), gets and deletes webhooks', async () => {
@@ -167,12 +197,38 @@ for (const [name, database] of databases) {
       assert.ok(app.get(SchedulerRegistry).getIntervals().includes('trendhooks-delivery-poll'));
     });
 
+    it("keeps tenants apart and gates the webhook routes on the host tenant's plan", async () => {
+      const created = await http().post('/v1/webhooks').set(auth).send(hook());
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.data.id;
+      assertError(await http().get(`/v1/webhooks/${id}`).set(other), 404, 'NOT_FOUND');
+      // Delete is idempotent (204 when absent or another tenant's): it changes nothing here.
+      assert.equal((await http().delete(`/v1/webhooks/${id}`).set(other)).status, 204);
+      assert.equal((await http().get(`/v1/webhooks/${id}`).set(auth)).status, 200);
+      const list = await http().get('/v1/webhooks').set(other);
+      assert.equal(list.status, 200, list.text);
+      assert.ok(!list.body.data.some((w: { id: string }) => w.id === id));
+      assertError(await http().get('/v1/webhooks').set(pro), 403, 'PLAN_REQUIRED');
+      assertError(await http().post('/v1/webhooks').set(pro).send(hook()), 403, 'PLAN_REQUIRED');
+      assertError(await http().get('/v1/webhooks').set({ Authorization: 'Bearer nobody' }), 401, 'UNAUTHORIZED');
+      assert.equal((await http().delete(`/v1/webhooks/${id}`).set(auth)).status, 204);
+    });
+
     it("answers bad input in trendhooks' error envelope, never a 500", async () => {
       assertError(await http().post('/v1/webhooks').set(auth).set('Content-Type', 'application/json').send('{"url":'), 400, 'INVALID_JSON');
       assertError(await http().post('/v1/webhooks').set(auth).send(hook({ extra: 1 })), 400, 'VALIDATION_ERROR');
       assertError(await http().post('/v1/webhooks').set(auth).send(hook({ url: 'https://10.0.0.1/' })), 422, 'WEBHOOK_DESTINATION_BLOCKED');
       assertError(await http().get('/v1/webhooks?limit=0').set(auth), 400, 'BAD_REQUEST');
       assertError(await http().get('/v1/webhooks'), 401, 'UNAUTHORIZED');
+    });
+
+    it("lets the CLI work on the host's database with the host's table: nothing left to apply", async () => {
+      const url = database.startsWith('postgres') ? database : `sqlite:${database}`;
+      const run = await cli(['migrate', '--migrations-table', 'host_migrations', '--features', 'core'], url);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /database is up to date .*no migration applied/);
+      const ds = app.get<DataSource>(getDataSourceToken(HOST_CONNECTION));
+      assert.ok(!(await tables(ds)).includes('trendhooks_migrations'));
     });
   });
 }
