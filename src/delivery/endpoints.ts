@@ -7,7 +7,7 @@ import { newUlid } from '../common/ids';
 import { SecretBox } from '../crypto/secret-box';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { generateWebhookSecret } from './secret';
-import { WebhookEntity, webhookSecretContext } from './webhook.entity';
+import { newWebhookRow, WebhookEntity, webhookSecretContext } from './webhook.entity';
 
 export interface NewEndpoint {
   /** The owner (at most 40 characters): its DNS lookups are bounded per customer, as for webhooks. */
@@ -44,7 +44,7 @@ export class DeliveryEndpoints {
     const dest = await this.ssrf.checkUrl(input.url, { allowNonstandardPort, customerId: input.customerId });
     const id = newUlid();
     const secret = generateWebhookSecret();
-    const row: WebhookEntity = {
+    const row = newWebhookRow({
       id,
       customerId: input.customerId,
       url: dest.url.href,
@@ -53,13 +53,8 @@ export class DeliveryEndpoints {
       subreddit: '',
       allowNonstandardPort,
       secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
-      previousSecret: null,
-      previousSecretExpiresAt: null,
       createdAt: this.clock.now(),
-      lastDeliveryAt: null,
-      lastStatus: null,
-      lastResponseCode: null,
-    };
+    });
     await this.ds.getRepository(WebhookEntity).insert(row);
     return { id, secret };
   }

@@ -60,3 +60,11 @@ export class WebhookEntity {
 export function webhookSecretContext(webhookId: string): string {
   return `webhook:${webhookId}`;
 }
+
+/** The fields a new webhook row is made of; the rest start empty (no previous secret, no delivery yet). */
+export type NewWebhookRow = Pick<WebhookEntity, 'id' | 'customerId' | 'url' | 'event' | 'subreddit' | 'allowNonstandardPort' | 'secret' | 'createdAt'>;
+
+/** A webhook row as created, by the webhook API (POST /v1/webhooks) or a host's DeliveryEndpoints.register. */
+export function newWebhookRow(fields: NewWebhookRow): WebhookEntity {
+  return { ...fields, previousSecret: null, previousSecretExpiresAt: null, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null };
+}

@@ -13,7 +13,7 @@ import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
-import { WebhookEntity, webhookSecretContext } from './webhook.entity';
+import { newWebhookRow, WebhookEntity, webhookSecretContext } from './webhook.entity';
 import { WebhookStore } from './webhook.store';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
@@ -43,7 +43,7 @@ export class WebhooksService {
     });
     const id = newUlid();
     const secret = generateWebhookSecret();
-    const row: WebhookEntity = {
+    const row = newWebhookRow({
       id,
       customerId: caller.tenantId,
       url: dest.url.href,
@@ -51,13 +51,8 @@ export class WebhooksService {
       subreddit: normaliseSubreddit(dto.subreddit),
       allowNonstandardPort,
       secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
-      previousSecret: null,
-      previousSecretExpiresAt: null,
       createdAt: this.clock.now(),
-      lastDeliveryAt: null,
-      lastStatus: null,
-      lastResponseCode: null,
-    };
+    });
     if (!(await this.webhooks.insertWithinQuota(row, max))) throw quotaExceeded(max);
     return toWebhookResource(row, { secret });
   }
