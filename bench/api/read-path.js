@@ -44,7 +44,12 @@ async function child(dist) {
     const keys = ctx.get(ApiKeyService);
     const issued = await keys.issue('bench', 'business');
     const header = `Bearer ${issued.key}`;
-    const caller = await keys.authenticate(header);
+    // The services take the principal ApiKeyPrincipalResolver makes of a key (the key's customer as tenant).
+    const principal = async () => {
+      const p = await keys.authenticate(header);
+      return { tenantId: p.customerId, plan: p.plan, rateLimitKey: `key:${p.keyId}`, keyId: p.keyId };
+    };
+    const caller = await principal();
     const webhooks = ctx.get(WebhooksService);
     for (let i = 0; i < 30; i++) await webhooks.create(caller, { url: 'https://127.0.0.1/bench', event: 'trends.surge', subreddit: `bench${i}x` });
     const lines = Array.from({ length: 40 }, (_, i) =>
@@ -55,9 +60,9 @@ async function child(dist) {
     const posts = ctx.get(PostsService);
     const query = { limit: '25' };
     const routes = {
-      webhooks_list: async () => webhooks.list(await keys.authenticate(header), query),
-      subreddit_posts: async () => posts.listBySubreddit(await keys.authenticate(header), 'benchsub', query),
-      user_posts: async () => posts.listByUser(await keys.authenticate(header), 'bench_author', query),
+      webhooks_list: async () => webhooks.list(await principal(), query),
+      subreddit_posts: async () => posts.listBySubreddit(await principal(), 'benchsub', query),
+      user_posts: async () => posts.listByUser(await principal(), 'bench_author', query),
     };
     const out = {};
     for (const [name, fn] of Object.entries(routes)) {

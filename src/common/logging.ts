@@ -1,8 +1,9 @@
-import { DynamicModule, Global, Injectable, LoggerService, Module, OnModuleInit, Type } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Injectable, LoggerService, MiddlewareConsumer, Module, NestModule, OnModuleInit, Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
-import pino, { DestinationStream } from 'pino';
+import pino, { DestinationStream, Logger } from 'pino';
+import { accessLogMiddleware } from './access-log';
 import { ensureRequestId, WithRequestId } from './request-id';
 
 /** The JSON log thresholds (LOG_LEVEL); `silent` writes nothing. */
@@ -18,9 +19,6 @@ export const REDACTED_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
-// A client may wrongly put its key (or a webhook secret) in a query string; the URL is logged.
-const CREDENTIAL_IN_URL = /(th_live_|whsec_)[^&#\s]*/g;
-
 // Probes and scrapes every few seconds would drown the request log; their failures are still logged.
 const QUIET_PATHS = /^\/(healthz|readyz|metrics)(?:[?#]|$)/;
 
@@ -31,17 +29,6 @@ export interface StructuredLogOptions {
 }
 
 type LoggedRequest = IncomingMessage & WithRequestId;
-
-interface SerializedRequest {
-  id: unknown;
-  method: string;
-  url: string;
-  query?: unknown;
-  params?: unknown;
-  headers: Record<string, unknown>;
-  remoteAddress?: string;
-  remotePort?: number;
-}
 
 /** Fastify names its requests itself (`req-1`); make it use our request id so every layer agrees. */
 @Injectable()
@@ -77,27 +64,30 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
   );
   return [
     RequestIdAlignmentModule,
-    LoggerModule.forRoot({
-      pinoHttp: {
-        logger,
-        genReqId: (req, res) => ensureRequestId(req as LoggedRequest, res as ServerResponse),
-        // Logs written while serving a request carry only its id; the completion line has the whole request.
-        quietReqLogger: true,
-        customAttributeKeys: { reqId: 'request_id' },
-        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-        autoLogging: { ignore: (req) => QUIET_PATHS.test(req.url ?? '') },
-        serializers: {
-          req: (req: SerializedRequest) => ({
-            id: req.id,
-            method: req.method,
-            url: String(req.url).replace(CREDENTIAL_IN_URL, '$1[redacted]'),
-            headers: req.headers,
-            remoteAddress: req.remoteAddress,
-          }),
-        },
-      },
-    }),
+    // Before LoggerModule (both global: their middleware is mounted in this order), so that
+    // nestjs-pino's binding finds req.log already set.
+    AccessLogModule.forRoot(logger),
+    // useExisting: nestjs-pino does not mount pino-http; it binds our req.log for the logs written
+    // while serving a request, and uses `logger` for the others.
+    LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true }),
   ];
+}
+
+const ACCESS_LOGGER = Symbol('trendhooks:access-logger');
+
+/** Mounts the access-log middleware (accessLogMiddleware) on every route. */
+@Global()
+@Module({})
+class AccessLogModule implements NestModule {
+  constructor(@Inject(ACCESS_LOGGER) private readonly logger: Logger) {}
+
+  static forRoot(logger: Logger): DynamicModule {
+    return { module: AccessLogModule, providers: [{ provide: ACCESS_LOGGER, useValue: logger }] };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(accessLogMiddleware(this.logger, { ignore: (req) => QUIET_PATHS.test(req.url ?? '') })).forRoutes('*path');
+  }
 }
 
 /** Nest's boot chatter (a line per module and per route): useful when debugging, noise at info. */

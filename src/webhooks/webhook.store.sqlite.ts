@@ -1,9 +1,58 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
-import { TypeOrmWebhookStore } from './webhook.store.typeorm';
+import type { WebhookListItem } from './webhook.store';
+import { LIST_COLUMNS, toListItem, TypeOrmWebhookStore, WebhookListRow } from './webhook.store.typeorm';
+
+/** The better-sqlite3 handle TypeORM's driver holds (its connection, the same for every query). */
+interface SqliteHandle {
+  prepare(sql: string): { raw(on: boolean): { all(...params: unknown[]): unknown[][] } };
+}
+type PageStatements = Record<'first' | 'after' | 'before', { all(...params: unknown[]): unknown[][] }>;
+
+const BASE = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ?`;
+const PAGE_SQL = {
+  first: `${BASE} ORDER BY id DESC LIMIT ?`,
+  after: `${BASE} AND id < ? ORDER BY id DESC LIMIT ?`,
+  before: `${BASE} AND id > ? ORDER BY id ASC LIMIT ?`,
+};
+const COLUMNS = LIST_COLUMNS.split(', ') as (keyof WebhookListRow)[];
 
 @Injectable()
 export class SqliteWebhookStore extends TypeOrmWebhookStore {
+  // Per connection: a data source destroyed and initialised again has a new handle.
+  private readonly statements = new WeakMap<object, PageStatements>();
+
+  /**
+   * The list page straight on better-sqlite3's handle, rows as arrays (raw mode): same statement
+   * and same items as the shared one, without TypeORM's query runner per call nor an object per
+   * row (bench/api: the page's query cost fell by about a third). Errors are better-sqlite3's own
+   * (SQLITE_BUSY …), which the database-unavailable classifier reads as before.
+   */
+  override async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
+    const stmt = this.pageStatements();
+    const rows = req.before
+      ? stmt.before.all(customerId, String(req.before[0]), req.limit + 1)
+      : req.after
+        ? stmt.after.all(customerId, String(req.after[0]), req.limit + 1)
+        : stmt.first.all(customerId, req.limit + 1);
+    return rows.map(fromRaw);
+  }
+
+  private pageStatements(): PageStatements {
+    const handle = (this.ds.driver as unknown as { databaseConnection: SqliteHandle }).databaseConnection;
+    let stmt = this.statements.get(handle);
+    if (!stmt) {
+      stmt = {
+        first: handle.prepare(PAGE_SQL.first).raw(true),
+        after: handle.prepare(PAGE_SQL.after).raw(true),
+        before: handle.prepare(PAGE_SQL.before).raw(true),
+      };
+      this.statements.set(handle, stmt);
+    }
+    return stmt;
+  }
+
   /** SQLite runs one writer at a time, and the check and the insert are a single statement. */
   async insertWithinQuota(row: WebhookEntity, max: number): Promise<boolean> {
     const { cols, values } = this.quotaInsert(row);
@@ -15,4 +64,10 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
     );
     return res.length === 1;
   }
+}
+
+function fromRaw(values: unknown[]): WebhookListItem {
+  const row = {} as Record<keyof WebhookListRow, unknown>;
+  for (let i = 0; i < COLUMNS.length; i++) row[COLUMNS[i]] = values[i];
+  return toListItem(row as unknown as WebhookListRow);
 }

@@ -5,9 +5,9 @@ import { WebhookEntity } from './webhook.entity';
 import { WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
 
 /** The columns of a list page (no secrets), in the order WebhookListItem maps them. */
-const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code';
+export const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code';
 
-interface WebhookListRow {
+export interface WebhookListRow {
   id: string;
   url: string;
   event: WebhookListItem['event'];
@@ -20,7 +20,7 @@ interface WebhookListRow {
   last_response_code: number | null;
 }
 
-function toListItem(r: WebhookListRow): WebhookListItem {
+export function toListItem(r: WebhookListRow): WebhookListItem {
   return {
     id: r.id,
     url: r.url,

@@ -82,6 +82,18 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     expect(await f.store.page(c, { limit: 2, after: [newest[5]] })).toEqual([]);
   });
 
+  it('pages again after its data source is closed and opened again (a reconnect), with rows written meanwhile', async () => {
+    const c = await customer();
+    const first = webhook(c);
+    await f.store.insertWithinQuota(first, 10);
+    expect((await f.store.page(c, { limit: 5 })).map((w) => w.id)).toEqual([first.id]);
+    await f.ds.destroy();
+    await f.ds.initialize();
+    const second = webhook(c);
+    await f.store.insertWithinQuota(second, 10);
+    expect((await f.store.page(c, { limit: 5 })).map((w) => w.id)).toEqual([second.id, first.id]);
+  });
+
   it('reads a page row back as written, every field its resource shows, and never the secrets', async () => {
     const c = await customer();
     const plain = webhook(c, { createdAt: new Date(AT.getTime() + 1) });

@@ -1,0 +1,170 @@
+import { Controller, Get, INestApplication, InternalServerErrorException, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { PinoLogger } from 'nestjs-pino';
+import { EventEmitter } from 'node:events';
+import pino from 'pino';
+import { pinoHttp } from 'pino-http';
+import request from 'supertest';
+import { accessLogMiddleware } from './access-log';
+import { REDACTED_PATHS, structuredLogModules } from './logging';
+
+const baseLogger = (lines: string[]) =>
+  pino(
+    {
+      level: 'info',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    { write: (s: string) => lines.push(s) },
+  );
+
+const QUIET = /^\/(healthz|readyz|metrics)(?:[?#]|$)/;
+const CREDENTIAL_IN_URL = /(th_live_|whsec_)[^&#\s]*/g;
+
+/** The pino-http set-up the standalone app used before the access-log middleware: the line to match. */
+function pinoHttpBefore(lines: string[]) {
+  return pinoHttp({
+    logger: baseLogger(lines),
+    genReqId: (req) => (req as { requestId?: string }).requestId ?? 'req_fixed0000000000000000000000000',
+    quietReqLogger: true,
+    customAttributeKeys: { reqId: 'request_id' },
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    autoLogging: { ignore: (req) => QUIET.test(req.url ?? '') },
+    serializers: {
+      req: (req: { id: unknown; method: string; url: string; headers: unknown; remoteAddress?: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: String(req.url).replace(CREDENTIAL_IN_URL, '$1[redacted]'),
+        headers: req.headers,
+        remoteAddress: req.remoteAddress,
+      }),
+    },
+  });
+}
+
+type Fake = EventEmitter & Record<string, unknown>;
+function exchange(url: string, status: number, ended = true): { req: Fake; res: Fake } {
+  const req = Object.assign(new EventEmitter(), {
+    method: 'GET',
+    url,
+    requestId: 'req_fixed0000000000000000000000000',
+    headers: { host: '127.0.0.1:8080', authorization: 'Bearer th_live_abcdefghijklmnop', cookie: 'c=1', 'user-agent': 'test' },
+    socket: { remoteAddress: '127.0.0.1', remotePort: 5555 },
+  }) as unknown as Fake;
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'set-cookie': 'secret=1' };
+  const res = Object.assign(new EventEmitter(), {
+    statusCode: status,
+    headersSent: true,
+    writableEnded: ended,
+    setHeader: (k: string, v: string) => (headers[k.toLowerCase()] = v),
+    getHeaders: () => ({ ...headers }),
+  }) as unknown as Fake;
+  return { req, res };
+}
+
+// The time and the duration differ between two writes; pid, hostname and everything else must not.
+const normalise = (line: string) => JSON.parse(line.replace(/"time":"[^"]*"/, '"time":"T"').replace(/"responseTime":\d+/, '"responseTime":0'));
+
+describe('accessLogMiddleware', () => {
+  const cases: [string, string, number, 'finish' | 'close'][] = [
+    ['a 200', '/v1/webhooks?limit=25', 200, 'finish'],
+    ['a 4xx', '/v1/webhooks/nope', 404, 'finish'],
+    ['a 5xx (request errored, level error, err)', '/v1/webhooks', 500, 'finish'],
+    ['a credential in the URL', '/v1/webhooks?key=th_live_secretsecret&x=whsec_abc', 200, 'finish'],
+  ];
+  it.each(cases)('writes the same line as pino-http did for %s', (_name, url, status, event) => {
+    const before: string[] = [];
+    const after: string[] = [];
+    const a = exchange(url, status);
+    pinoHttpBefore(before)(a.req as never, a.res as never, () => {});
+    a.res.emit(event);
+    const b = exchange(url, status);
+    accessLogMiddleware(baseLogger(after))(b.req as never, b.res as never, () => {});
+    b.res.emit(event);
+    expect(after).toHaveLength(1);
+    expect(before).toHaveLength(1);
+    // Same keys in the same order, same values (the err stack aside, taken at a different place).
+    const strip = (o: { err?: { stack?: string } }) => (o.err ? { ...o, err: { ...o.err, stack: 'S' } } : o);
+    expect(JSON.stringify(strip(normalise(after[0])))).toBe(JSON.stringify(strip(normalise(before[0]))));
+    expect(after[0]).not.toMatch(/th_live_[a-z]|whsec_[a-z]/);
+    expect(after[0]).not.toContain('secret=1');
+  });
+
+  it('writes an aborted response as pino-http did, and nothing for a quiet path unless it fails', () => {
+    const lines: string[] = [];
+    const mw = accessLogMiddleware(baseLogger(lines), { ignore: (req) => QUIET.test(req.url ?? '') });
+    const aborted = exchange('/v1/webhooks', 200, false);
+    mw(aborted.req as never, aborted.res as never, () => {});
+    aborted.res.emit('close');
+    expect(JSON.parse(lines[0]).msg).toBe('request aborted');
+    const probe = exchange('/healthz', 200);
+    mw(probe.req as never, probe.res as never, () => {});
+    probe.res.emit('finish');
+    expect(lines).toHaveLength(1);
+    const failing = exchange('/healthz', 200);
+    mw(failing.req as never, failing.res as never, () => {});
+    failing.res.emit('error', new Error('socket gone'));
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[1])).toMatchObject({ level: 'error', msg: 'request errored', err: { message: 'socket gone' } });
+  });
+
+  it('gives the request a logger carrying its id, made only when something is logged', () => {
+    const lines: string[] = [];
+    const logger = baseLogger(lines);
+    const child = jest.spyOn(logger, 'child');
+    const { req, res } = exchange('/v1/webhooks', 200);
+    accessLogMiddleware(logger)(req as never, res as never, () => {});
+    res.emit('finish');
+    expect(child).not.toHaveBeenCalled();
+    (req.log as pino.Logger).warn({ n: 1 }, 'inside');
+    (req.log as pino.Logger).info('again');
+    expect(child).toHaveBeenCalledTimes(1);
+    expect(lines.slice(1).map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 'warn', request_id: 'req_fixed0000000000000000000000000', n: 1, msg: 'inside' }),
+      expect.objectContaining({ level: 'info', request_id: 'req_fixed0000000000000000000000000', msg: 'again' }),
+    ]);
+  });
+});
+
+@Controller('things')
+class ThingsController {
+  constructor(private readonly log: PinoLogger) {}
+
+  @Get()
+  list() {
+    this.log.info('listing things');
+    return [];
+  }
+
+  @Get('broken')
+  broken() {
+    throw new InternalServerErrorException();
+  }
+}
+
+describe('structuredLogModules in a Nest app (express)', () => {
+  const lines: string[] = [];
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    @Module({ imports: [...structuredLogModules({ level: 'info', stream: { write: (s: string) => lines.push(s) } })], controllers: [ThingsController] })
+    class TestModule {}
+    app = await NestFactory.create(TestModule, { logger: false });
+    await app.init();
+  });
+  afterAll(() => app.close());
+
+  it('writes one access line per request and ties the logs written while serving it to its X-Request-Id', async () => {
+    lines.length = 0;
+    const res = await request(app.getHttpServer()).get('/things').set('Authorization', 'Bearer th_live_abcdefghijklmnop');
+    const failed = await request(app.getHttpServer()).get('/things/broken');
+    await new Promise((r) => setTimeout(r, 20));
+    const records = lines.map((l) => JSON.parse(l));
+    const id = res.headers['x-request-id'];
+    expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(records.filter((r) => r.request_id === id).map((r) => r.msg)).toEqual(['listing things', 'request completed']);
+    expect(records.find((r) => r.msg === 'request completed')).toMatchObject({ level: 'info', req: { id, method: 'GET', url: '/things', headers: { authorization: '[redacted]' } }, res: { statusCode: 200 } });
+    expect(records.find((r) => r.request_id === failed.headers['x-request-id'] && r.req)).toMatchObject({ level: 'error', msg: 'request errored', res: { statusCode: 500 } });
+  });
+});

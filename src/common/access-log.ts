@@ -1,0 +1,90 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ensureRequestId, WithRequestId } from './request-id';
+
+// A client may wrongly put its key (or a webhook secret) in a query string; the URL is logged.
+const CREDENTIAL_IN_URL = /(th_live_|whsec_)[^&#\s]*/g;
+
+type LoggedRequest = IncomingMessage & WithRequestId & { id?: string; log?: Logger; originalUrl?: string; readableAborted?: boolean };
+type LoggedResponse = ServerResponse & { err?: unknown };
+
+export interface AccessLogOptions {
+  /** Requests whose access line is left out (probes, scrapes); their other logs still carry the id. */
+  ignore?: (req: IncomingMessage) => boolean;
+}
+
+/**
+ * The one access line per request, written straight through the base logger when the response ends:
+ * `request completed` (info), `request aborted` (info), or `request errored` (error, for a 5xx or a
+ * failed response) with `request_id`, `req` (id, method, URL with credentials redacted, headers,
+ * address), `res` (status, headers), `err` when failed, and `responseTime` in ms — the very line
+ * pino-http wrote, without its two child loggers per request (a pino child costs more than the
+ * line itself).
+ *
+ * `req.log` is the logger that logs written while serving the request go to (nestjs-pino binds it
+ * with `useExisting`): a child carrying `request_id`, made only when something is logged.
+ */
+export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = {}) {
+  const ignore = options.ignore;
+  return function accessLog(req: LoggedRequest, res: LoggedResponse, next: () => void): void {
+    const id = ensureRequestId(req, res);
+    req.id = id;
+    req.log = lazyChild(logger, id);
+    const start = Date.now();
+    const done = (err?: unknown) => {
+      res.removeListener('close', done);
+      res.removeListener('finish', done);
+      res.removeListener('error', done);
+      writeLine(logger, req, res, start, err);
+    };
+    // An ignored route's line is still written when its response fails.
+    if (!ignore?.(req)) {
+      res.on('close', done);
+      res.on('finish', done);
+    }
+    res.on('error', done);
+    next();
+  };
+}
+
+function writeLine(logger: Logger, req: LoggedRequest, res: LoggedResponse, start: number, err: unknown): void {
+  const failure = err || res.err;
+  const failed = Boolean(failure) || res.statusCode >= 500;
+  const line: Record<string, unknown> = {
+    request_id: req.id,
+    req: {
+      id: req.id,
+      method: req.method,
+      url: String(req.originalUrl || req.url).replace(CREDENTIAL_IN_URL, '$1[redacted]'),
+      headers: req.headers,
+      remoteAddress: req.socket?.remoteAddress,
+    },
+    res: { statusCode: res.headersSent ? res.statusCode : null, headers: res.getHeaders() },
+  };
+  // The level follows the response (an error for a 5xx or a failed response), as pino-http's customLogLevel did.
+  const level = err || res.statusCode >= 500 ? 'error' : 'info';
+  if (failed) {
+    line.err = failure || new Error(`failed with status code ${res.statusCode}`);
+    line.responseTime = Date.now() - start;
+    logger[level](line, 'request errored');
+    return;
+  }
+  line.responseTime = Date.now() - start;
+  logger[level](line, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
+}
+
+/** A logger that becomes `logger.child({ request_id })` on first use: most requests never log. */
+function lazyChild(logger: Logger, requestId: string): Logger {
+  let child: Logger | undefined;
+  const real = () => (child ??= logger.child({ request_id: requestId }));
+  return new Proxy(logger, {
+    get(_target, key) {
+      const target = real();
+      const value = Reflect.get(target, key, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+    set(_target, key, value) {
+      return Reflect.set(real(), key, value);
+    },
+  });
+}
