@@ -26,7 +26,8 @@
  * loads neither, nor terminus, the HTTP adapters or commander (test/package.e2e-spec.ts).
  */
 export { TrendhooksModule, InjectTrendhooksOptions, type TrendhooksModuleOptions, type TrendhooksAsyncOptions, type TrendhooksModuleFactoryOptions } from './core/trendhooks.module';
-export { TRENDHOOKS_DATA_SOURCE, TRENDHOOKS_OPTIONS, InjectTrendhooksDataSource } from './core/tokens';
+export { TRENDHOOKS_DATA_SOURCE, InjectTrendhooksDataSource } from './database/data-source.token';
+export { TRENDHOOKS_OPTIONS } from './core/tokens';
 export { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth/auth.module';
 export { AUTH_OPTIONS, InjectAuthOptions, type AuthModuleOptions } from './auth/auth.options';
 export { PRINCIPAL_RESOLVER, InjectPrincipalResolver, type PrincipalResolver, type TrendhooksPrincipal } from './auth/principal';

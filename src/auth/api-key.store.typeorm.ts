@@ -1,4 +1,4 @@
-import { InjectTrendhooksDataSource } from '../core/tokens';
+import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, IsNull } from 'typeorm';
 import type { Plan } from './plans';
 import { ApiKeyEntity } from './api-key.entity';

@@ -4,7 +4,7 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CLOCK, Clock, InjectClock, SystemClock } from '../common/clock';
 import { dialectProvider } from '../database/dialect';
-import { InjectTrendhooksDataSource, TRENDHOOKS_DATA_SOURCE } from './tokens';
+import { InjectTrendhooksDataSource, TRENDHOOKS_DATA_SOURCE } from '../database/data-source.token';
 import { TrendhooksModule } from './trendhooks.module';
 
 abstract class WhichStore {

@@ -3,7 +3,8 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CLOCK, Clock, SystemClock } from '../common/clock';
 import { dialectOf } from '../database/dialect';
-import { TRENDHOOKS_DATA_SOURCE, TRENDHOOKS_OPTIONS } from './tokens';
+import { TRENDHOOKS_DATA_SOURCE } from '../database/data-source.token';
+import { TRENDHOOKS_OPTIONS } from './tokens';
 
 export interface TrendhooksModuleOptions {
   /**

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../core/tokens';
+import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource } from 'typeorm';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
 import { loadOrCreateKeyFile } from './key-file';

@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import { TRENDHOOKS_DATA_SOURCE } from '../core/tokens';
+import { TRENDHOOKS_DATA_SOURCE } from './data-source.token';
 import { dialectOf, dialectProvider, UnsupportedDatabaseError } from './dialect';
 
 abstract class GreetingStore {

@@ -1,7 +1,7 @@
 import type { FactoryProvider, Type } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { TRENDHOOKS_DATA_SOURCE } from '../core/tokens';
+import { TRENDHOOKS_DATA_SOURCE } from './data-source.token';
 
 /** The databases trendhooks runs on. Every store has one implementation per dialect. */
 export const DIALECTS = ['sqlite', 'postgres'] as const;

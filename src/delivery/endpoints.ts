@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../core/tokens';
+import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';

@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors';
-import { InjectTrendhooksDataSource } from '../core/tokens';
+import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { ApiErrorResponses, ApiNoAuth, ApiPlainResponse } from '../openapi/decorators';
 import { HEALTH_OPTIONS, HealthModuleOptions } from './health.options';

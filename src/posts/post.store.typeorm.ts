@@ -1,4 +1,4 @@
-import { InjectTrendhooksDataSource } from '../core/tokens';
+import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, SelectQueryBuilder } from 'typeorm';
 import type { CursorPosition } from '../pagination/cursor-codec';
 import type { PageRequest } from '../pagination/page';

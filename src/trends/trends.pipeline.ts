@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../core/tokens';
+import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, LessThan, MoreThanOrEqual } from 'typeorm';
 import { crockfordBase32 } from '../common/base32';
 import { CLOCK, Clock } from '../common/clock';

@@ -1,4 +1,4 @@
-import { InjectTrendhooksDataSource } from '../core/tokens';
+import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../../core/tokens';
+import { InjectTrendhooksDataSource } from '../../database/data-source.token';
 import { DataSource } from 'typeorm';
 import { ClaimResult, PollOutcome, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../../core/tokens';
+import { InjectTrendhooksDataSource } from '../../database/data-source.token';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../database/data-source';

@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../../../core/tokens';
+import { InjectTrendhooksDataSource } from '../../../database/data-source.token';
 import { Pool } from 'pg';
 import type { PoolConfig, QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../../../core/tokens';
+import { InjectTrendhooksDataSource } from '../../../database/data-source.token';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../../../database/data-source';
