@@ -119,13 +119,18 @@ function main() {
     process.stdout.write(res.stdout ?? '');
     const entry = { script: b.script, args: b.args, exitCode: res.status, seconds: Math.round((Date.now() - t0) / 100) / 10 };
     let lines = [];
+    // A benchmark that missed a target still wrote its figures (writeResult exits 1 after writing):
+    // they are reported, under the missed targets, never dropped.
+    const jsonPath = b.json && path.join(RESULTS, b.json);
+    const wrote = Boolean(jsonPath && fs.existsSync(jsonPath) && fs.statSync(jsonPath).mtimeMs >= t0);
     if (res.status !== 0) {
       failed++;
-      lines = [`FAILED (exit ${res.status})`];
-    } else if (b.json) {
-      entry.result = JSON.parse(fs.readFileSync(path.join(RESULTS, b.json), 'utf8'));
-      lines = b.summary(entry.result);
-    } else {
+      lines = [`${wrote ? 'TARGETS MISSED' : 'FAILED'} (exit ${res.status})`];
+    }
+    if (wrote) {
+      entry.result = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
+      lines.push(...(res.status !== 0 ? (entry.result.missed ?? []).map((m) => `missed: ${m}`) : []), ...b.summary(entry.result));
+    } else if (res.status === 0 && b.stdoutSummary) {
       lines = b.stdoutSummary(res.stdout ?? '');
       entry.result = { lines };
     }
@@ -138,4 +143,5 @@ function main() {
   process.exit(failed ? 1 : 0);
 }
 
-main();
+if (require.main === module) main();
+module.exports = { BENCHES };
