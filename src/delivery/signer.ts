@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { decodeWebhookSecret } from './secret';
 
 export const DELIVERY_USER_AGENT = 'trendhooks-webhooks/1';
@@ -7,18 +8,12 @@ export const DELIVERY_USER_AGENT = 'trendhooks-webhooks/1';
  * Decoded keys by secret text. Decoding + validating base64 on every attempt is wasted work on
  * the hot path; the bound keeps memory flat however many webhooks the process ever signs for.
  */
-const KEY_CACHE_MAX = 1024;
-const keyCache = new Map<string, Buffer>();
+const keyCache = new LRUCache<string, Buffer>({ max: 1024 });
 
 function hmacKey(secret: string): Buffer {
   let key = keyCache.get(secret);
   if (key === undefined) {
     key = decodeWebhookSecret(secret); // throws before caching, so bad secrets never stick
-    if (keyCache.size >= KEY_CACHE_MAX) {
-      // Map iterates in insertion order: drop the oldest entry (FIFO is enough here).
-      const oldest = keyCache.keys().next().value;
-      if (oldest !== undefined) keyCache.delete(oldest);
-    }
     keyCache.set(secret, key);
   }
   return key;

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { getServers, promises as dnsPromises } from 'node:dns';
 import type { RecordWithTtl } from 'node:dns';
 import { isIP } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { normaliseHost } from './url';
 
 /** The least time a lookup must have left to be worth starting a query for. */
@@ -101,9 +102,9 @@ export class SystemDnsResolver implements DnsResolver {
   private readonly timeoutMs: number;
   private readonly cacheTtlMs: number;
   private readonly negativeTtlMs: number;
-  private readonly cacheMaxEntries: number;
   private readonly hosts: ReadonlyMap<string, readonly string[]>;
-  private readonly cache = new Map<string, CacheEntry>(); // insertion order = LRU order
+  /** Least recently used dropped first. Not a Map trimmed from its front: deleting a Map's oldest keys leaves holes its iteration skips, and with thousands of names each eviction cost microseconds. */
+  private readonly cache: LRUCache<string, CacheEntry>;
   private readonly inflight = new Map<string, Promise<string[]>>();
   private readonly slots: KeyedSemaphore;
 
@@ -111,7 +112,7 @@ export class SystemDnsResolver implements DnsResolver {
     this.timeoutMs = positive('dnsTimeoutMs', options.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS);
     this.cacheTtlMs = nonNegative('dnsCacheTtlMs', options.cacheTtlMs ?? DEFAULT_DNS_CACHE_TTL_MS);
     this.negativeTtlMs = nonNegative('dnsNegativeTtlMs', options.negativeTtlMs ?? DEFAULT_DNS_NEGATIVE_TTL_MS);
-    this.cacheMaxEntries = positiveInt('dnsCacheMaxEntries', options.cacheMaxEntries ?? DEFAULT_DNS_CACHE_MAX_ENTRIES);
+    this.cache = new LRUCache({ max: positiveInt('dnsCacheMaxEntries', options.cacheMaxEntries ?? DEFAULT_DNS_CACHE_MAX_ENTRIES) });
     const perCustomer = positiveInt('dnsMaxConcurrentPerCustomer', options.maxConcurrentPerCustomer ?? DEFAULT_DNS_MAX_CONCURRENT_PER_CUSTOMER);
     this.slots = new KeyedSemaphore(perCustomer, perCustomer * DNS_WAITING_PER_SLOT);
     this.servers = Object.freeze(parseDnsServers(options.servers ?? getServers()));
@@ -162,8 +163,6 @@ export class SystemDnsResolver implements DnsResolver {
       this.cache.delete(name);
       return undefined;
     }
-    this.cache.delete(name); // re-insert as most recently used
-    this.cache.set(name, entry);
     return () => {
       if (entry.error) throw entry.error;
       return [...(entry.addresses ?? [])];
@@ -172,11 +171,7 @@ export class SystemDnsResolver implements DnsResolver {
 
   private remember(name: string, ttlMs: number, entry: Omit<CacheEntry, 'expiresAt'>): void {
     if (ttlMs <= 0) return;
-    this.cache.delete(name);
     this.cache.set(name, { ...entry, expiresAt: Date.now() + ttlMs });
-    while (this.cache.size > this.cacheMaxEntries) {
-      this.cache.delete(this.cache.keys().next().value as string);
-    }
   }
 
   /** One A + AAAA query on a channel of its own, cancelled at the deadline. */

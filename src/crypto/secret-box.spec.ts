@@ -1,0 +1,50 @@
+import type { DataSource } from 'typeorm';
+import { generateEncryptionKey } from './key-ring';
+import { SecretBox } from './secret-box';
+
+function box(): SecretBox {
+  return new SecretBox({ keys: [generateEncryptionKey()] }, {} as DataSource);
+}
+
+describe('SecretBox.decrypt cache', () => {
+  it('decrypts a stored value once, then answers from the cache', () => {
+    const b = box();
+    const stored = b.encrypt('whsec_one', 'webhook:w1');
+    const spy = jest.spyOn(b.ring, 'decrypt');
+    expect(b.decrypt(stored, 'webhook:w1')).toBe('whsec_one');
+    expect(b.decrypt(stored, 'webhook:w1')).toBe('whsec_one');
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+
+  it('keys the cache on the context too: a value copied to another row still fails', () => {
+    const b = box();
+    const stored = b.encrypt('whsec_one', 'webhook:w1');
+    expect(b.decrypt(stored, 'webhook:w1')).toBe('whsec_one');
+    expect(() => b.decrypt(stored, 'webhook:w2')).toThrow(/does not decrypt/);
+  });
+
+  it('keeps no slot for a value stored in clear', () => {
+    const b = box();
+    const spy = jest.spyOn(b.ring, 'decrypt');
+    expect(b.decrypt('whsec_plain', 'webhook:w1')).toBe('whsec_plain');
+    expect(b.decrypt('whsec_plain', 'webhook:w1')).toBe('whsec_plain');
+    expect(spy).toHaveBeenCalledTimes(2);
+  });
+
+  it('drops the least recently used value when full, not the oldest one still in use', () => {
+    const b = box();
+    const hot = b.encrypt('whsec_hot', 'webhook:hot');
+    b.decrypt(hot, 'webhook:hot');
+    const stored = Array.from({ length: 10_000 }, (_, i) => b.encrypt(`whsec_${i}`, `webhook:${i}`));
+    // Full (10,000 entries) with the hot webhook the oldest, then signed again, then one more.
+    for (let i = 0; i < 9_999; i++) b.decrypt(stored[i], `webhook:${i}`);
+    b.decrypt(hot, 'webhook:hot');
+    b.decrypt(stored[9_999], 'webhook:9999');
+    const spy = jest.spyOn(b.ring, 'decrypt');
+    expect(b.decrypt(hot, 'webhook:hot')).toBe('whsec_hot');
+    expect(spy).not.toHaveBeenCalled();
+    // The least recently used one went instead.
+    expect(b.decrypt(stored[0], 'webhook:0')).toBe('whsec_0');
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+});
