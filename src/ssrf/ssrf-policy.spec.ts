@@ -376,6 +376,37 @@ describe('SsrfPolicy: DNS behaviour', () => {
 });
 
 // Encodings of random blocked IPv4 addresses all end up blocked through the URL path.
+describe('SsrfPolicy: what a policy remembers between attempts', () => {
+  const grants = (...g: string[]) => async () => parsePrivateGrants(g.join(' '));
+
+  it('remembers the parse per port flag: the same URL is still refused without the flag after it passed with it', async () => {
+    const p = policy();
+    for (let i = 0; i < 3; i++) {
+      await expect(p.checkDestination('https://public.example.com:8443/x', ANY_PORT)).resolves.toMatchObject({ port: 8443 });
+      expect((await rejection(p.checkDestination('https://public.example.com:8443/x', STD))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+    }
+  });
+
+  it('asks for the grants on every attempt: a grant withdrawn between two attempts closes the destination', async () => {
+    const p = policy();
+    await expect(p.checkDestination('https://private.test/hook', { ...STD, privateGrants: grants('10.1.0.0/16') })).resolves.toMatchObject({ privateGrant: true });
+    expect((await rejection(p.checkDestination('https://private.test/hook', { ...STD, privateGrants: grants() }))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+    await expect(p.checkDestination('https://[fd00::1]:7000/', { ...ANY_PORT, privateGrants: grants('fd00::/64:*') })).resolves.toMatchObject({ addresses: ['fd00::1'] });
+    expect((await rejection(p.checkDestination('https://[fd00::1]:7000/', { ...ANY_PORT, privateGrants: grants() }))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+  });
+
+  it('answers one canonical spelling per address on every attempt, and a fresh array each time', async () => {
+    const p = policy();
+    const a = await p.checkDestination('https://dup.example.com/', STD);
+    const b = await p.checkDestination('https://dup.example.com/', STD);
+    expect(a.addresses).toEqual(['8.8.8.8', '2001:4860:4860::8888']);
+    expect(b.addresses).toEqual(a.addresses);
+    expect(b.addresses).not.toBe(a.addresses);
+    expect((await rejection(p.checkDestination('https://garbage.example.com/', STD))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+    expect((await rejection(p.checkDestination('https://garbage.example.com/', STD))).code).toBe('WEBHOOK_DESTINATION_BLOCKED');
+  });
+});
+
 describe('property: encoded blocked IPv4 hosts are blocked end to end', () => {
   const ranges: Array<[number, number]> = [
     [0x7f000000, 8], [0x0a000000, 8], [0xac100000, 12], [0xc0a80000, 16], [0xa9fe0000, 16], [0x64400000, 10], [0x00000000, 8],
