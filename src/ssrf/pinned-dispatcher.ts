@@ -2,6 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
+import { LRUCache } from 'lru-cache';
 import { Agent, buildConnector } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { CheckedDestination } from './ssrf-policy';
@@ -103,8 +104,16 @@ export function createPinnedDispatcher(opts: PinnedDispatcherOptions = {}): Pinn
     throw new Error('maxDestinations must be a positive integer');
   }
   const graceMs = opts.evictionGraceMs ?? 60_000;
-  const pools = new Map<string, Agent>(); // insertion order = LRU order
   const retiring = new Set<Agent>();
+  // Least recently used dropped (and retired) first. Not a Map with delete-and-set on each use:
+  // every send re-inserted its key, and the holes that leaves made the Map rebuild its table over
+  // and over (megabytes of garbage per 50,000 sends to one destination).
+  const pools = new LRUCache<string, Agent>({
+    max: maxDestinations,
+    dispose: (agent, _key, reason) => {
+      if (reason === 'evict') retire(agent);
+    },
+  });
 
   function build(dest: CheckedDestination): Agent {
     const connector = buildConnector({
@@ -154,18 +163,8 @@ export function createPinnedDispatcher(opts: PinnedDispatcherOptions = {}): Pinn
     dispatcherFor(dest: CheckedDestination): Dispatcher {
       assertCheckedDestination(dest);
       const key = `${dest.host}|${dest.port}|${[...dest.addresses].sort().join(',')}`;
-      let agent = pools.get(key);
-      if (agent) {
-        pools.delete(key); // re-insert as most recently used
-      } else {
-        agent = build(dest);
-      }
-      pools.set(key, agent);
-      while (pools.size > maxDestinations) {
-        const [oldestKey, oldest] = pools.entries().next().value as [string, Agent];
-        pools.delete(oldestKey);
-        retire(oldest);
-      }
+      let agent = pools.get(key); // and now the most recently used
+      if (agent === undefined) pools.set(key, (agent = build(dest)));
       return agent;
     },
     get size() {
