@@ -79,7 +79,7 @@ describe('WalCheckpointer', () => {
     db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE t (x BLOB)');
     const reader = new Database(file);
-    const checkpointer = new WalCheckpointer(db, file, { intervalMs: 5, capFrames: 200 });
+    const checkpointer = new WalCheckpointer(db, file, { minMs: 5, maxMs: 5, capFrames: 200 });
     checkpointer.start();
     try {
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);

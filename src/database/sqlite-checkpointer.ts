@@ -14,8 +14,13 @@ export function prepareTrendhooksSqlite(db: { pragma(s: string): unknown }): voi
 }
 
 export interface WalCheckpointerOptions {
-  /** How often the thread runs a PASSIVE checkpoint (ms). */
-  intervalMs?: number;
+  /**
+   * Bounds of the time between the thread's PASSIVE checkpoints (ms), which it adapts so that each
+   * copies about `targetFrames` WAL frames (SQLite's own 1,000 by default).
+   */
+  minMs?: number;
+  maxMs?: number;
+  targetFrames?: number;
   /**
    * WAL frames past which the writer checkpoints inline again (SQLite's own wal_autocheckpoint)
    * until a checkpoint brings the WAL back under half of it.
@@ -32,7 +37,7 @@ interface Handle {
 }
 
 /**
- * The thread: its own connection to the file, a PASSIVE checkpoint every interval (never waits on
+ * The thread: its own connection to the file, a PASSIVE checkpoint every so often (never waits on
  * a lock, never blocks a writer or reader: it copies what no reader still needs and stops), and a
  * message when the WAL crosses the cap either way. Plain JavaScript evaluated as the worker's
  * source, so the same code runs from dist and under ts-jest; better-sqlite3 is required by the
@@ -43,6 +48,9 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true, timeout: 0 });
 let over = false;
+let interval = workerData.minMs;
+let last = { log: 0, checkpointed: 0 };
+let timer = null;
 const tick = () => {
   let r;
   try {
@@ -52,25 +60,34 @@ const tick = () => {
     if (!/busy|locked/i.test(String(err && err.message))) throw err;
     return;
   }
-  // r.log: frames in the WAL; a WAL whose every frame is checkpointed starts over at the writer's next commit.
+  // r.log: frames in the WAL; a WAL whose every frame is checkpointed starts over at the writer's
+  // next commit (then fewer frames than last time: all of them are new).
+  const copied = r.log < last.log ? r.checkpointed : r.checkpointed - last.checkpointed;
+  last = r;
+  // About targetFrames per checkpoint, as SQLite's own: checkpointing a few frames at a time would
+  // copy the pages every commit touches (the indexes' last pages) over and over.
+  interval = Math.min(workerData.maxMs, Math.max(workerData.minMs, copied > 0 ? (interval * workerData.targetFrames) / copied : interval * 2));
   const left = r.log - r.checkpointed;
   if (!over && r.log > workerData.capFrames && left > 0) parentPort.postMessage({ inline: (over = true) });
   else if (over && r.log < workerData.capFrames / 2) parentPort.postMessage({ inline: (over = false) });
 };
-const timer = setInterval(tick, workerData.intervalMs);
+const loop = () => {
+  tick();
+  timer = setTimeout(loop, interval);
+};
+timer = setTimeout(loop, interval);
 parentPort.on('message', (m) => {
   if (m !== 'stop') return;
-  clearInterval(timer);
+  clearTimeout(timer);
   try { tick(); } finally { db.close(); parentPort.close(); }
 });
 `;
-
 /**
  * Moves a file database's WAL checkpoints off the event loop. SQLite checkpoints inline by
  * default: the COMMIT that takes the WAL past 1,000 pages copies them into the database file
  * (and syncs it) before returning, holding the one thread for milliseconds on the hot path. Here
  * the app's connection turns that off and a worker thread with its own connection runs PASSIVE
- * checkpoints every few milliseconds instead. A PASSIVE checkpoint is the same kind SQLite runs
+ * checkpoints instead, of about as many frames each. A PASSIVE checkpoint is the same kind SQLite runs
  * inline, so the WAL stays as bounded as before while the thread keeps up; when it does not (the
  * WAL past `capFrames` and frames left over: a reader holding an old snapshot, or writes faster
  * than the thread copies), the writer checkpoints inline again, which paces the writes, until the
@@ -99,7 +116,14 @@ export class WalCheckpointer {
     this.db.pragma('wal_autocheckpoint = 0');
     const worker = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { driver: require.resolve('better-sqlite3'), file: this.file, intervalMs: this.options.intervalMs ?? 20, capFrames: this.options.capFrames ?? 16 * INLINE_AUTOCHECKPOINT },
+      workerData: {
+        driver: require.resolve('better-sqlite3'),
+        file: this.file,
+        minMs: this.options.minMs ?? 10,
+        maxMs: this.options.maxMs ?? 1000,
+        targetFrames: this.options.targetFrames ?? INLINE_AUTOCHECKPOINT,
+        capFrames: this.options.capFrames ?? 16 * INLINE_AUTOCHECKPOINT,
+      },
     });
     // Never what keeps a process alive; stop() ends it on shutdown.
     worker.unref();
