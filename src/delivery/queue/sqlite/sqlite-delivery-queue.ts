@@ -4,6 +4,7 @@ import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../../database/data-source';
 import { WebhookDeliveryStatus, WebhookOutcome } from '../../status/webhook-delivery-status';
+import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toEvent, toWebhook } from '../claim-row';
 import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
@@ -18,7 +19,7 @@ import { INSERT_EVENT } from './sql/insert-event';
 import { RENEW_LEASES } from './sql/renew-leases';
 import { DELIVERY_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
 import { LAST_SUBSCRIBER, SUBSCRIBERS_PAGE } from './sql/subscribers';
-import { WEBHOOK_EXISTS } from './sql/webhook-exists';
+import { WEBHOOKS_EXIST } from './sql/webhook-exists';
 
 /**
  * What one synchronous fan-out transaction may take, COMMIT included, before the event loop gets
@@ -62,7 +63,7 @@ function prepare(db: Database) {
     claim: db.prepare(CLAIM),
     webhooks: db.prepare(CLAIMED_WEBHOOKS),
     event: db.prepare(CLAIMED_EVENT),
-    exists: db.prepare(WEBHOOK_EXISTS).pluck(),
+    existing: db.prepare(WEBHOOKS_EXIST).pluck(),
     complete: db.prepare(COMPLETE),
     insertAttempt: db.prepare(INSERT_ATTEMPT),
     cancel: db.prepare(CANCEL),
@@ -80,6 +81,13 @@ function prepare(db: Database) {
 @Injectable()
 export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   private stmts?: ReturnType<typeof prepare>;
+
+  /**
+   * The pre-send existence checks of one event-loop turn share one statement (see webhookExists):
+   * a worker sending a fan-out asks once per delivery, and a statement call costs more than the
+   * index lookup in it.
+   */
+  private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
 
   constructor(
     @InjectTrendhooksDataSource() ds: DataSource,
@@ -246,7 +254,16 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     this.sq.cancel.run(now.getTime(), d.id, owner);
   }
 
-  async webhookExists(webhookId: string): Promise<boolean> {
-    return this.sq.exists.get(webhookId) !== undefined;
+  /**
+   * Answered by a statement run after this call (in a later turn of the event loop, with the other
+   * checks pushed meanwhile): a DELETE answered before the call is seen, as the contract requires.
+   */
+  webhookExists(webhookId: string): Promise<boolean> {
+    return this.existence.push(webhookId);
+  }
+
+  private existingWebhooks(ids: string[]): boolean[] {
+    const found = new Set(this.sq.existing.all(JSON.stringify([...new Set(ids)])) as string[]);
+    return ids.map((id) => found.has(id));
   }
 }
