@@ -41,8 +41,10 @@ function timeSqliteCalls() {
   const sums = breakdown ? new Map() : null;
   const add = (what, ms) => {
     const e = sums.get(what);
-    if (e) (e.calls++, (e.ms += ms));
-    else sums.set(what, { calls: 1, ms });
+    if (e) {
+      e.calls++;
+      e.ms += ms;
+    } else sums.set(what, { calls: 1, ms });
   };
   const timed = (fn) =>
     function (...args) {
