@@ -16,14 +16,15 @@
  * reports the monitor's figures and the CPU time since `go`. The longest block up to the end of the
  * emit is reported apart: there the fan-out's synchronous writes are what holds the loop, while
  * over the whole run a garbage collection pause may be the longest. On SQLite, the longest single
- * synchronous better-sqlite3 call since `go` (timeSqliteCalls).
+ * synchronous better-sqlite3 call since `go` (timeSqliteCalls); with `breakdown`, also the wall time
+ * summed per SQL text (every statement, nested ones too: BEGIN and COMMIT are statements of their own).
  */
 const path = require('node:path');
 const { DIST } = require('../lib');
 const { EVENT_TYPE, eventData, round, startApp, dsOf, one } = require('./app');
 const { EventsService } = require(path.join(DIST, 'delivery/events.service'));
 
-const { database, env } = JSON.parse(process.argv[2]);
+const { database, env, breakdown } = JSON.parse(process.argv[2]);
 const wallMs = () => performance.timeOrigin + performance.now();
 const MB = 1024 * 1024;
 
@@ -36,9 +37,26 @@ function timeSqliteCalls() {
   const Database = require('better-sqlite3');
   let depth = 0;
   const longest = { wall: 0, cpu: 0, what: null };
+  // --sqlite-breakdown: SQL text (or 'all outermost calls') → calls and summed wall ms.
+  const sums = breakdown ? new Map() : null;
+  const add = (what, ms) => {
+    const e = sums.get(what);
+    if (e) {
+      e.calls++;
+      e.ms += ms;
+    } else sums.set(what, { calls: 1, ms });
+  };
   const timed = (fn) =>
     function (...args) {
-      if (depth > 0) return fn.apply(this, args);
+      if (depth > 0) {
+        if (!sums || this?.source === undefined) return fn.apply(this, args);
+        const t = performance.now();
+        try {
+          return fn.apply(this, args);
+        } finally {
+          add(this.source, performance.now() - t);
+        }
+      }
       depth++;
       const t = performance.now();
       const c = process.cpuUsage();
@@ -47,6 +65,10 @@ function timeSqliteCalls() {
       } finally {
         depth--;
         const wall = performance.now() - t;
+        if (sums) {
+          add('all outermost calls', wall);
+          if (this?.source !== undefined) add(this.source, wall);
+        }
         if (wall > longest.cpu) {
           const d = process.cpuUsage(c);
           longest.wall = Math.max(longest.wall, wall);
@@ -72,9 +94,27 @@ function timeSqliteCalls() {
     return wrapped;
   };
   return {
-    reset: () => ((longest.wall = longest.cpu = 0), (longest.what = null)),
+    reset: () => ((longest.wall = longest.cpu = 0), (longest.what = null), sums?.clear()),
+    /** The summed times, longest first: [{ sql, calls, ms }]. */
+    breakdown: () => (sums ? [...sums].map(([sql, e]) => ({ sql, calls: e.calls, ms: round(e.ms, 1) })).sort((a, b) => b.ms - a.ms) : null),
     get: () => ({ wall: round(longest.wall, 1), cpu: round(longest.cpu, 1), what: longest.what }),
   };
+}
+
+/**
+ * CPU time (µs) of the main thread alone, from /proc (10 ms ticks: fine over a run of seconds),
+ * null elsewhere. process.cpuUsage() counts every thread of the process, a WAL checkpointer's too:
+ * this one is what the event loop itself spent.
+ */
+function mainThreadCpuUs() {
+  try {
+    const stat = require('node:fs').readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 (utime, stime) of stat(5), counted from the state field (3).
+    return ((Number(f[11]) + Number(f[12])) * 1e6) / 100;
+  } catch {
+    return null;
+  }
 }
 
 function monitor() {
@@ -122,12 +162,14 @@ async function main() {
   const ds = dsOf(app);
   let mon;
   let cpu;
+  let mainCpu;
   process.on('message', async (m) => {
     try {
       if (m.cmd === 'go') {
         mon = monitor();
         sqliteCalls?.reset();
         cpu = process.cpuUsage();
+        mainCpu = mainThreadCpuUs();
         await new Promise((r) => setTimeout(r, 20)); // the monitor's first ticks
         const events = app.get(EventsService);
         const t0 = wallMs();
@@ -145,10 +187,11 @@ async function main() {
         }
         const figures = mon.stop();
         const c = process.cpuUsage(cpu);
+        const main = mainThreadCpuUs();
         const a = await one(ds, 'SELECT COUNT(*) AS n, COUNT(DISTINCT delivery_id) AS d FROM delivery_attempts');
         if (a.n !== m.total || a.d !== m.total) throw new Error(`${a.n} attempts of ${a.d} deliveries for ${m.total} deliveries`);
         const ru = process.resourceUsage();
-        process.send({ type: 'done', ...figures, longest_sqlite_call_ms: sqliteCalls?.get() ?? null, max_rss_mb: round(ru.maxRSS / 1024, 1), cpu_us: c.user + c.system });
+        process.send({ type: 'done', ...figures, longest_sqlite_call_ms: sqliteCalls?.get() ?? null, sqlite_breakdown: sqliteCalls?.breakdown() ?? null, max_rss_mb: round(ru.maxRSS / 1024, 1), cpu_us: c.user + c.system, main_thread_cpu_us: main === null ? null : main - mainCpu });
       } else if (m.cmd === 'close') {
         await app.close();
         process.exit(0);

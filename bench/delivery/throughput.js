@@ -18,7 +18,8 @@
  *     included), the longest time its event loop was held (a 5 ms timer's longest gap, and the
  *     CPU time in that gap, which leaves out waiting for a core on a loaded machine; over the run
  *     and during the emit alone), on SQLite the longest synchronous better-sqlite3 call, how long
- *     the emit took, and CPU µs per delivery (the child, and the receiver).
+ *     the emit took, and CPU µs per delivery (the child, all its threads; where /proc has it, also
+ *     its main thread alone, the event loop's own share beside a WAL checkpointer thread; and the receiver).
  * (c) latency: emit → the receiver has the request (the first attempt), one event at a time at
  *     --rate per second with an idle worker. Role all (in-process wake()) on both databases, and
  *     on PostgreSQL an API-only emitter with a `trendhooks serve --role worker` child woken by
@@ -36,9 +37,10 @@
  * databases `th_bench_…` dropped afterwards; without a server that half is skipped. Options:
  * --runs --sizes --shape --concurrency --samples --warmup --rate --quick, --parts=raw,e2e,latency,
  * --dbs=sqlite,postgres, --profile=DIR (CPU profiles of the e2e children), --child-flag=FLAG (a node
- * flag for the e2e children, repeatable), --compare=DIR (another
+ * flag for the e2e children, repeatable), --sqlite-breakdown (each SQLite e2e run also prints the wall time
+ * its child spent per SQL text, BEGIN and COMMIT included; the timing adds overhead), --compare=DIR (another
  * build measured beside this one, see COMPARE; on --compare-dbs, default both); a partial run, or one with another --shape,
- * --sizes, --compare or --child-flag, writes no file.
+ * --sizes, --compare, --child-flag or --sqlite-breakdown, writes no file.
  */
 const { execFileSync, fork, spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -81,6 +83,8 @@ const DBS = list('dbs', ['sqlite', 'postgres']);
 // --profile=DIR: CPU profile of each e2e child (node --cpu-prof), for chrome://inspect.
 const PROFILE_DIR = process.argv.find((x) => x.startsWith('--profile='))?.split('=')[1];
 // --child-flag=FLAG (repeatable): a node flag for the e2e children, e.g. --child-flag=--max-semi-space-size=4.
+// --sqlite-breakdown: per-SQL-text wall time of each SQLite e2e child (e2e-child.js timeSqliteCalls).
+const SQLITE_BREAKDOWN = process.argv.includes('--sqlite-breakdown');
 const CHILD_FLAGS = process.argv.filter((x) => x.startsWith('--child-flag=')).map((x) => x.slice('--child-flag='.length));
 // --compare=DIR: also runs each e2e measurement on another build (e.g. the code before a change,
 // built with `npx tsc -p tsconfig.build.json --outDir DIR` inside the repo), as `<db>_compared`,
@@ -293,7 +297,7 @@ async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
   const events = SHAPE === 'fanout' ? 1 : Math.ceil(size / EVENTS_SHAPE_WEBHOOKS);
   const total = SHAPE === 'fanout' ? size : events * EVENTS_SHAPE_WEBHOOKS;
   const execArgv = [...CHILD_FLAGS, ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=e2e-${dialect}-${size}-${Date.now()}.cpuprofile`] : [])];
-  const child = fork(path.join(__dirname, 'e2e-child.js'), [JSON.stringify({ database: db.database, env: benchEnv(caFile) })], {
+  const child = fork(path.join(__dirname, 'e2e-child.js'), [JSON.stringify({ database: db.database, env: benchEnv(caFile), breakdown: SQLITE_BREAKDOWN })], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv,
     env: dist ? { ...process.env, BENCH_DIST: dist } : process.env,
@@ -322,10 +326,12 @@ async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
       longest_block_ms: done.longest_block_ms,
       longest_block_cpu_ms: done.longest_block_cpu_ms,
       ...(done.longest_sqlite_call_ms ? { longest_sqlite_call_ms: done.longest_sqlite_call_ms.wall, longest_sqlite_call_cpu_ms: done.longest_sqlite_call_ms.cpu, longest_sqlite_call: done.longest_sqlite_call_ms.what } : {}),
+      ...(done.sqlite_breakdown ? { sqlite_breakdown: done.sqlite_breakdown } : {}),
       max_rss_mb: done.max_rss_mb,
       at_peak_mb: done.at_peak_mb,
       connections: received.connections,
       cpu_us_per_item: round(done.cpu_us / total),
+      ...(done.main_thread_cpu_us !== null ? { main_thread_cpu_us_per_item: round(done.main_thread_cpu_us / total) } : {}),
       receiver_cpu_us_per_item: round((received.cpuUs - rxBefore.cpuUs) / total),
     };
   } finally {
@@ -452,8 +458,11 @@ async function main() {
           runs.e2e[d][size].push(e);
           log(
             `${size} run ${r + 1}: ${d} e2e ${e.per_s}/s${e.ratio_to_raw ? ` = ${Math.round(e.ratio_to_raw * 100)} % of raw` : ''} (${e.deliveries} in ${e.ms} ms, emit ${e.emit_ms} ms holding the loop ${e.emit_block_ms} ms at most (CPU ${e.emit_block_cpu_ms} ms); ` +
-              `peak RSS ${e.max_rss_mb} MB (heap ${e.at_peak_mb.heap_used}/${e.at_peak_mb.heap_total}, external ${e.at_peak_mb.external}), longest loop block ${e.longest_block_ms} ms (CPU ${e.longest_block_cpu_ms} ms)${e.longest_sqlite_call_ms !== undefined ? `, longest SQLite call ${e.longest_sqlite_call_ms} ms (CPU ${e.longest_sqlite_call_cpu_ms} ms: ${String(e.longest_sqlite_call).replace(/\s+/g, ' ').slice(0, 120)})` : ''}; CPU µs per delivery: trendhooks ${e.cpu_us_per_item}, receiver ${e.receiver_cpu_us_per_item})`,
+              `peak RSS ${e.max_rss_mb} MB (heap ${e.at_peak_mb.heap_used}/${e.at_peak_mb.heap_total}, external ${e.at_peak_mb.external}), longest loop block ${e.longest_block_ms} ms (CPU ${e.longest_block_cpu_ms} ms)${e.longest_sqlite_call_ms !== undefined ? `, longest SQLite call ${e.longest_sqlite_call_ms} ms (CPU ${e.longest_sqlite_call_cpu_ms} ms: ${String(e.longest_sqlite_call).replace(/\s+/g, ' ').slice(0, 120)})` : ''}; CPU µs per delivery: trendhooks ${e.cpu_us_per_item}${e.main_thread_cpu_us_per_item !== undefined ? ` (main thread ${e.main_thread_cpu_us_per_item})` : ''}, receiver ${e.receiver_cpu_us_per_item})`,
           );
+          if (e.sqlite_breakdown) {
+            for (const b of e.sqlite_breakdown) console.log(`  ${String(b.ms).padStart(9)} ms ${String(b.calls).padStart(8)} calls  ${b.sql.replace(/\s+/g, ' ').slice(0, 100)}`);
+          }
         }
       }
       for (const d of dialects) if (tpl[d]) await tpl[d].drop();
@@ -497,6 +506,7 @@ async function main() {
         ...(es[0].longest_sqlite_call_ms !== undefined ? { longest_sqlite_call_ms: of('longest_sqlite_call_ms'), longest_sqlite_call_cpu_ms: of('longest_sqlite_call_cpu_ms') } : {}),
         max_rss_mb: of('max_rss_mb'),
         cpu_us_per_delivery: of('cpu_us_per_item'),
+        ...(es.every((x) => x.main_thread_cpu_us_per_item !== undefined) ? { main_thread_cpu_us_per_delivery: of('main_thread_cpu_us_per_item') } : {}),
         receiver_cpu_us_per_delivery: of('receiver_cpu_us_per_item'),
       };
     }
@@ -543,7 +553,7 @@ async function main() {
   for (const n of SIZES) if (summary.raw[n]) console.log(`${pad('raw undici', 28)}${pad(n, 8)}${fmt(summary.raw[n].per_s)}`);
   for (const [d, bySize] of Object.entries(summary.e2e)) {
     for (const [n, e] of Object.entries(bySize)) {
-      console.log(`${pad(`trendhooks ${d}`, 28)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}`);
+      console.log(`${pad(`trendhooks ${d}`, 28)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}${e.main_thread_cpu_us_per_delivery ? `, main thread ${fmt(e.main_thread_cpu_us_per_delivery)}` : ''}`);
     }
   }
   console.log(`\nEmit → first attempt at ${RATE}/s (${SAMPLES} samples per run, medians (min–max) of the runs' quantiles)\n`);
@@ -551,7 +561,7 @@ async function main() {
   for (const [k, l] of Object.entries(summary.latency)) console.log(`${pad(k, 22)}${pad(fmt(l.p50_ms), 22)}${pad(fmt(l.p90_ms), 22)}${fmt(l.p99_ms)}`);
   console.log(`\ntargets: ${out.pass ? 'met' : `NOT met:\n  ${missed.join('\n  ')}`}\n(${out.duration_s} s; load average now ${out.load_average.join(' ')})`);
 
-  const full = PARTS.length === 3 && dialects.length === 2 && SHAPE === 'fanout' && SIZES.join() === DEFAULT_SIZES.join() && !COMPARE && !CHILD_FLAGS.length;
+  const full = PARTS.length === 3 && dialects.length === 2 && SHAPE === 'fanout' && SIZES.join() === DEFAULT_SIZES.join() && !COMPARE && !CHILD_FLAGS.length && !SQLITE_BREAKDOWN;
   if (!full) return console.log('partial run (--parts/--dbs/--shape/--sizes, or no PostgreSQL): results file not written');
   writeResult(CONCURRENCY === DEFAULT_CONCURRENCY ? 'delivery.json' : `delivery-c${CONCURRENCY}.json`, out);
 }

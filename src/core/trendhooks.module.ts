@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { CLOCK, Clock, SystemClock } from '../common/clock';
 import { dialectOf } from '../database/dialect';
 import { TRENDHOOKS_DATA_SOURCE } from '../database/data-source.token';
+import { SqliteCheckpointerService } from '../database/sqlite-checkpointer';
 import { TRENDHOOKS_OPTIONS } from './tokens';
 
 export interface TrendhooksModuleOptions {
@@ -35,7 +36,8 @@ export interface TrendhooksAsyncOptions extends Pick<ModuleMetadata, 'imports'> 
  * the data source (TRENDHOOKS_DATA_SOURCE) and the one CLOCK. Global, so feature modules inject
  * both without importing it; it registers no APP_* providers. Its data source provider checks the
  * driver while the app boots: an unsupported one fails there (UnsupportedDatabaseError), never at
- * a first query.
+ * a first query. On a SQLite file opened with dataSourceOptions, it also runs the WAL checkpoints
+ * on a thread of their own for the app's lifetime (SqliteCheckpointerService; not exported).
  *
  *   TrendhooksModule.forRoot({ dataSource: 'host' })
  *   TrendhooksModule.forRootAsync({ dataSource: 'host', imports, inject, useFactory: (s) => ({ clock: s.clock }) })
@@ -73,7 +75,7 @@ export class TrendhooksModule {
     const clock: FactoryProvider<Clock> = { provide: CLOCK, inject: [TRENDHOOKS_OPTIONS], useFactory: (o: TrendhooksModuleFactoryOptions) => o.clock ?? new SystemClock() };
     return {
       module: TrendhooksModule,
-      providers: [...optionsProviders, dataSource, clock],
+      providers: [...optionsProviders, dataSource, clock, SqliteCheckpointerService],
       exports: [TRENDHOOKS_DATA_SOURCE, CLOCK, TRENDHOOKS_OPTIONS],
     };
   }

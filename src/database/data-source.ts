@@ -7,6 +7,7 @@ import { dialectOf } from './dialect';
 import { resolveFeatures, trendhooksMigrations, type TrendhooksFeatures } from './features';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
+import { prepareTrendhooksSqlite } from './sqlite-checkpointer';
 
 export { dialectOf, type Dialect } from './dialect';
 
@@ -90,10 +91,9 @@ export function dataSourceOptions(db: DatabaseConfig, entities: DataSourceOption
     // keep-alive timeout, a frozen server drops the idle connections clients just reused.
     enableWAL: true,
     timeout: 2000,
-    prepareDatabase: (db: { pragma(s: string): unknown }) => {
-      db.pragma('synchronous = NORMAL');
-      db.pragma('foreign_keys = ON');
-    },
+    // synchronous = NORMAL, foreign keys on; also what marks the data source for a WAL checkpointer
+    // thread (SqliteCheckpointerService).
+    prepareDatabase: prepareTrendhooksSqlite,
   };
 }
 

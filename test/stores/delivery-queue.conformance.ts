@@ -285,6 +285,15 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await claim('worker-a', 1, 1)).toEqual([expect.objectContaining({ id, webhook: null, event: expect.objectContaining({ subreddit }) })]);
   });
 
+  it('answers checks asked together each for its own webhook, a repeated id and a deleted one included', async () => {
+    const [a, b, gone] = [await h.webhook(subreddit), await h.webhook(subreddit), await h.webhook(subreddit)];
+    await h.deleteWebhook(gone.id);
+    const ids = [a.id, gone.id, b.id, a.id, 'wh_never'];
+    expect(await Promise.all(ids.map((id) => h.queue.webhookExists(id)))).toEqual([true, false, true, true, false]);
+    await h.deleteWebhook(a.id);
+    expect(await Promise.all([h.queue.webhookExists(a.id), h.queue.webhookExists(b.id)])).toEqual([false, true]);
+  });
+
   it('keeps each webhook’s latest outcome: newest attempt of a batch wins, an older one never overwrites', async () => {
     const w = await h.webhook(subreddit);
     const ids = [await queued(w, 0), await queued(w, 1)];

@@ -4,6 +4,7 @@ import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../../database/data-source';
 import { WebhookDeliveryStatus, WebhookOutcome } from '../../status/webhook-delivery-status';
+import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toEvent, toWebhook } from '../claim-row';
 import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
@@ -18,12 +19,37 @@ import { INSERT_EVENT } from './sql/insert-event';
 import { RENEW_LEASES } from './sql/renew-leases';
 import { DELIVERY_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
 import { LAST_SUBSCRIBER, SUBSCRIBERS_PAGE } from './sql/subscribers';
-import { WEBHOOK_EXISTS } from './sql/webhook-exists';
+import { WEBHOOKS_EXIST } from './sql/webhook-exists';
 
-/** Longest a fan-out keeps the event loop in one synchronous transaction before yielding (a page may overrun it). */
+/**
+ * What one synchronous fan-out transaction may take, COMMIT included, before the event loop gets
+ * a turn. The slice loop can only time its own statements; the COMMIT after it (the slice's dirty
+ * pages written to the WAL) comes on top, so slices are sized in rows from what the previous ones
+ * took whole (see FanOutPace).
+ */
 const FAN_OUT_SLICE_MS = 8;
-/** Subscribers read and inserted per step of a slice. */
+/** Subscribers read and inserted per step of a slice, at most. */
 const FAN_OUT_PAGE = 256;
+/** Rows of a fan-out's first slice, before any has been timed, and the bounds of the later ones. */
+const FAN_OUT_FIRST_ROWS = 512;
+const FAN_OUT_MIN_ROWS = 64;
+const FAN_OUT_MAX_ROWS = 8192;
+
+/**
+ * Rows per slice for FAN_OUT_SLICE_MS a transaction, from the rows and wall time (COMMIT included)
+ * of the slices so far: the cost of a row changes with the machine, its load, and the size of the
+ * indexes being written, so it is measured, not assumed.
+ */
+export class FanOutPace {
+  rows = FAN_OUT_FIRST_ROWS;
+
+  took(rows: number, ms: number): void {
+    if (rows === 0) return;
+    const fit = (rows * FAN_OUT_SLICE_MS) / Math.max(ms, 0.1);
+    // Halfway to the fit: one slow slice (a GC pause, a busy core) does not halve the next one.
+    this.rows = Math.round(Math.min(FAN_OUT_MAX_ROWS, Math.max(FAN_OUT_MIN_ROWS, (this.rows + fit) / 2)));
+  }
+}
 
 function prepare(db: Database) {
   return {
@@ -37,7 +63,7 @@ function prepare(db: Database) {
     claim: db.prepare(CLAIM),
     webhooks: db.prepare(CLAIMED_WEBHOOKS),
     event: db.prepare(CLAIMED_EVENT),
-    exists: db.prepare(WEBHOOK_EXISTS).pluck(),
+    existing: db.prepare(WEBHOOKS_EXIST).pluck(),
     complete: db.prepare(COMPLETE),
     insertAttempt: db.prepare(INSERT_ATTEMPT),
     cancel: db.prepare(CANCEL),
@@ -55,6 +81,13 @@ function prepare(db: Database) {
 @Injectable()
 export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   private stmts?: ReturnType<typeof prepare>;
+
+  /**
+   * The pre-send existence checks of one event-loop turn share one statement (see webhookExists):
+   * a worker sending a fan-out asks once per delivery, and a statement call costs more than the
+   * index lookup in it.
+   */
+  private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
 
   constructor(
     @InjectTrendhooksDataSource() ds: DataSource,
@@ -82,26 +115,31 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     const s = this.sq;
     // The event row and the first slice of its deliveries commit together: a stored event always
     // has its first deliveries, so a replay can tell an unfinished fan-out from a finished one.
+    const pace = new FanOutPace();
+    const t = performance.now();
     const first = this.db.transaction(() => {
       if (s.insertEvent.run(event.id, event.type, event.subreddit, event.payload, event.createdAt.getTime()).changes === 0) return null;
-      return this.fanOutSlice(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, -1);
+      return this.fanOutSlice(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, -1, pace.rows);
     })();
     if (first === null) return { created: false, deliveries: await this.resumeFanOut(event, targeted, idFor) };
-    return { created: true, deliveries: first.n + (first.done ? 0 : await this.fanOutRest(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, first.after)) };
+    pace.took(first.rows, performance.now() - t);
+    return { created: true, deliveries: first.n + (first.done ? 0 : await this.fanOutRest(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, first.after, pace)) };
   }
 
   /**
    * The remaining slices of a fan-out, each its own short transaction, yielding to the event loop
    * between them: however many subscribers, no synchronous call holds the loop (or the connection)
-   * for much longer than FAN_OUT_SLICE_MS. The caller's promise settles once every slice committed,
+   * for much longer than FAN_OUT_SLICE_MS, its COMMIT included. The caller's promise settles once every slice committed,
    * so an acknowledged emit has all its deliveries; a process that dies between slices leaves a
    * stored event with part of them, which the replay of the event completes (resumeFanOut).
    */
-  private async fanOutRest(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, nowMs: number, bornBy: number, after: number): Promise<number> {
+  private async fanOutRest(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, nowMs: number, bornBy: number, after: number, pace = new FanOutPace()): Promise<number> {
     let n = 0;
     for (;;) {
       await new Promise<void>((r) => setImmediate(r));
-      const slice = this.db.transaction(() => this.fanOutSlice(event, targeted, idFor, nowMs, bornBy, after))();
+      const t = performance.now();
+      const slice = this.db.transaction(() => this.fanOutSlice(event, targeted, idFor, nowMs, bornBy, after, pace.rows))();
+      pace.took(slice.rows, performance.now() - t);
       n += slice.n;
       if (slice.done) return n;
       after = slice.after;
@@ -110,22 +148,34 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
 
   /**
    * Runs inside the caller's transaction: inserts the deliveries of subscribers after the cursor
-   * `after` (webhook rowid, or index into `targeted`) in pages, until they run out or the slice has
-   * taken FAN_OUT_SLICE_MS. Subscribers: webhooks of the event's kind and subreddit created by `bornBy`.
+   * `after` (webhook rowid, or index into `targeted`) in pages, until they run out, `maxRows`
+   * subscribers were read, or the statements alone took FAN_OUT_SLICE_MS. Subscribers: webhooks of
+   * the event's kind and subreddit created by `bornBy`. `n`: deliveries created; `rows`: subscribers read.
    */
-  private fanOutSlice(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, nowMs: number, bornBy: number, after: number): { n: number; after: number; done: boolean } {
+  private fanOutSlice(
+    event: NewEvent,
+    targeted: 'subscribers' | Subscriber[],
+    idFor: (webhookId: string) => string,
+    nowMs: number,
+    bornBy: number,
+    after: number,
+    maxRows: number,
+  ): { n: number; rows: number; after: number; done: boolean } {
     const s = this.sq;
     const started = performance.now();
     let n = 0;
+    let rows = 0;
     for (;;) {
+      const size = Math.min(FAN_OUT_PAGE, maxRows - rows);
       const page: { rid: number; id: string; customer_id: string }[] =
         targeted === 'subscribers'
-          ? (s.subscribersPage.all(event.type, event.subreddit, after, bornBy, FAN_OUT_PAGE) as { rid: number; id: string; customer_id: string }[])
-          : targeted.slice(after + 1, after + 1 + FAN_OUT_PAGE).map((w, i) => ({ rid: after + 1 + i, id: w.id, customer_id: w.customerId }));
+          ? (s.subscribersPage.all(event.type, event.subreddit, after, bornBy, size) as { rid: number; id: string; customer_id: string }[])
+          : targeted.slice(after + 1, after + 1 + size).map((w, i) => ({ rid: after + 1 + i, id: w.id, customer_id: w.customerId }));
       for (const w of page) n += s.insertDelivery.run(idFor(w.id), event.id, w.id, w.customer_id, nowMs, nowMs, nowMs).changes;
-      if (page.length < FAN_OUT_PAGE) return { n, after, done: true };
+      rows += page.length;
+      if (page.length < size) return { n, rows, after, done: true };
       after = page[page.length - 1].rid;
-      if (performance.now() - started >= FAN_OUT_SLICE_MS) return { n, after, done: false };
+      if (rows >= maxRows || performance.now() - started >= FAN_OUT_SLICE_MS) return { n, rows, after, done: false };
     }
   }
 
@@ -204,7 +254,16 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     this.sq.cancel.run(now.getTime(), d.id, owner);
   }
 
-  async webhookExists(webhookId: string): Promise<boolean> {
-    return this.sq.exists.get(webhookId) !== undefined;
+  /**
+   * Answered by a statement run after this call (in a later turn of the event loop, with the other
+   * checks pushed meanwhile): a DELETE answered before the call is seen, as the contract requires.
+   */
+  webhookExists(webhookId: string): Promise<boolean> {
+    return this.existence.push(webhookId);
+  }
+
+  private existingWebhooks(ids: string[]): boolean[] {
+    const found = new Set(this.sq.existing.all(JSON.stringify([...new Set(ids)])) as string[]);
+    return ids.map((id) => found.has(id));
   }
 }

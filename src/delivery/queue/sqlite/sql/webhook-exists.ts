@@ -1,2 +1,2 @@
-/** Webhook id; a row when it exists. */
-export const WEBHOOK_EXISTS = 'SELECT 1 FROM webhooks WHERE id = ?';
+/** A JSON array of webhook ids: those of them that exist. */
+export const WEBHOOKS_EXIST = 'SELECT id FROM webhooks WHERE id IN (SELECT value FROM json_each(?))';

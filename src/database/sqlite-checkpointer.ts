@@ -1,0 +1,193 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Worker } from 'node:worker_threads';
+import { DataSource } from 'typeorm';
+import { InjectTrendhooksDataSource } from './data-source.token';
+
+/**
+ * The `prepareDatabase` of the SQLite options dataSourceOptions builds, and the mark of a data
+ * source that gets a WalCheckpointer: a host's own DataSource (its own options) keeps SQLite's
+ * inline auto-checkpoints, since its connection and its WAL policy are the host's.
+ */
+export function prepareTrendhooksSqlite(db: { pragma(s: string): unknown }): void {
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+}
+
+export interface WalCheckpointerOptions {
+  /**
+   * Bounds of the time between the thread's PASSIVE checkpoints (ms), which it adapts so that each
+   * copies about `targetFrames` WAL frames (SQLite's own 1,000 by default).
+   */
+  minMs?: number;
+  maxMs?: number;
+  targetFrames?: number;
+  /**
+   * WAL frames past which the writer checkpoints inline again (SQLite's own wal_autocheckpoint)
+   * until a checkpoint brings the WAL back under half of it.
+   */
+  capFrames?: number;
+}
+
+/** SQLite's default wal_autocheckpoint (pages): what the writer goes back to while the WAL is over the cap. */
+const INLINE_AUTOCHECKPOINT = 1000;
+
+interface Handle {
+  open: boolean;
+  pragma(s: string, options?: { simple: boolean }): unknown;
+}
+
+/**
+ * The thread: its own connection to the file, a PASSIVE checkpoint every so often (never waits on
+ * a lock, never blocks a writer or reader: it copies what no reader still needs and stops), and a
+ * message when the WAL crosses the cap either way. Plain JavaScript evaluated as the worker's
+ * source, so the same code runs from dist and under ts-jest; better-sqlite3 is required by the
+ * path the app resolved.
+ */
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true, timeout: 0 });
+let over = false;
+let interval = workerData.minMs;
+let last = { log: 0, checkpointed: 0 };
+let timer = null;
+const tick = () => {
+  let r;
+  try {
+    r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+  } catch (err) {
+    // SQLITE_BUSY: another connection is checkpointing (several processes share the file); next tick.
+    if (!/busy|locked/i.test(String(err && err.message))) throw err;
+    return;
+  }
+  // r.log: frames in the WAL; a WAL whose every frame is checkpointed starts over at the writer's
+  // next commit (then fewer frames than last time: all of them are new).
+  const copied = r.log < last.log ? r.checkpointed : r.checkpointed - last.checkpointed;
+  last = r;
+  // About targetFrames per checkpoint, as SQLite's own: checkpointing a few frames at a time would
+  // copy the pages every commit touches (the indexes' last pages) over and over.
+  interval = Math.min(workerData.maxMs, Math.max(workerData.minMs, copied > 0 ? (interval * workerData.targetFrames) / copied : interval * 2));
+  const left = r.log - r.checkpointed;
+  if (!over && r.log > workerData.capFrames && left > 0) parentPort.postMessage({ inline: (over = true) });
+  else if (over && r.log < workerData.capFrames / 2) parentPort.postMessage({ inline: (over = false) });
+};
+const loop = () => {
+  tick();
+  timer = setTimeout(loop, interval);
+};
+timer = setTimeout(loop, interval);
+parentPort.on('message', (m) => {
+  if (m !== 'stop') return;
+  clearTimeout(timer);
+  try { tick(); } finally { db.close(); parentPort.close(); }
+});
+`;
+/**
+ * Moves a file database's WAL checkpoints off the event loop. SQLite checkpoints inline by
+ * default: the COMMIT that takes the WAL past 1,000 pages copies them into the database file
+ * (and syncs it) before returning, holding the one thread for milliseconds on the hot path. Here
+ * the app's connection turns that off and a worker thread with its own connection runs PASSIVE
+ * checkpoints instead, of about as many frames each. A PASSIVE checkpoint is the same kind SQLite runs
+ * inline, so the WAL stays as bounded as before while the thread keeps up; when it does not (the
+ * WAL past `capFrames` and frames left over: a reader holding an old snapshot, or writes faster
+ * than the thread copies), the writer checkpoints inline again, which paces the writes, until the
+ * WAL is back under half the cap. Several processes on one file each run one; a checkpoint that
+ * finds another in progress skips a tick.
+ */
+export class WalCheckpointer {
+  private worker: Worker | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private readonly logger = new Logger('WalCheckpointer');
+  /** Whether the writer checkpoints inline for now (the WAL over the cap). */
+  inline = false;
+
+  constructor(
+    private readonly db: Handle,
+    private readonly file: string,
+    private readonly options: WalCheckpointerOptions = {},
+  ) {}
+
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
+  start(): void {
+    if (this.worker) return;
+    this.db.pragma('wal_autocheckpoint = 0');
+    const worker = new Worker(THREAD_SOURCE, {
+      eval: true,
+      workerData: {
+        driver: require.resolve('better-sqlite3'),
+        file: this.file,
+        minMs: this.options.minMs ?? 10,
+        maxMs: this.options.maxMs ?? 1000,
+        targetFrames: this.options.targetFrames ?? INLINE_AUTOCHECKPOINT,
+        capFrames: this.options.capFrames ?? 16 * INLINE_AUTOCHECKPOINT,
+      },
+    });
+    // Never what keeps a process alive; stop() ends it on shutdown.
+    worker.unref();
+    worker.on('message', (m: { inline: boolean }) => this.setInline(m.inline));
+    this.exited = new Promise<void>((resolve) => {
+      worker.once('exit', () => resolve());
+      worker.once('error', (err) => {
+        // Without its checkpointer the WAL would only grow: the writer checkpoints inline again.
+        this.logger.error(`WAL checkpointer thread failed, SQLite checkpoints inline again: ${err.message}`);
+        this.worker = null;
+        this.setInline(true);
+      });
+    });
+    this.worker = worker;
+  }
+
+  private setInline(inline: boolean): void {
+    this.inline = inline;
+    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${inline ? INLINE_AUTOCHECKPOINT : 0}`);
+  }
+
+  /** Ends the thread after one last checkpoint, and gives the writer back SQLite's inline checkpoints. */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.worker = null;
+    // Referenced again while it finishes: an unreferenced thread's exit would not keep the process
+    // alive for whatever the caller does after close.
+    worker.ref();
+    worker.postMessage('stop');
+    await this.exited;
+    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT}`);
+  }
+}
+
+/**
+ * The WalCheckpointer of the trendhooks data source, when it is a better-sqlite3 file database in
+ * WAL mode opened with dataSourceOptions (the standalone, a host that builds its options with it);
+ * a host's own DataSource, an in-memory database, or PostgreSQL: nothing. Started when the module
+ * initialises, stopped on application shutdown (after every module's onModuleDestroy: the delivery
+ * worker's last writes are still checkpointed off the loop).
+ */
+@Injectable()
+export class SqliteCheckpointerService implements OnModuleInit, OnApplicationShutdown {
+  private checkpointer: WalCheckpointer | null = null;
+
+  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {}
+
+  onModuleInit(): void {
+    const o = this.ds.options;
+    if (o.type !== 'better-sqlite3' || o.prepareDatabase !== prepareTrendhooksSqlite) return;
+    if (o.database === ':memory:' || o.database === '') return;
+    const db = (this.ds.driver as unknown as { databaseConnection: Handle & { name: string } }).databaseConnection;
+    if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return;
+    this.checkpointer = new WalCheckpointer(db, db.name);
+    this.checkpointer.start();
+  }
+
+  /** For tests: the running checkpointer, if this data source has one. */
+  get current(): WalCheckpointer | null {
+    return this.checkpointer;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.checkpointer?.stop();
+  }
+}
