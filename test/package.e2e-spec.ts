@@ -68,6 +68,16 @@ describe('the packed tarball', () => {
     expect(loaded).toContain('dist/webhooks/webhooks.module.js');
   });
 
+  it('loads no PostgreSQL driver, Redis client or terminus with the standalone app until the configuration asks for them', () => {
+    // Each costs the process megabytes of resident memory: pg is required by the PostgreSQL queue when it
+    // opens its pool (TypeORM's driver has loaded it by then), ioredis by the rate-limit store given REDIS_URL.
+    const script = `require('reflect-metadata'); require('./dist/standalone.js');
+      process.stdout.write(JSON.stringify(Object.keys(require.cache).map((f) => require('node:path').relative(process.cwd(), f))));`;
+    const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })) as string[];
+    expect(loaded).toContain('dist/app.module.js');
+    expect(loaded.filter((f) => /node_modules\/(pg|pg-pool|ioredis|@nestjs\/terminus)\//.test(f))).toEqual([]);
+  });
+
   it('imports in its .d.ts files only packages it depends on that ship their own types, and no driver types', () => {
     const deps = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
     const builtins = new Set(builtinModules);

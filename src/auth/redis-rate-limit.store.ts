@@ -1,5 +1,5 @@
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { MemoryRateLimitStore, RateLimitHit, RateLimitStore } from './rate-limit.store';
 
 export const REDIS_RATE_LIMIT_PREFIX = 'trendhooks:rl:';
@@ -48,9 +48,12 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleInit, OnAppl
     if (!options.client && !options.url) throw new Error('RedisRateLimitStore needs a url or a client');
     this.prefix = options.keyPrefix ?? REDIS_RATE_LIMIT_PREFIX;
     this.ownsClient = !options.client;
+    // Required here, not imported: the package's root entry exports this class, and a process without REDIS_URL never loads ioredis.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const RedisClient = options.client ? undefined : (require('ioredis') as typeof import('ioredis')).default;
     const client =
       options.client ??
-      new Redis(options.url!, {
+      new RedisClient!(options.url!, {
         lazyConnect: true,
         // A request must never queue behind a reconnect: without a connection commands fail at once.
         enableOfflineQueue: false,

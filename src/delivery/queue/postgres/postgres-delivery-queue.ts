@@ -1,7 +1,6 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../../database/data-source.token';
-import { Pool } from 'pg';
-import type { PoolConfig, QueryResultRow } from 'pg';
+import type { Pool, PoolConfig, QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../../../database/data-source';
 import { GroupBatcher } from '../../group-batcher';
@@ -51,7 +50,10 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     if (!this.hot) {
       const base = pgPool(this.ds).options as PoolConfig;
       const options = [base.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ');
-      this.hot = new Pool({ ...base, max: HOT_POOL_SIZE, options });
+      // Required here, not imported: a SQLite process never loads pg (TypeORM's driver has loaded it by now).
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { Pool: PgPool } = require('pg') as typeof import('pg');
+      this.hot = new PgPool({ ...base, max: HOT_POOL_SIZE, options });
       this.hot.on('error', () => undefined); // an idle session dropped: the next query opens another
     }
     return (await this.hot.query<T & QueryResultRow>({ ...statement, values })).rows;
