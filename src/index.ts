@@ -23,7 +23,7 @@
  *
  * The package's root entry (`trendhooks`). The standalone service (AppModule, createApp) is
  * `trendhooks/standalone` (src/standalone.ts), the CLI `trendhooks/cli`: importing the modules
- * loads neither, nor terminus, the HTTP adapters or commander (test/package.e2e-spec.ts).
+ * loads neither, nor the HTTP adapters or commander (test/package.e2e-spec.ts).
  */
 export { TrendhooksModule, InjectTrendhooksOptions, type TrendhooksModuleOptions, type TrendhooksAsyncOptions, type TrendhooksModuleFactoryOptions } from './core/trendhooks.module';
 export { TRENDHOOKS_DATA_SOURCE, InjectTrendhooksDataSource } from './database/data-source.token';
