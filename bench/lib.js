@@ -7,7 +7,6 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { URL } = require('node:url');
-const { Client } = require('pg');
 
 const ROOT = path.resolve(__dirname, '..');
 // BENCH_DIST: another build to measure (e.g. the code before a change, built into a folder of the repo).
@@ -37,6 +36,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** One statement on the PostgreSQL server's admin database (rejects when it is unreachable). */
 async function pgAdmin(sql) {
+  // Required here, not at the top: the delivery bench's app child loads this file, and on SQLite
+  // the app itself never loads pg (its peak RSS is measured).
+  const { Client } = require('pg');
   const client = new Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
   await client.connect();
   try {
