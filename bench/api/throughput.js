@@ -15,7 +15,13 @@
  * process, so the load generator never shares the servers' event loop.
  *
  *   npm run build && node bench/api/throughput.js [--seconds=5] [--rounds=3] [--connections=20]
- *       [--adapters=express,fastify] [--databases=sqlite,postgres] [--profile]
+ *       [--adapters=express,fastify] [--databases=sqlite,postgres] [--profile] [--compare=DIR]
+ *
+ * `--compare=DIR`: another build of the service (e.g. the code before a change, built with
+ * `npx tsc -p tsconfig.build.json --outDir .dist-old-x`; a folder inside the repo, so it finds
+ * node_modules) serves the same database beside ours, measured in the same rounds right after
+ * ours: each route then also gets `vs_compare`, ours / theirs by req/s and theirs / ours by CPU
+ * per request (above 1: ours is faster), per round, median and min–max.
  *
  * `--profile`: the API runs under `node --cpu-prof`; after the rounds the profile's top self time
  * by module and by function is printed and kept in the result (the .cpuprofile file stays in
@@ -42,6 +48,9 @@ const SECONDS = arg('seconds', 5);
 const ROUNDS = arg('rounds', 3);
 const CONNECTIONS = arg('connections', 20);
 const PROFILE = process.argv.includes('--profile');
+const COMPARE = process.argv.find((a) => a.startsWith('--compare='))?.slice('--compare='.length);
+const COMPARE_CLI = COMPARE && path.join(path.resolve(COMPARE), 'cli.js');
+if (COMPARE_CLI && !fs.existsSync(COMPARE_CLI)) throw new Error(`--compare: no cli.js in ${COMPARE}`);
 const listArg = (name, def) => (process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def).split(',').filter(Boolean);
 const ADAPTERS = listArg('adapters', 'express,fastify');
 const DATABASES = listArg('databases', 'sqlite,postgres');
@@ -158,6 +167,7 @@ function postsFile() {
 
 const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 const r3 = (x) => Math.round(x * 1000) / 1000;
+const r3s = (s) => ({ median: r3(s.median), min: r3(s.min), max: r3(s.max) });
 
 async function measure(adapter, dialect, databaseUrl) {
   const env = {
@@ -181,6 +191,7 @@ async function measure(adapter, dialect, databaseUrl) {
   const nodeArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profileName}`] : [];
   const api = await startServer([CLI, 'serve', '--role', 'api'], env, '/healthz', nodeArgs);
   let bare;
+  let other;
   let bodiesDir;
   try {
     const headers = { authorization: `Bearer ${issued.key}` };
@@ -204,24 +215,28 @@ async function measure(adapter, dialect, databaseUrl) {
     bodiesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-bench-bare-'));
     fs.writeFileSync(path.join(bodiesDir, 'bodies.json'), JSON.stringify(bodies));
     bare = await startServer([path.join(__dirname, 'bare.js')], { PATH: process.env.PATH, HTTP_ADAPTER: adapter, BARE_BODIES: path.join(bodiesDir, 'bodies.json') }, ROUTES[0].path);
+    // The other build reads the same database (already migrated and seeded) with the same key.
+    if (COMPARE_CLI) other = await startServer([COMPARE_CLI, 'serve', '--role', 'api'], env, '/healthz');
 
     for (const route of ROUTES) {
       // Warm-up (JIT, connection pools, caches), not counted.
       await run(bare, route.path, {});
       await run(api, route.path, headers);
+      if (other) await run(other, route.path, headers);
     }
-    const rounds = Object.fromEntries(ROUTES.map((r) => [r.name, { bare: [], ours: [] }]));
+    const rounds = Object.fromEntries(ROUTES.map((r) => [r.name, { bare: [], ours: [], other: [] }]));
     for (let i = 0; i < ROUNDS; i++) {
       for (const route of ROUTES) {
         rounds[route.name].bare.push(await run(bare, route.path, {}));
         rounds[route.name].ours.push(await run(api, route.path, headers));
+        if (other) rounds[route.name].other.push(await run(other, route.path, headers));
       }
     }
-    const bad = Object.values(rounds).reduce((n, r) => n + [...r.bare, ...r.ours].reduce((m, x) => m + x.bad, 0), 0);
+    const bad = Object.values(rounds).reduce((n, r) => n + [...r.bare, ...r.ours, ...r.other].reduce((m, x) => m + x.bad, 0), 0);
     if (bad > 0) throw new Error(`${bad} failed requests (non-2xx, errors or timeouts)\n${api.tail()}`);
     const routes = {};
     for (const route of ROUTES) {
-      const { bare: b, ours: o } = rounds[route.name];
+      const { bare: b, ours: o, other: t } = rounds[route.name];
       const ratios = o.map((x, i) => x.rps / b[i].rps);
       const ratio = stats(ratios);
       const cpu = o.every((x, i) => x.cpuUs !== null && b[i].cpuUs !== null);
@@ -238,6 +253,16 @@ async function measure(adapter, dialect, databaseUrl) {
         cpu_ratio: cpuRatio && { median: r3(cpuRatio.median), min: r3(cpuRatio.min), max: r3(cpuRatio.max) },
         ours_p50_ms: median(o.map((x) => x.p50)),
         ours_p99_ms: median(o.map((x) => x.p99)),
+        ...(other
+          ? {
+              compare_rps: stats(t.map((x) => Math.round(x.rps))),
+              compare_cpu_us_per_request: cpu ? stats(t.map((x) => Math.round(x.cpuUs))) : null,
+              vs_compare: {
+                rps: r3s(stats(o.map((x, i) => x.rps / t[i].rps))),
+                cpu: cpu ? r3s(stats(o.map((x, i) => t[i].cpuUs / x.cpuUs))) : null,
+              },
+            }
+          : {}),
         target_ratio: route.target,
         pass: route.target === null || ratio.median >= route.target,
       };
@@ -247,6 +272,7 @@ async function measure(adapter, dialect, databaseUrl) {
     // SIGTERM: the API finishes the requests autocannon left in flight, and writes its profile.
     await api.stop();
     await bare?.stop();
+    await other?.stop();
     if (bodiesDir) fs.rmSync(bodiesDir, { recursive: true, force: true });
     if (PROFILE) {
       const file = path.join(profileDir, profileName);
@@ -288,6 +314,13 @@ async function main() {
         ours_cpu_us: x.ours_cpu_us_per_request?.median,
         bare_cpu_us: x.bare_cpu_us_per_request?.median,
         cpu_ratio: x.cpu_ratio?.median,
+        ...(x.vs_compare
+          ? {
+              compare_cpu_us: x.compare_cpu_us_per_request?.median,
+              'vs_compare cpu': `${x.vs_compare.cpu?.median} (${x.vs_compare.cpu?.min}–${x.vs_compare.cpu?.max})`,
+              'vs_compare rps': `${x.vs_compare.rps.median} (${x.vs_compare.rps.min}–${x.vs_compare.rps.max})`,
+            }
+          : {}),
         p99_ms: x.ours_p99_ms,
         pass: x.pass,
       })),
@@ -304,6 +337,7 @@ async function main() {
     page_size: 25,
     target_ratio: TARGET_RATIO,
     machine: { cpus: os.cpus().length, loadavg_at_end: os.loadavg().map((x) => Math.round(x * 100) / 100), node: process.version },
+    ...(COMPARE ? { compare: path.relative(path.resolve(__dirname, '../..'), path.resolve(COMPARE)) } : {}),
     results,
     ...(PROFILE ? { profiles } : {}),
     pass: results.every((r) => Object.values(r.routes).every((x) => x.pass)),

@@ -1,6 +1,7 @@
 import type { Plan } from './plans';
 import type { ApiKeyEntity } from './api-key.entity';
 import { displayPrefix, hashApiKey } from './api-key.format';
+import * as format from './api-key.format';
 import { ApiKeyService, MAX_API_KEY_CACHE_TTL_MS } from './api-key.service';
 import { ApiKeyStore, CustomerRef, KeyOwner } from './api-key.store';
 import type { CustomerEntity } from './customer.entity';
@@ -165,6 +166,18 @@ describe('ApiKeyService', () => {
       await expect(cached.authenticate(`Bearer ${sameStart}`)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
       await expect(cached.authenticate(`Bearer ${other}`)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
       expect(lookups.n).toBe(1); // `sameStart` fails its checksum before any lookup; `other` is looked up
+    });
+
+    it('checks the checksum of a key it looks up, not again while the key is cached', async () => {
+      const cached = new ApiKeyService(store, { now: () => NOW }, { apiKeyCacheTtlMs: MAX_API_KEY_CACHE_TTL_MS });
+      const issued = await cached.issue('acme', 'pro');
+      const checks = jest.spyOn(format, 'isWellFormedApiKey');
+      try {
+        for (let i = 0; i < 3; i++) expect(await cached.authenticate(`Bearer ${issued.key}`)).toMatchObject({ keyId: issued.key_id });
+        expect(checks).toHaveBeenCalledTimes(1);
+      } finally {
+        checks.mockRestore();
+      }
     });
 
     it('with a TTL of 0 asks the store every time, and refuses a TTL over the bound', async () => {

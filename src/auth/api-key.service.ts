@@ -127,10 +127,12 @@ export class ApiKeyService {
     const m = header.length <= 200 ? /^Bearer ([^\s]+)$/.exec(header) : null;
     if (!m) throw unauthorized('Authorization header must be exactly "Bearer <API key>" (one space, no other blanks)');
     const key = m[1];
-    if (!isWellFormedApiKey(key)) throw unauthorized('API key is malformed');
     const keyHash = hashApiKey(key);
     let row = this.cache.get(keyHash) ?? null;
     if (!row) {
+      // Only well-formed keys are looked up, so only they are ever cached: a hit needs no second
+      // checksum (a SHA-256 of its own, per request).
+      if (!isWellFormedApiKey(key)) throw unauthorized('API key is malformed');
       row = await this.store.findByHash(keyHash);
       if (row) this.cache.set(keyHash, row);
     }

@@ -30,10 +30,14 @@ export class PrincipalGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest();
-    const res = context.switchToHttp().getResponse();
+    const http = context.switchToHttp();
+    const req = http.getRequest();
+    const res = http.getResponse();
+    // Straight on the Node response (express) or the fastify reply: the adapter's setHeader goes
+    // through express's res.set, five times per request.
     const setHeaders = (h: Record<string, string>) => {
-      for (const [k, v] of Object.entries(h)) this.adapterHost.httpAdapter.setHeader(res, k, v);
+      if (typeof res.setHeader === 'function') for (const k in h) res.setHeader(k, h[k]);
+      else for (const k in h) this.adapterHost.httpAdapter.setHeader(res, k, h[k]);
     };
 
     let resolved: TrendhooksPrincipal | null | undefined;

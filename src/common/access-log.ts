@@ -8,9 +8,20 @@ const CREDENTIAL_IN_URL = /(th_live_|whsec_)[^&#\s]*/g;
 type LoggedRequest = IncomingMessage & WithRequestId & { id?: string; log?: Logger; originalUrl?: string; readableAborted?: boolean };
 type LoggedResponse = ServerResponse & { err?: unknown };
 
+/** Header values never written (the API key rides in Authorization): the logger's redaction covers these paths. */
+export const REDACTED_REQUEST_HEADERS = ['authorization', 'cookie', 'proxy-authorization', 'x-api-key'] as const;
+export const REDACTED_RESPONSE_HEADERS = ['set-cookie'] as const;
+const CENSOR = '[redacted]';
+
 export interface AccessLogOptions {
   /** Requests whose access line is left out (probes, scrapes); their other logs still carry the id. */
   ignore?: (req: IncomingMessage) => boolean;
+  /**
+   * Writes the access lines instead of `logger`: the same logger without pino's redaction, the
+   * credential headers (REDACTED_*_HEADERS) being censored here instead — the same line, without
+   * the redaction's copy-and-restore of the whole line per request (about half of the line's cost).
+   */
+  lineLogger?: Logger;
 }
 
 /**
@@ -26,6 +37,7 @@ export interface AccessLogOptions {
  */
 export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = {}) {
   const ignore = options.ignore;
+  const lines: LineWriter = options.lineLogger ? { logger: options.lineLogger, censor: true } : { logger, censor: false };
   return function accessLog(req: LoggedRequest, res: LoggedResponse, next: () => void): void {
     const id = ensureRequestId(req, res);
     req.id = id;
@@ -35,7 +47,7 @@ export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = 
       res.removeListener('close', done);
       res.removeListener('finish', done);
       res.removeListener('error', done);
-      writeLine(logger, req, res, start, err);
+      writeLine(lines, req, res, start, err);
     };
     // An ignored route's line is still written when its response fails.
     if (!ignore?.(req)) {
@@ -47,7 +59,24 @@ export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = 
   };
 }
 
-function writeLine(logger: Logger, req: LoggedRequest, res: LoggedResponse, start: number, err: unknown): void {
+interface LineWriter {
+  logger: Logger;
+  /** Whether the credential headers are censored here (the logger does not redact). */
+  censor: boolean;
+}
+
+/** A copy of `headers` with the values of `names` censored, keys in their order, absent ones left absent (as pino's redaction does). */
+function censored(headers: object, names: readonly string[]): object {
+  let out: Record<string, unknown> | undefined;
+  for (const name of names) {
+    if ((headers as Record<string, unknown>)[name] === undefined) continue;
+    out ??= { ...headers };
+    out[name] = CENSOR;
+  }
+  return out ?? headers;
+}
+
+function writeLine({ logger, censor }: LineWriter, req: LoggedRequest, res: LoggedResponse, start: number, err: unknown): void {
   const failure = err || res.err;
   const failed = Boolean(failure) || res.statusCode >= 500;
   const line: Record<string, unknown> = {
@@ -56,10 +85,10 @@ function writeLine(logger: Logger, req: LoggedRequest, res: LoggedResponse, star
       id: req.id,
       method: req.method,
       url: String(req.originalUrl || req.url).replace(CREDENTIAL_IN_URL, '$1[redacted]'),
-      headers: req.headers,
+      headers: censor ? censored(req.headers, REDACTED_REQUEST_HEADERS) : req.headers,
       remoteAddress: req.socket?.remoteAddress,
     },
-    res: { statusCode: res.headersSent ? res.statusCode : null, headers: res.getHeaders() },
+    res: { statusCode: res.headersSent ? res.statusCode : null, headers: censor ? censored(res.getHeaders(), REDACTED_RESPONSE_HEADERS) : res.getHeaders() },
   };
   // The level follows the response (an error for a 5xx or a failed response), as pino-http's customLogLevel did.
   const level = err || res.statusCode >= 500 ? 'error' : 'info';

@@ -119,7 +119,8 @@ export function readJsonBody(headers: Headers, stream: Readable, done: (error: A
 /**
  * Reads a JSON body of at most 64 KiB for the routes of the module that applies it. It never
  * throws: middleware errors bypass controller-scoped filters in a host app, so the error is parked
- * on the request and raised by the EnvelopeInterceptor after authentication.
+ * on the request and raised after authentication by BodyErrorGuard (listed after the principal
+ * guard on the controllers that read bodies).
  *
  * Under fastify the body is read by fastify's content-type parsing, after middleware: there this
  * middleware only marks the request, and the parser `ownJsonBodies` installs reads it. Under

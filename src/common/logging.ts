@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { DestinationStream, Logger } from 'pino';
-import { accessLogMiddleware } from './access-log';
+import { accessLogMiddleware, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
 import { ensureRequestId, WithRequestId } from './request-id';
 
 /** The JSON log thresholds (LOG_LEVEL); `silent` writes nothing. */
@@ -12,11 +12,8 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 /** Header values that must never be written: credentials (the API key rides in Authorization) and cookies. */
 export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["proxy-authorization"]',
-  'req.headers["x-api-key"]',
-  'res.headers["set-cookie"]',
+  ...REDACTED_REQUEST_HEADERS.map((h) => `req.headers[${JSON.stringify(h)}]`),
+  ...REDACTED_RESPONSE_HEADERS.map((h) => `res.headers[${JSON.stringify(h)}]`),
 ];
 
 // Probes and scrapes every few seconds would drown the request log; their failures are still logged.
@@ -53,20 +50,17 @@ class RequestIdAlignmentModule {}
  * carries it too. Bodies are never logged; credentials in headers and URLs are redacted.
  */
 export function structuredLogModules(options: StructuredLogOptions): (Type<unknown> | DynamicModule)[] {
-  const logger = pino(
-    {
-      level: options.level,
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    },
-    options.stream ?? pino.destination({ dest: 1, sync: true }),
-  );
+  const stream = options.stream ?? pino.destination({ dest: 1, sync: true });
+  const base = { level: options.level, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  const logger = pino({ ...base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, stream);
+  // The access lines' writer: the same logger and stream without redaction, the middleware
+  // censoring the credential headers of each line itself (REDACTED_PATHS are those headers).
+  const lineLogger = pino(base, stream);
   return [
     RequestIdAlignmentModule,
     // Before LoggerModule (both global: their middleware is mounted in this order), so that
     // nestjs-pino's binding finds req.log already set.
-    AccessLogModule.forRoot(logger),
+    AccessLogModule.forRoot(logger, lineLogger),
     // useExisting: nestjs-pino does not mount pino-http; it binds our req.log for the logs written
     // while serving a request, and uses `logger` for the others.
     LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true }),
@@ -79,14 +73,15 @@ const ACCESS_LOGGER = Symbol('trendhooks:access-logger');
 @Global()
 @Module({})
 class AccessLogModule implements NestModule {
-  constructor(@Inject(ACCESS_LOGGER) private readonly logger: Logger) {}
+  constructor(@Inject(ACCESS_LOGGER) private readonly loggers: { logger: Logger; lineLogger: Logger }) {}
 
-  static forRoot(logger: Logger): DynamicModule {
-    return { module: AccessLogModule, providers: [{ provide: ACCESS_LOGGER, useValue: logger }] };
+  static forRoot(logger: Logger, lineLogger: Logger): DynamicModule {
+    return { module: AccessLogModule, providers: [{ provide: ACCESS_LOGGER, useValue: { logger, lineLogger } }] };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(accessLogMiddleware(this.logger, { ignore: (req) => QUIET_PATHS.test(req.url ?? '') })).forRoutes('*path');
+    const { logger, lineLogger } = this.loggers;
+    consumer.apply(accessLogMiddleware(logger, { lineLogger, ignore: (req) => QUIET_PATHS.test(req.url ?? '') })).forRoutes('*path');
   }
 }
 

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { AppError } from '../common/errors';
 import {
   CURSOR_ERROR_MESSAGES,
@@ -248,6 +248,15 @@ describe('hashCursorParams', () => {
     // Canonical pairs keep "a=1,b" and "a,1=b"-style collisions apart.
     expect(hashCursorParams({ 'a","b': 'c' })).not.toBe(hashCursorParams({ a: 'b","c' }));
     expect(hashCursorParams({})).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('is the truncated SHA-256 of the canonical pairs, the same when kept and after many other params went by', () => {
+    const expected = createHash('sha256').update(JSON.stringify([['subreddit', 'typescript']]), 'utf8').digest().subarray(0, 16).toString('base64url');
+    expect(hashCursorParams({ subreddit: 'typescript' })).toBe(expected);
+    expect(hashCursorParams({ subreddit: 'typescript' })).toBe(expected);
+    for (let i = 0; i < 5000; i++) hashCursorParams({ subreddit: `s${i}` });
+    expect(hashCursorParams({ subreddit: 'typescript' })).toBe(expected);
+    expect(() => hashCursorParams({ subreddit: 1 as unknown as string })).toThrow('cursor param "subreddit" must be a string');
   });
 });
 

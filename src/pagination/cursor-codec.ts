@@ -183,8 +183,20 @@ function computeParamsHash(params: Record<string, string>): string {
       if (typeof value !== 'string') throw new Error(`cursor param "${key}" must be a string`);
       return [key, value];
     });
-  return createHash('sha256').update(JSON.stringify(pairs), 'utf8').digest().subarray(0, 16).toString('base64url');
+  const canonical = JSON.stringify(pairs);
+  let hash = PARAMS_HASHES.get(canonical);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(canonical, 'utf8').digest().subarray(0, 16).toString('base64url');
+    // A list route's parameters take few values at a time (a subreddit, a user, a webhook id): their
+    // hashes are kept, not taken again per page. The bound keeps memory flat whatever callers send.
+    if (PARAMS_HASHES.size >= MAX_PARAMS_HASHES) PARAMS_HASHES.clear();
+    PARAMS_HASHES.set(canonical, hash);
+  }
+  return hash;
 }
+
+const PARAMS_HASHES = new Map<string, string>();
+const MAX_PARAMS_HASHES = 4096;
 
 /** Encodes and verifies signed, route-bound, expiring keyset cursors (format in README.md). */
 export class CursorCodec {

@@ -14,7 +14,7 @@ const UPDATED_ON_CONFLICT = ['score', 'num_comments', 'title', 'selftext', 'upda
 
 /** The PostStore both dialects share, written once; a dialect only says how it numbers parameters. */
 export abstract class TypeOrmPostStore extends PostStore {
-  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() protected readonly ds: DataSource) {
     super();
   }
 
@@ -65,10 +65,15 @@ export abstract class TypeOrmPostStore extends PostStore {
     }
     const [a, b] = anchor ? keysetOf(anchor) : [undefined, undefined];
     const values = [value, a, b];
-    const rows: PostPageRow[] = await this.ds.query(
+    return this.runPage(
       c.sql,
       c.roles.map((r) => values[r]),
     );
+  }
+
+  /** Runs a page statement of `page` (its SQL is one of a few, built once) and maps its rows. */
+  protected async runPage(sql: string, params: unknown[]): Promise<PostEntity[]> {
+    const rows: PostPageRow[] = await this.ds.query(sql, params);
     return rows.map(toPostEntity);
   }
 
@@ -131,7 +136,7 @@ const MARK_B = '\u0000id';
 const MARK_A_OR_PLACEHOLDER = new RegExp(`\\?|${String(MARK_A)}(?![0-9])`, 'g');
 
 /** A row of `pageQuery` as the driver answers it (TypeORM's `p_<column>` aliases). */
-interface PostPageRow {
+export interface PostPageRow {
   p_id: string;
   p_subreddit: string;
   p_author: string;
@@ -148,7 +153,7 @@ interface PostPageRow {
   p_updated_at: number | string;
 }
 
-function toPostEntity(r: PostPageRow): PostEntity {
+export function toPostEntity(r: PostPageRow): PostEntity {
   return {
     id: r.p_id,
     subreddit: r.p_subreddit,

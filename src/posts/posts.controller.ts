@@ -1,9 +1,9 @@
-import { Controller, Get, Param, Query, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Param, Query, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { CurrentPrincipal } from '../auth/plan.decorator';
-import { EnvelopeInterceptor } from '../common/envelope.interceptor';
+import { envelope, RequestId } from '../common/envelope';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { ApiEnvelopeResponse, ApiErrorResponses, ApiListQuery, ApiV1Controller } from '../openapi/decorators';
 import type { ListQuery } from '../pagination/pagination.service';
@@ -14,7 +14,6 @@ import { PostsService } from './posts.service';
 // webhook routes, so they answer the same inside a host app.
 @Controller('v1')
 @UseGuards(PrincipalGuard)
-@UseInterceptors(EnvelopeInterceptor)
 @UseFilters(ApiExceptionFilter)
 @ApiTags('Posts')
 @ApiV1Controller({ businessPlus: false })
@@ -31,8 +30,8 @@ export class PostsController {
     schema: { type: 'string', example: 'typescript' },
   })
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR` (a bad `subreddit`), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.' })
-  bySubreddit(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('subreddit') subreddit: string, @Query() query: ListQuery) {
-    return this.posts.listBySubreddit(caller, subreddit, query);
+  async bySubreddit(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('subreddit') subreddit: string, @Query() query: ListQuery, @RequestId() requestId: string) {
+    return envelope(requestId, await this.posts.listBySubreddit(caller, subreddit, query));
   }
 
   @Get('users/:username/posts')
@@ -43,7 +42,7 @@ export class PostsController {
     schema: { type: 'string', example: 'spez' },
   })
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR` (a bad `username`), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.' })
-  byUser(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('username') username: string, @Query() query: ListQuery) {
-    return this.posts.listByUser(caller, username, query);
+  async byUser(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('username') username: string, @Query() query: ListQuery, @RequestId() requestId: string) {
+    return envelope(requestId, await this.posts.listByUser(caller, username, query));
   }
 }

@@ -1,9 +1,9 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';
-import { EnvelopeInterceptor } from '../common/envelope.interceptor';
+import { envelope, RequestId } from '../common/envelope';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { ApiEnvelopeResponse, ApiErrorResponses, ApiListQuery, ApiV1Controller, ApiWebhookIdParam } from '../openapi/decorators';
 import type { ListQuery } from '../pagination/pagination.service';
@@ -13,7 +13,6 @@ import { DeliveryResource, TestDeliveryResource } from '../delivery/delivery.res
 @Controller('v1/webhooks/:webhook_id')
 @BusinessPlus()
 @UseGuards(PrincipalGuard)
-@UseInterceptors(EnvelopeInterceptor)
 @UseFilters(ApiExceptionFilter)
 @ApiTags('Deliveries')
 @ApiV1Controller({ businessPlus: true })
@@ -29,8 +28,8 @@ export class DeliveriesController {
     400: '`VALIDATION_ERROR` (`webhook_id` is not a ULID), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.',
     404: "`NOT_FOUND`: no such webhook, or another customer's.",
   })
-  list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Query() query: ListQuery) {
-    return this.deliveries.list(caller, webhookId, query);
+  async list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Query() query: ListQuery, @RequestId() requestId: string) {
+    return envelope(requestId, await this.deliveries.list(caller, webhookId, query));
   }
 
   @Post('deliveries/:delivery_id/retry')
@@ -43,8 +42,8 @@ export class DeliveriesController {
     404: "`NOT_FOUND`: no such webhook or delivery, or another customer's.",
     409: '`CONFLICT`: an attempt of this delivery is in flight.',
   })
-  retry(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Param('delivery_id') deliveryId: string) {
-    return this.deliveries.retry(caller, webhookId, deliveryId);
+  async retry(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Param('delivery_id') deliveryId: string, @RequestId() requestId: string) {
+    return envelope(requestId, await this.deliveries.retry(caller, webhookId, deliveryId));
   }
 
   @Post('test')
@@ -52,7 +51,7 @@ export class DeliveriesController {
   @ApiOperation({ operationId: 'sendTestEvent', summary: 'Send a test event', description: 'A `webhook.test` event, delivered to this webhook only.' })
   @ApiEnvelopeResponse(202, TestDeliveryResource, 'TestDelivery', 'The test event and its delivery, queued.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
-  test(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string) {
-    return this.deliveries.sendTest(caller, webhookId);
+  async test(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @RequestId() requestId: string) {
+    return envelope(requestId, await this.deliveries.sendTest(caller, webhookId));
   }
 }

@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';
-import { EnvelopeInterceptor } from '../common/envelope.interceptor';
+import { BodyErrorGuard, envelope, RequestId } from '../common/envelope';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { BodyValidationPipe } from '../common/validation';
 import { ApiEmptyResponse, ApiEnvelopeResponse, ApiErrorResponses, ApiListQuery, ApiV1Controller, ApiWebhookIdParam } from '../openapi/decorators';
@@ -12,12 +12,11 @@ import { CreateWebhookDto, CreateWebhookInput } from './dto/create-webhook.dto';
 import { WebhookResource, WebhookWithSecretResource } from './dto/webhook.resource';
 import { WebhooksService } from './webhooks.service';
 
-// Guard, envelope and error filter are controller-scoped, so the routes answer the same way
-// inside a host app that has its own global setup.
+// Guards, envelope and error filter are controller-scoped, so the routes answer the same way
+// inside a host app that has its own global setup. A body error is raised after authentication.
 @Controller('v1/webhooks')
 @BusinessPlus()
-@UseGuards(PrincipalGuard)
-@UseInterceptors(EnvelopeInterceptor)
+@UseGuards(PrincipalGuard, BodyErrorGuard)
 @UseFilters(ApiExceptionFilter)
 @ApiTags('Webhooks')
 @ApiV1Controller({ businessPlus: true })
@@ -38,8 +37,8 @@ export class WebhooksController {
     429: "`RATE_LIMITED`: over the plan's requests per minute, or too many of the customer's DNS lookups in progress at once; retry after `Retry-After` seconds.",
   })
   // The parameter is typed by an interface so a host app's global ValidationPipe skips it.
-  create(@CurrentPrincipal() caller: TrendhooksPrincipal, @Body(new BodyValidationPipe(CreateWebhookDto)) body: CreateWebhookInput) {
-    return this.webhooks.create(caller, body);
+  async create(@CurrentPrincipal() caller: TrendhooksPrincipal, @Body(new BodyValidationPipe(CreateWebhookDto)) body: CreateWebhookInput, @RequestId() requestId: string) {
+    return envelope(requestId, await this.webhooks.create(caller, body));
   }
 
   @Get()
@@ -47,8 +46,8 @@ export class WebhooksController {
   @ApiListQuery({ prev: true })
   @ApiEnvelopeResponse(200, WebhookResource, 'Webhook', 'A page of webhooks.', 'list-with-prev')
   @ApiErrorResponses({ 400: '`BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.' })
-  list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Query() query: ListQuery) {
-    return this.webhooks.list(caller, query);
+  async list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Query() query: ListQuery, @RequestId() requestId: string) {
+    return envelope(requestId, await this.webhooks.list(caller, query));
   }
 
   @Get(':webhook_id')
@@ -56,8 +55,8 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiEnvelopeResponse(200, WebhookResource, 'Webhook', 'The webhook.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
-  get(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string) {
-    return this.webhooks.get(caller, id);
+  async get(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string, @RequestId() requestId: string) {
+    return envelope(requestId, await this.webhooks.get(caller, id));
   }
 
   @Post(':webhook_id/rotate-secret')
@@ -70,8 +69,8 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiEnvelopeResponse(200, WebhookWithSecretResource, 'WebhookWithSecret', 'The webhook, with its new secret.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
-  rotateSecret(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string) {
-    return this.webhooks.rotateSecret(caller, id);
+  async rotateSecret(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string, @RequestId() requestId: string) {
+    return envelope(requestId, await this.webhooks.rotateSecret(caller, id));
   }
 
   @Delete(':webhook_id')
@@ -84,7 +83,8 @@ export class WebhooksController {
   @ApiWebhookIdParam()
   @ApiEmptyResponse(204, 'Deleted, or nothing to delete.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.' })
-  async remove(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string): Promise<void> {
+  async remove(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string, @RequestId() _requestId: string): Promise<void> {
+    // No body (204); the parameter still echoes X-Request-Id inside a host app.
     await this.webhooks.remove(caller, id);
   }
 }

@@ -85,4 +85,16 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     expect(await f.store.pageBySubreddit(sub, { limit: 1, after: [full.createdAt.getTime(), full.id] })).toEqual([older]);
     expect(await f.store.pageByAuthor(author.toLowerCase(), { limit: 1, before: [older.createdAt.getTime(), older.id] })).toEqual([full]);
   });
+
+  it('pages again after its data source is closed and opened again (a reconnect), with rows written meanwhile', async () => {
+    const sub = uniqueName('reopen');
+    const first = post(sub, BASE_MS);
+    await f.store.upsertMany([first]);
+    expect((await f.store.pageBySubreddit(sub, { limit: 5 })).map((p) => p.id)).toEqual([first.id]);
+    await f.ds.destroy();
+    await f.ds.initialize();
+    const second = post(sub, BASE_MS + 1);
+    await f.store.upsertMany([second]);
+    expect((await f.store.pageBySubreddit(sub, { limit: 5 })).map((p) => p.id)).toEqual([second.id, first.id]);
+  });
 }
