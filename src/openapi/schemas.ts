@@ -4,7 +4,7 @@ import { ERROR_STATUS, ErrorCode } from '../common/errors';
 
 /**
  * OpenAPI-only classes for the envelopes of spec 2.2 / 2.4. Nothing is instantiated from them: the
- * EnvelopeInterceptor and ApiExceptionFilter build the bodies; these describe them.
+ * envelope() (src/common/envelope.ts) and ApiExceptionFilter build the bodies; these describe them.
  */
 
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
