@@ -3,7 +3,7 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ERROR_STATUS, ErrorCode } from '../common/errors';
 
 /**
- * OpenAPI-only classes for the envelopes of spec 2.2 / 2.4. Nothing is instantiated from them: the
+ * OpenAPI-only classes for the envelopes of spec 2.2 / 2.4. Nothing is instantiated from them:
  * envelope() (src/common/envelope.ts) and ApiExceptionFilter build the bodies; these describe them.
  */
 
