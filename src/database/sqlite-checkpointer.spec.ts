@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { TrendhooksModule } from '../core/trendhooks.module';
 import { dataSourceOptions, sqliteHandle } from './data-source';
-import { SqliteCheckpointerService, WalCheckpointer } from './sqlite-checkpointer';
+import { SqliteCheckpointerService, STOP_GRACE_MS, WalCheckpointer } from './sqlite-checkpointer';
 
 const tmpFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'th-checkpointer-spec-')), 'x.db');
 
@@ -97,6 +97,28 @@ describe('WalCheckpointer', () => {
     } finally {
       await checkpointer.stop();
       reader.close();
+      db.close();
+    }
+  });
+
+  it('stops within its grace period, its thread gone with its connection', async () => {
+    const file = tmpFile();
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (x BLOB)');
+    const checkpointer = new WalCheckpointer(db, file, { minMs: 5, maxMs: 5 });
+    checkpointer.start();
+    try {
+      writeMegabytes(db);
+      await new Promise((r) => setTimeout(r, 50));
+      const t0 = performance.now();
+      await checkpointer.stop();
+      expect(performance.now() - t0).toBeLessThan(STOP_GRACE_MS);
+      expect(checkpointer.running).toBe(false);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+      // No other connection is left on the file: a TRUNCATE checkpoint is not kept busy by any.
+      expect(db.pragma('wal_checkpoint(TRUNCATE)')).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+    } finally {
       db.close();
     }
   });

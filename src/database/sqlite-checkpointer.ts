@@ -28,6 +28,9 @@ export interface WalCheckpointerOptions {
   capFrames?: number;
 }
 
+/** Longest stop() waits for the thread's last checkpoint before terminating it. */
+export const STOP_GRACE_MS = 2000;
+
 /** SQLite's default wal_autocheckpoint (pages): what the writer goes back to while the WAL is over the cap. */
 const INLINE_AUTOCHECKPOINT = 1000;
 
@@ -79,7 +82,8 @@ timer = setTimeout(loop, interval);
 parentPort.on('message', (m) => {
   if (m !== 'stop') return;
   clearTimeout(timer);
-  try { tick(); } finally { db.close(); parentPort.close(); }
+  // process.exit ends this thread only, whatever a last checkpoint or close did.
+  try { tick(); } catch {} finally { try { db.close(); } catch {} process.exit(0); }
 });
 `;
 /**
@@ -150,11 +154,18 @@ export class WalCheckpointer {
     const worker = this.worker;
     if (!worker) return;
     this.worker = null;
-    // Referenced again while it finishes: an unreferenced thread's exit would not keep the process
-    // alive for whatever the caller does after close.
-    worker.ref();
     worker.postMessage('stop');
-    await this.exited;
+    // A timer, not worker.ref(): it keeps the process alive while the thread finishes (awaiting an
+    // unreferenced thread's exit alone would not), and it bounds the wait. A referenced thread that
+    // never ended held a whole test run open after its last test in CI; one that has not ended by
+    // STOP_GRACE_MS is terminated.
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([this.exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), STOP_GRACE_MS)))]);
+    clearTimeout(timer);
+    if (!ended) {
+      this.logger.warn(`WAL checkpointer thread did not stop within ${STOP_GRACE_MS} ms; terminated`);
+      await worker.terminate();
+    }
     if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT}`);
   }
 }
