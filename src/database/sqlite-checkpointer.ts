@@ -129,8 +129,6 @@ export class WalCheckpointer {
         capFrames: this.options.capFrames ?? 16 * INLINE_AUTOCHECKPOINT,
       },
     });
-    // Never what keeps a process alive; stop() ends it on shutdown.
-    worker.unref();
     worker.on('message', (m: { inline: boolean }) => this.setInline(m.inline));
     this.exited = new Promise<void>((resolve) => {
       worker.once('exit', () => resolve());
@@ -141,6 +139,10 @@ export class WalCheckpointer {
         this.setInline(true);
       });
     });
+    // Never what keeps a process alive (stop() ends it on shutdown). After the listeners: adding a
+    // 'message' listener references a Worker again, and a process whose app was never closed then
+    // never exited (a CI test run stayed open after its last test).
+    worker.unref();
     this.worker = worker;
   }
 
