@@ -78,7 +78,7 @@ describe.each(testDatabases())('soak: mixed API load at 80%% of capacity on %s',
     const customers: SoakCustomer[] = [];
     for (let i = 0; i < CUSTOMERS; i++) {
       const c = await t.customer('business');
-      customers.push({ auth: c.auth.Authorization, stable: [], churn: [], creating: 0, listCursor: null, postsCursor: null, deliveriesCursor: null });
+      customers.push({ auth: c.auth.Authorization, stable: [], churn: [], creating: 0, deleting: 0, listCursor: null, postsCursor: null, deliveriesCursor: null });
     }
     const free = await t.customer('free');
     await Promise.all(

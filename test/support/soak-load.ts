@@ -13,9 +13,13 @@ export interface SoakCustomer {
   auth: string;
   /** Seeded webhooks that are never deleted: GET one and its deliveries always answer 200. */
   stable: string[];
-  /** Webhooks this run created and will delete; with `creating`, bounded to stay far below the quota. */
+  /**
+   * Webhooks this run created and will delete. With those being created and those being deleted
+   * (the quota counts them until their DELETE is served), bounded to stay far below the quota.
+   */
   churn: string[];
   creating: number;
+  deleting: number;
   listCursor: string | null;
   /** Cursors are bound to the customer they were issued to. */
   postsCursor: string | null;
@@ -91,11 +95,16 @@ export class SoakWorkload {
       case 'webhooks.get.missing':
         return { kind, method: 'GET', path: `/v1/webhooks/${MISSING_ID}`, auth: c.auth, expect: [404] };
       case 'webhooks.create|delete': {
-        const full = c.churn.length + c.creating >= CHURN_MAX;
+        // Deletes in flight count too: with the server's queue seconds long at a high rate, dozens
+        // of a customer's DELETEs could wait there while new creates went out, past the quota.
+        const full = c.churn.length + c.creating + c.deleting >= CHURN_MAX;
         if (c.churn.length > 0 && (full || Math.random() < 0.5)) {
           const id = c.churn.shift()!;
-          return { kind: 'webhooks.delete', method: 'DELETE', path: `/v1/webhooks/${id}`, auth: c.auth, expect: [204] };
+          c.deleting++;
+          return { kind: 'webhooks.delete', method: 'DELETE', path: `/v1/webhooks/${id}`, auth: c.auth, expect: [204], done: () => c.deleting-- };
         }
+        // Every churned webhook is being created or deleted: a read instead, until some are served.
+        if (full) return { kind: 'webhooks.get', method: 'GET', path: `/v1/webhooks/${pick(c.stable)}`, auth: c.auth, expect: [200] };
         c.creating++;
         return {
           kind: 'webhooks.create',
