@@ -5,6 +5,16 @@ import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..');
 
+/** The child's start: a WAL database on DB_FILE, and `c`, a WalCheckpointer on it, started. */
+const STARTED = `
+  const Database = require('better-sqlite3');
+  const { WalCheckpointer } = require('./dist/database/sqlite-checkpointer');
+  const db = new Database(process.env.DB_FILE);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (x)');
+  const c = new WalCheckpointer(db, process.env.DB_FILE, { minMs: 5, maxMs: 5 });
+  c.start();`;
+
 /**
  * The WAL checkpointer's thread never keeps a process alive: a process that started one (an app
  * on a SQLite file) and never stopped it (the app never closed) still exits when its own work is
@@ -38,14 +48,7 @@ describe('SQLite WAL checkpointer thread and process exit', () => {
   }
 
   it('exits with a checkpointer still running (never stopped)', async () => {
-    const r = await runChild(`
-      const Database = require('better-sqlite3');
-      const { WalCheckpointer } = require('./dist/database/sqlite-checkpointer');
-      const db = new Database(process.env.DB_FILE);
-      db.pragma('journal_mode = WAL');
-      db.exec('CREATE TABLE t (x)');
-      const c = new WalCheckpointer(db, process.env.DB_FILE, { minMs: 5, maxMs: 5 });
-      c.start();
+    const r = await runChild(`${STARTED}
       setTimeout(() => { db.prepare('INSERT INTO t VALUES (1)').run(); console.log('running', c.running); }, 200);
     `);
     expect(r.out).toContain('running true');
@@ -54,14 +57,7 @@ describe('SQLite WAL checkpointer thread and process exit', () => {
   });
 
   it('exits once stopped, after its last checkpoint', async () => {
-    const r = await runChild(`
-      const Database = require('better-sqlite3');
-      const { WalCheckpointer } = require('./dist/database/sqlite-checkpointer');
-      const db = new Database(process.env.DB_FILE);
-      db.pragma('journal_mode = WAL');
-      db.exec('CREATE TABLE t (x)');
-      const c = new WalCheckpointer(db, process.env.DB_FILE, { minMs: 5, maxMs: 5 });
-      c.start();
+    const r = await runChild(`${STARTED}
       setTimeout(async () => { await c.stop(); console.log('stopped', c.running, db.pragma('wal_autocheckpoint', { simple: true })); }, 200);
     `);
     expect(r.out).toContain('stopped false 1000');
