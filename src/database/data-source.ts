@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { Database as SqliteDatabase, Statement as SqliteStatement } from 'better-sqlite3';
 import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { dialectOf } from './dialect';
@@ -24,6 +24,24 @@ export type DatabaseConfig =
  */
 export function sqliteHandle(ds: DataSource): SqliteDatabase {
   return (ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
+}
+
+/** Raw statements by handle (a data source destroyed and initialised again has a new one), then by SQL text. */
+const rawStatements = new WeakMap<SqliteDatabase, Map<string, SqliteStatement<unknown[], unknown[]>>>();
+
+/**
+ * @internal Like sqliteHandle. `sql` prepared once per connection on the better-sqlite3 handle, in
+ * raw mode (rows as arrays): a read on a hot path without TypeORM's query runner per call or an
+ * object per row. Errors are better-sqlite3's own (SQLITE_BUSY …), which the database-unavailable
+ * classifier reads as it reads TypeORM's wrapped ones.
+ */
+export function rawStatement(ds: DataSource, sql: string): SqliteStatement<unknown[], unknown[]> {
+  const handle = sqliteHandle(ds);
+  let bySql = rawStatements.get(handle);
+  if (!bySql) rawStatements.set(handle, (bySql = new Map()));
+  let stmt = bySql.get(sql);
+  if (!stmt) bySql.set(sql, (stmt = handle.prepare<unknown[], unknown[]>(sql).raw(true)));
+  return stmt;
 }
 
 /** @internal The node-postgres pool under TypeORM (its `options` are the connection settings); not in the published types, like sqliteHandle. */

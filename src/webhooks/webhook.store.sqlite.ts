@@ -1,14 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { rawStatement } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
 import type { WebhookListItem } from './webhook.store';
 import { LIST_COLUMNS, toListItem, TypeOrmWebhookStore, WebhookListRow } from './webhook.store.typeorm';
-
-/** The better-sqlite3 handle TypeORM's driver holds (its connection, the same for every query). */
-interface SqliteHandle {
-  prepare(sql: string): { raw(on: boolean): { all(...params: unknown[]): unknown[][] } };
-}
-type PageStatements = Record<'first' | 'after' | 'before', { all(...params: unknown[]): unknown[][] }>;
 
 const BASE = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ?`;
 const PAGE_SQL = {
@@ -20,9 +15,6 @@ const COLUMNS = LIST_COLUMNS.split(', ') as (keyof WebhookListRow)[];
 
 @Injectable()
 export class SqliteWebhookStore extends TypeOrmWebhookStore {
-  // Per connection: a data source destroyed and initialised again has a new handle.
-  private readonly statements = new WeakMap<object, PageStatements>();
-
   /**
    * The list page straight on better-sqlite3's handle, rows as arrays (raw mode): same statement
    * and same items as the shared one, without TypeORM's query runner per call nor an object per
@@ -30,27 +22,12 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
    * (SQLITE_BUSY …), which the database-unavailable classifier reads as before.
    */
   override async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
-    const stmt = this.pageStatements();
     const rows = req.before
-      ? stmt.before.all(customerId, String(req.before[0]), req.limit + 1)
+      ? rawStatement(this.ds, PAGE_SQL.before).all(customerId, String(req.before[0]), req.limit + 1)
       : req.after
-        ? stmt.after.all(customerId, String(req.after[0]), req.limit + 1)
-        : stmt.first.all(customerId, req.limit + 1);
+        ? rawStatement(this.ds, PAGE_SQL.after).all(customerId, String(req.after[0]), req.limit + 1)
+        : rawStatement(this.ds, PAGE_SQL.first).all(customerId, req.limit + 1);
     return rows.map(fromRaw);
-  }
-
-  private pageStatements(): PageStatements {
-    const handle = (this.ds.driver as unknown as { databaseConnection: SqliteHandle }).databaseConnection;
-    let stmt = this.statements.get(handle);
-    if (!stmt) {
-      stmt = {
-        first: handle.prepare(PAGE_SQL.first).raw(true),
-        after: handle.prepare(PAGE_SQL.after).raw(true),
-        before: handle.prepare(PAGE_SQL.before).raw(true),
-      };
-      this.statements.set(handle, stmt);
-    }
-    return stmt;
   }
 
   /** SQLite runs one writer at a time, and the check and the insert are a single statement. */
