@@ -51,7 +51,7 @@ export class ListenError extends Error {
 
 /**
  * How far V8 lets the old generation grow past what the last full collection kept, in percent.
- * Each delivery's short-lived objects (its request, its signal and timer, its outcome) are still
+ * Each delivery's short-lived objects (its request, its timer, its outcome) are still
  * in flight at two young collections often enough to be promoted; by default V8 then lets the
  * old generation reach up to 4× the live heap before collecting it, which made the peak RSS of a
  * 50,000-delivery run 250–300 MB with a live heap of ~40 MB (#16). At 60 % the full collections
