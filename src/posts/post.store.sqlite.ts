@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { rawStatement } from '../database/data-source';
-import type { PostEntity } from './post.entity';
-import { PostPageRow, toPostEntity, TypeOrmPostStore } from './post.store.typeorm';
+import type { PostListItem } from './post.store';
+import { PostPageRow, toPostListItem, TypeOrmPostStore } from './post.store.typeorm';
 
 @Injectable()
 export class SqlitePostStore extends TypeOrmPostStore {
@@ -17,17 +17,17 @@ export class SqlitePostStore extends TypeOrmPostStore {
    * same SQL and rows as through TypeORM's query runner, without a runner, its events and an
    * object of 13 aliased keys per row on every request (the webhooks list does the same).
    */
-  protected override async runPage(sql: string, params: unknown[]): Promise<PostEntity[]> {
+  protected override async runPage(sql: string, params: unknown[]): Promise<PostListItem[]> {
     const stmt = rawStatement(this.ds, sql);
     let names = this.columns.get(sql);
     if (!names) this.columns.set(sql, (names = stmt.columns().map((c) => c.name as keyof PostPageRow)));
     const rows = stmt.all(...params);
-    const out: PostEntity[] = new Array(rows.length);
+    const out: PostListItem[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const values = rows[i];
       const row = {} as Record<keyof PostPageRow, unknown>;
       for (let j = 0; j < names.length; j++) row[names[j]] = values[j];
-      out[i] = toPostEntity(row as unknown as PostPageRow);
+      out[i] = toPostListItem(row as unknown as PostPageRow);
     }
     return out;
   }
