@@ -71,10 +71,24 @@ export abstract class TypeOrmPostStore extends PostStore {
     );
   }
 
-  /** Runs a page statement of `page` (its SQL is one of a few, built once) and maps its rows. */
-  protected async runPage(sql: string, params: unknown[]): Promise<PostListItem[]> {
-    const rows: PostPageRow[] = await this.ds.query(sql, params);
-    return rows.map(toPostListItem);
+  /** Runs a page statement of `page` (its SQL is one of a few, built once) and maps its rows: on the driver, rows as arrays. */
+  protected abstract runPage(sql: string, params: unknown[]): Promise<PostListItem[]>;
+
+  /** Where each `p_<column>` sits in a raw row of a page statement, by SQL text (the same on every connection). */
+  private readonly rawColumns = new Map<string, (keyof PostPageRow)[]>();
+
+  /** Raw rows (arrays) of a page statement as list items; `names` gives the statement's column names the first time. */
+  protected fromRaw(sql: string, rows: unknown[][], names: () => string[]): PostListItem[] {
+    let cols = this.rawColumns.get(sql);
+    if (!cols) this.rawColumns.set(sql, (cols = names() as (keyof PostPageRow)[]));
+    const out: PostListItem[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const values = rows[i];
+      const row = {} as Record<keyof PostPageRow, unknown>;
+      for (let j = 0; j < cols.length; j++) row[cols[j]] = values[j];
+      out[i] = toPostListItem(row as unknown as PostPageRow);
+    }
+    return out;
   }
 
   pageQuery(scope: PostScope, value: string, req: PageRequest): SelectQueryBuilder<PostEntity> {

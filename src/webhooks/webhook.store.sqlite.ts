@@ -3,7 +3,7 @@ import { rawStatement } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
 import type { WebhookListItem } from './webhook.store';
-import { LIST_COLUMNS, TypeOrmWebhookStore, WebhookListRow } from './webhook.store.typeorm';
+import { LIST_COLUMNS, listItemFromRaw, TypeOrmWebhookStore } from './webhook.store.typeorm';
 
 const BASE = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ?`;
 const PAGE_SQL = {
@@ -11,9 +11,6 @@ const PAGE_SQL = {
   after: `${BASE} AND id < ? ORDER BY id DESC LIMIT ?`,
   before: `${BASE} AND id > ? ORDER BY id ASC LIMIT ?`,
 };
-// fromRaw reads the columns by position: LIST_COLUMNS must keep this order.
-const COLUMNS: readonly (keyof WebhookListRow)[] = ['id', 'url', 'event', 'subreddit', 'allow_nonstandard_port', 'created_at', 'last_delivery_at', 'last_status', 'last_response_code'];
-if (LIST_COLUMNS !== COLUMNS.join(', ')) throw new Error(`webhooks list columns changed: ${LIST_COLUMNS}`);
 
 @Injectable()
 export class SqliteWebhookStore extends TypeOrmWebhookStore {
@@ -29,7 +26,7 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
       : req.after
         ? rawStatement(this.ds, PAGE_SQL.after).all(customerId, String(req.after[0]), req.limit + 1)
         : rawStatement(this.ds, PAGE_SQL.first).all(customerId, req.limit + 1);
-    return rows.map(fromRaw);
+    return rows.map(listItemFromRaw);
   }
 
   /** SQLite runs one writer at a time, and the check and the insert are a single statement. */
@@ -43,19 +40,4 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
     );
     return res.length === 1;
   }
-}
-
-/** A raw row (LIST_COLUMNS by position) as toListItem maps it, without a keyed row object in between. */
-function fromRaw(v: unknown[]): WebhookListItem {
-  return {
-    id: v[0] as string,
-    url: v[1] as string,
-    event: v[2] as WebhookListItem['event'],
-    subreddit: v[3] as string,
-    allowNonstandardPort: v[4] === 1 || v[4] === true,
-    createdAt: new Date(Number(v[5])),
-    lastDeliveryAt: v[6] === null ? null : new Date(Number(v[6])),
-    lastStatus: v[7] as WebhookListItem['lastStatus'],
-    lastResponseCode: v[8] as number | null,
-  };
 }
