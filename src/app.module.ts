@@ -1,4 +1,4 @@
-import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -9,7 +9,7 @@ import { RedisRateLimitStore } from './auth/redis-rate-limit.store';
 import { ApiExceptionFilter } from './common/exception.filter';
 import { httpDrainProviders } from './common/graceful-shutdown';
 import { structuredLogModules } from './common/logging';
-import { RequestIdMiddleware } from './common/request-id.middleware';
+import { RequestIdModule } from './common/request-id.middleware';
 import type { AppConfig } from './config/config';
 import { APP_CONFIG } from './config/config.module';
 import { encryptionKeyFile } from './config/config';
@@ -55,7 +55,7 @@ export interface AppModuleOverrides {
 
 /** The standalone service: the only place that wires things globally (error filter, request ids). */
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static forRoot(config: AppConfig, overrides: AppModuleOverrides = {}): DynamicModule {
     const role = overrides.role ?? 'all';
     // Counters shared by every instance (only processes that serve HTTP count); closed on shutdown through its lifecycle hooks.
@@ -64,7 +64,8 @@ export class AppModule implements NestModule {
     return {
       module: AppModule,
       imports: [
-        ...(logs === false ? [] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
+        // Request ids (X-Request-Id, 404s included): the access log's middleware gives them, or without the JSON logs one of their own.
+        ...(logs === false ? [RequestIdModule] : structuredLogModules({ level: config.ops.logLevel, stream: logs.stream })),
         MetricsModule.forRoot({}),
         // Every entity mapped (a feature a host database lacks then fails as a missing table); migrations ran before, in createApp or the CLI.
         TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES, config.hostSchema)),
@@ -130,9 +131,5 @@ export class AppModule implements NestModule {
       ],
       exports: [APP_CONFIG],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(RequestIdMiddleware).forRoutes('*path');
   }
 }

@@ -5,7 +5,7 @@ import { ensureRequestId, WithRequestId } from './request-id';
 // A client may wrongly put its key (or a webhook secret) in a query string; the URL is logged.
 const CREDENTIAL_IN_URL = /(th_live_|whsec_)[^&#\s]*/g;
 
-type LoggedRequest = IncomingMessage & WithRequestId & { id?: string; log?: Logger; originalUrl?: string; readableAborted?: boolean };
+export type LoggedRequest = IncomingMessage & WithRequestId & { id?: string; log?: Logger; originalUrl?: string; readableAborted?: boolean };
 type LoggedResponse = ServerResponse & { err?: unknown };
 
 /** Header values never written (the API key rides in Authorization): the logger's redaction covers these paths. */
@@ -22,6 +22,11 @@ export interface AccessLogOptions {
    * the redaction's copy-and-restore of the whole line per request (about half of the line's cost).
    */
   lineLogger?: Logger;
+  /**
+   * Runs the rest of the request (`next`) in the request's logging context (the standalone app:
+   * nestjs-pino's store holding `req.log`), from this same middleware rather than one more layer.
+   */
+  runInContext?: (req: LoggedRequest, next: () => void) => void;
 }
 
 /**
@@ -37,6 +42,7 @@ export interface AccessLogOptions {
  */
 export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = {}) {
   const ignore = options.ignore;
+  const runInContext = options.runInContext;
   const lines: LineWriter = options.lineLogger ? { logger: options.lineLogger, censor: true } : { logger, censor: false };
   return function accessLog(req: LoggedRequest, res: LoggedResponse, next: () => void): void {
     const id = ensureRequestId(req, res);
@@ -55,7 +61,8 @@ export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = 
       res.on('finish', done);
     }
     res.on('error', done);
-    next();
+    if (runInContext) runInContext(req, next);
+    else next();
   };
 }
 

@@ -2,8 +2,10 @@ import { DynamicModule, Global, Inject, Injectable, LoggerService, MiddlewareCon
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
+// The context nestjs-pino's PinoLogger reads the request's logger from (no exports map: a plain module of the package).
+import { storage, Store } from 'nestjs-pino/storage';
 import pino, { DestinationStream, Logger } from 'pino';
-import { accessLogMiddleware, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
+import { accessLogMiddleware, LoggedRequest as AccessLoggedRequest, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
 import { ensureRequestId, WithRequestId } from './request-id';
 
 /** The JSON log thresholds (LOG_LEVEL); `silent` writes nothing. */
@@ -58,12 +60,12 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
   const lineLogger = pino(base, stream);
   return [
     RequestIdAlignmentModule,
-    // Before LoggerModule (both global: their middleware is mounted in this order), so that
-    // nestjs-pino's binding finds req.log already set.
+    // Gives the request its id and runs the rest of it in nestjs-pino's context (req.log), in one
+    // middleware: also the standalone app's request-id middleware, and nestjs-pino's own binding.
     AccessLogModule.forRoot(logger, lineLogger),
-    // useExisting: nestjs-pino does not mount pino-http; it binds our req.log for the logs written
-    // while serving a request, and uses `logger` for the others.
-    LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true }),
+    // useExisting: nestjs-pino does not mount pino-http, and no routes: it mounts no middleware
+    // either (the access log binds req.log); it uses `logger` for the logs written outside a request.
+    LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
   ];
 }
 
@@ -81,8 +83,13 @@ class AccessLogModule implements NestModule {
 
   configure(consumer: MiddlewareConsumer): void {
     const { logger, lineLogger } = this.loggers;
-    consumer.apply(accessLogMiddleware(logger, { lineLogger, ignore: (req) => QUIET_PATHS.test(req.url ?? '') })).forRoutes('*path');
+    consumer.apply(accessLogMiddleware(logger, { lineLogger, ignore: (req) => QUIET_PATHS.test(req.url ?? ''), runInContext: bindRequestLogger })).forRoutes('*path');
   }
+}
+
+/** What nestjs-pino's own middleware did (useExisting): logs written while serving the request go to its req.log, which carries its id. */
+function bindRequestLogger(req: AccessLoggedRequest, next: () => void): void {
+  storage.run(new Store(req.log!), next);
 }
 
 /** Nest's boot chatter (a line per module and per route): useful when debugging, noise at info. */

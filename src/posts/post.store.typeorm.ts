@@ -3,7 +3,7 @@ import { DataSource, SelectQueryBuilder } from 'typeorm';
 import type { CursorPosition } from '../pagination/cursor-codec';
 import type { PageRequest } from '../pagination/page';
 import { PostEntity } from './post.entity';
-import { isPostKeyset, PostScope, PostStore } from './post.store';
+import { isPostKeyset, POST_LIST_FIELDS, PostListItem, PostScope, PostStore } from './post.store';
 
 /** Rows per INSERT: 13 parameters each stays far below both drivers' parameter limits. */
 export const UPSERT_CHUNK = 500;
@@ -21,11 +21,11 @@ export abstract class TypeOrmPostStore extends PostStore {
   /** The placeholder of the `i`-th (0-based) parameter of a raw statement. */
   protected abstract placeholder(i: number): string;
 
-  pageBySubreddit(subreddit: string, req: PageRequest): Promise<PostEntity[]> {
+  pageBySubreddit(subreddit: string, req: PageRequest): Promise<PostListItem[]> {
     return this.page('subreddit', subreddit, req);
   }
 
-  pageByAuthor(authorKey: string, req: PageRequest): Promise<PostEntity[]> {
+  pageByAuthor(authorKey: string, req: PageRequest): Promise<PostListItem[]> {
     return this.page('author_key', authorKey, req);
   }
 
@@ -37,7 +37,7 @@ export abstract class TypeOrmPostStore extends PostStore {
    * shape (scope, direction, limit) is taken from `pageQuery` once, with marker values that tell
    * which parameter is which, so the two cannot drift apart.
    */
-  private async page(scope: PostScope, value: string, req: PageRequest): Promise<PostEntity[]> {
+  private async page(scope: PostScope, value: string, req: PageRequest): Promise<PostListItem[]> {
     const anchor = req.before ?? req.after;
     const key = `${scope} ${req.before ? 'before' : req.after ? 'after' : 'first'} ${req.limit}`;
     let c = this.compiled.get(key);
@@ -71,14 +71,32 @@ export abstract class TypeOrmPostStore extends PostStore {
     );
   }
 
-  /** Runs a page statement of `page` (its SQL is one of a few, built once) and maps its rows. */
-  protected async runPage(sql: string, params: unknown[]): Promise<PostEntity[]> {
-    const rows: PostPageRow[] = await this.ds.query(sql, params);
-    return rows.map(toPostEntity);
+  /** Runs a page statement of `page` (its SQL is one of a few, built once) and maps its rows: on the driver, rows as arrays. */
+  protected abstract runPage(sql: string, params: unknown[]): Promise<PostListItem[]>;
+
+  /** Where each `p_<column>` sits in a raw row of a page statement, by SQL text (the same on every connection). */
+  private readonly rawColumns = new Map<string, (keyof PostPageRow)[]>();
+
+  /** Raw rows (arrays) of a page statement as list items; `names` gives the statement's column names the first time. */
+  protected fromRaw(sql: string, rows: unknown[][], names: () => string[]): PostListItem[] {
+    let cols = this.rawColumns.get(sql);
+    if (!cols) this.rawColumns.set(sql, (cols = names() as (keyof PostPageRow)[]));
+    const out: PostListItem[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const values = rows[i];
+      const row = {} as Record<keyof PostPageRow, unknown>;
+      for (let j = 0; j < cols.length; j++) row[cols[j]] = values[j];
+      out[i] = toPostListItem(row as unknown as PostPageRow);
+    }
+    return out;
   }
 
   pageQuery(scope: PostScope, value: string, req: PageRequest): SelectQueryBuilder<PostEntity> {
-    const qb = this.ds.getRepository(PostEntity).createQueryBuilder('p').where(`p.${scope} = :value`, { value });
+    const qb = this.ds
+      .getRepository(PostEntity)
+      .createQueryBuilder('p')
+      .select(POST_LIST_FIELDS.map((f) => `p.${f}`))
+      .where(`p.${scope} = :value`, { value });
     const anchor = req.before ?? req.after;
     const dir = req.before ? 'ASC' : 'DESC';
     if (anchor) {
@@ -140,7 +158,6 @@ export interface PostPageRow {
   p_id: string;
   p_subreddit: string;
   p_author: string;
-  p_author_key: string;
   p_title: string;
   p_selftext: string;
   p_url: string;
@@ -149,16 +166,13 @@ export interface PostPageRow {
   p_num_comments: number | string;
   // BIGINT: a string from pg, a number from SQLite.
   p_created_at: number | string;
-  p_first_seen_at: number | string;
-  p_updated_at: number | string;
 }
 
-export function toPostEntity(r: PostPageRow): PostEntity {
+export function toPostListItem(r: PostPageRow): PostListItem {
   return {
     id: r.p_id,
     subreddit: r.p_subreddit,
     author: r.p_author,
-    authorKey: r.p_author_key,
     title: r.p_title,
     selftext: r.p_selftext,
     url: r.p_url,
@@ -166,8 +180,6 @@ export function toPostEntity(r: PostPageRow): PostEntity {
     score: Number(r.p_score),
     numComments: Number(r.p_num_comments),
     createdAt: new Date(Number(r.p_created_at)),
-    firstSeenAt: new Date(Number(r.p_first_seen_at)),
-    updatedAt: new Date(Number(r.p_updated_at)),
   };
 }
 

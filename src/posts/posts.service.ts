@@ -7,8 +7,7 @@ import { normaliseSubreddit, normaliseUsername, SUBREDDIT_INPUT, USERNAME_INPUT 
 import { CURSOR_ERROR_MESSAGES } from '../pagination/cursor-codec';
 import { ListQuery, PageContext, PaginationService } from '../pagination/pagination.service';
 import { PostResource, toPostResource } from './dto/post.resource';
-import { PostEntity } from './post.entity';
-import { isPostKeyset, PostStore } from './post.store';
+import { isPostKeyset, PostListItem, PostStore } from './post.store';
 
 /** Cursor route ids: a cursor of one posts route is INVALID_CURSOR on the other (spec 8.1.3). */
 export const POSTS_SUBREDDIT_ROUTE = 'posts.subreddit';
@@ -49,7 +48,7 @@ export class PostsService {
   }
 }
 
-function toPaged(ctx: PageContext, rows: PostEntity[]): Paged<PostResource> {
+function toPaged(ctx: PageContext, rows: PostListItem[]): Paged<PostResource> {
   const page = ctx.nextOnly(rows, (p) => [p.createdAt.getTime(), p.id]);
   return new Paged(page.items.map(toPostResource), page.page);
 }

@@ -3,7 +3,7 @@ import { rawStatement } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
 import type { WebhookListItem } from './webhook.store';
-import { LIST_COLUMNS, toListItem, TypeOrmWebhookStore, WebhookListRow } from './webhook.store.typeorm';
+import { LIST_COLUMNS, listItemFromRaw, TypeOrmWebhookStore } from './webhook.store.typeorm';
 
 const BASE = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ?`;
 const PAGE_SQL = {
@@ -11,7 +11,6 @@ const PAGE_SQL = {
   after: `${BASE} AND id < ? ORDER BY id DESC LIMIT ?`,
   before: `${BASE} AND id > ? ORDER BY id ASC LIMIT ?`,
 };
-const COLUMNS = LIST_COLUMNS.split(', ') as (keyof WebhookListRow)[];
 
 @Injectable()
 export class SqliteWebhookStore extends TypeOrmWebhookStore {
@@ -27,7 +26,7 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
       : req.after
         ? rawStatement(this.ds, PAGE_SQL.after).all(customerId, String(req.after[0]), req.limit + 1)
         : rawStatement(this.ds, PAGE_SQL.first).all(customerId, req.limit + 1);
-    return rows.map(fromRaw);
+    return rows.map(listItemFromRaw);
   }
 
   /** SQLite runs one writer at a time, and the check and the insert are a single statement. */
@@ -41,10 +40,4 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
     );
     return res.length === 1;
   }
-}
-
-function fromRaw(values: unknown[]): WebhookListItem {
-  const row = {} as Record<keyof WebhookListRow, unknown>;
-  for (let i = 0; i < COLUMNS.length; i++) row[COLUMNS[i]] = values[i];
-  return toListItem(row as unknown as WebhookListRow);
 }

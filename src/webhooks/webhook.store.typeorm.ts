@@ -1,10 +1,9 @@
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
-import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
 import { WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
 
-/** The columns of a list page (no secrets), in the order WebhookListItem maps them. */
+/** The columns of a list page (no secrets), in the order listItemFromRaw reads them. */
 export const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code';
 
 export interface WebhookListRow {
@@ -20,21 +19,29 @@ export interface WebhookListRow {
   last_response_code: number | null;
 }
 
-export function toListItem(r: WebhookListRow): WebhookListItem {
+/** LIST_COLUMNS one by one, in order: where listItemFromRaw reads each. */
+const LIST_COLUMN_NAMES: readonly (keyof WebhookListRow)[] = ['id', 'url', 'event', 'subreddit', 'allow_nonstandard_port', 'created_at', 'last_delivery_at', 'last_status', 'last_response_code'];
+if (LIST_COLUMNS !== LIST_COLUMN_NAMES.join(', ')) throw new Error(`webhooks list columns changed: ${LIST_COLUMNS}`);
+
+/**
+ * A list page row, LIST_COLUMNS as an array (both stores read pages in their driver's raw row
+ * mode), as a list item: no keyed row object per row in between.
+ */
+export function listItemFromRaw(v: unknown[]): WebhookListItem {
   return {
-    id: r.id,
-    url: r.url,
-    event: r.event,
-    subreddit: r.subreddit,
-    allowNonstandardPort: r.allow_nonstandard_port === true || r.allow_nonstandard_port === 1,
-    createdAt: new Date(Number(r.created_at)),
-    lastDeliveryAt: r.last_delivery_at === null ? null : new Date(Number(r.last_delivery_at)),
-    lastStatus: r.last_status,
-    lastResponseCode: r.last_response_code,
+    id: v[0] as string,
+    url: v[1] as string,
+    event: v[2] as WebhookListItem['event'],
+    subreddit: v[3] as string,
+    allowNonstandardPort: v[4] === true || v[4] === 1,
+    createdAt: new Date(Number(v[5])),
+    lastDeliveryAt: v[6] === null ? null : new Date(Number(v[6])),
+    lastStatus: v[7] as WebhookListItem['lastStatus'],
+    lastResponseCode: v[8] as number | null,
   };
 }
 
-/** The WebhookStore queries both dialects run alike, written once with TypeORM; only the quota-checked insert differs. */
+/** The WebhookStore queries both dialects run alike, written once with TypeORM; the quota-checked insert and the list page (on the driver, raw) differ. */
 export abstract class TypeOrmWebhookStore extends WebhookStore {
   constructor(@InjectTrendhooksDataSource() protected readonly ds: DataSource) {
     super();
@@ -79,30 +86,5 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
   async deleteForCustomer(customerId: string, id: string): Promise<boolean> {
     const res = await this.repo.delete({ customerId, id });
     return (res.affected ?? 0) > 0;
-  }
-
-  private pageSql?: { first: string; after: string; before: string };
-
-  /**
-   * One fixed statement per direction, run raw and mapped by hand: the query builder and entity
-   * hydration were most of this route's database cost (bench/api).
-   */
-  async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
-    if (!this.pageSql) {
-      const p = this.ds.options.type === 'postgres' ? (n: number) => `$${n}` : () => '?';
-      const base = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ${p(1)}`;
-      this.pageSql = {
-        first: `${base} ORDER BY id DESC LIMIT ${p(2)}`,
-        after: `${base} AND id < ${p(2)} ORDER BY id DESC LIMIT ${p(3)}`,
-        before: `${base} AND id > ${p(2)} ORDER BY id ASC LIMIT ${p(3)}`,
-      };
-    }
-    const sql = this.pageSql;
-    const rows: WebhookListRow[] = req.before
-      ? await this.ds.query(sql.before, [customerId, String(req.before[0]), req.limit + 1])
-      : req.after
-        ? await this.ds.query(sql.after, [customerId, String(req.after[0]), req.limit + 1])
-        : await this.ds.query(sql.first, [customerId, req.limit + 1]);
-    return rows.map(toListItem);
   }
 }

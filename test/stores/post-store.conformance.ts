@@ -50,7 +50,7 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     const rows = Array.from({ length: 10 }, (_, i) => post(sub, BASE_MS + Math.floor(i / 3) * 1000));
     await f.store.upsertMany([...rows, post(uniqueName('other'), BASE_MS + 5000)]);
     const all = [...rows].sort(newestFirst).map((p) => p.id);
-    const ids = (ps: PostEntity[]) => ps.map((p) => p.id);
+    const ids = (ps: { id: string }[]) => ps.map((p) => p.id);
     expect(ids(await f.store.pageBySubreddit(sub, { limit: 4 }))).toEqual(all.slice(0, 5));
     const at = (i: number): [number, string] => {
       const p = rows.find((r) => r.id === all[i])!;
@@ -71,7 +71,7 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     expect(page[0]).toMatchObject({ author, subreddit: mine[1].subreddit, createdAt: new Date(BASE_MS + 1000) });
   });
 
-  it('reads a page row back as written, every field, on both scopes and in every direction', async () => {
+  it('reads a page row back as written, every field a post answer shows (no more), on both scopes and in every direction', async () => {
     const author = `Full${uniqueName('', 12)}`;
     const sub = uniqueName('full');
     const full = post(sub, BASE_MS + 3_000_000_123, {
@@ -80,10 +80,12 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     });
     const older = post(sub, BASE_MS, { author });
     await f.store.upsertMany([full, older]);
-    expect(await f.store.pageBySubreddit(sub, { limit: 5 })).toEqual([full, older]);
-    expect(await f.store.pageByAuthor(author.toLowerCase(), { limit: 1 })).toEqual([full, older]);
-    expect(await f.store.pageBySubreddit(sub, { limit: 1, after: [full.createdAt.getTime(), full.id] })).toEqual([older]);
-    expect(await f.store.pageByAuthor(author.toLowerCase(), { limit: 1, before: [older.createdAt.getTime(), older.id] })).toEqual([full]);
+    // The author key and the bookkeeping times are never answered: a page does not read them.
+    const listed = ({ authorKey: _k, firstSeenAt: _f, updatedAt: _u, ...item }: PostEntity) => item;
+    expect(await f.store.pageBySubreddit(sub, { limit: 5 })).toEqual([listed(full), listed(older)]);
+    expect(await f.store.pageByAuthor(author.toLowerCase(), { limit: 1 })).toEqual([listed(full), listed(older)]);
+    expect(await f.store.pageBySubreddit(sub, { limit: 1, after: [full.createdAt.getTime(), full.id] })).toEqual([listed(older)]);
+    expect(await f.store.pageByAuthor(author.toLowerCase(), { limit: 1, before: [older.createdAt.getTime(), older.id] })).toEqual([listed(full)]);
   });
 
   it('pages again after its data source is closed and opened again (a reconnect), with rows written meanwhile', async () => {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import type { PostEntity } from '../post.entity';
+import type { PostListItem } from '../post.store';
 
 export const REDDIT_ORIGIN = 'https://www.reddit.com';
 
@@ -42,7 +42,7 @@ export class PostResource {
   created_at: string;
 }
 
-export function toPostResource(p: PostEntity): PostResource {
+export function toPostResource(p: PostListItem): PostResource {
   return {
     id: p.id,
     name: `t3_${p.id}`,
