@@ -36,6 +36,26 @@ describe('GroupBatcher', () => {
     expect(calls).toEqual([[1], [2, 3]]);
   });
 
+  it("with flush 'microtasks', runs what the current callback and its promise chains push as one batch, before the loop's next turn", async () => {
+    const calls: number[][] = [];
+    const b = new GroupBatcher<number, number>((xs) => (calls.push(xs), xs), { flush: 'microtasks' });
+    let turned = false;
+    setImmediate(() => (turned = true));
+    // Pushes at different promise depths, as attempts started together reach their checks.
+    const chain = (x: number, depth: number): Promise<number> => (depth === 0 ? b.push(x) : Promise.resolve().then(() => chain(x, depth - 1)));
+    await expect(Promise.all([chain(1, 0), chain(2, 3), chain(3, 1)])).resolves.toEqual([1, 2, 3]);
+    expect(calls).toEqual([[1, 3, 2]]);
+    expect(turned).toBe(false);
+  });
+
+  it('by default runs a batch only after the turn of the loop it was pushed in', async () => {
+    const b = new GroupBatcher<number, number>((xs) => xs);
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await b.push(1);
+    expect(turned).toBe(true);
+  });
+
   it('splits at maxBatch', async () => {
     const sizes: number[] = [];
     const b = new GroupBatcher<number, number>((xs) => (sizes.push(xs.length), xs), { maxBatch: 2 });
