@@ -11,7 +11,7 @@ import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { RECORD_BATCH_MAX } from '../types';
 import type { AttemptRecord, ClaimedDelivery, ClaimedWebhook, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
-import { CLAIM, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
+import { CLAIM, CLAIM_PENDING, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
 import { COMPLETE } from './sql/complete';
 import { INSERT_ATTEMPT } from './sql/insert-attempt';
 import { INSERT_DELIVERY } from './sql/insert-delivery';
@@ -61,6 +61,7 @@ function prepare(db: Database) {
     insertDelivery: db.prepare(INSERT_DELIVERY),
     expiredLeases: db.prepare(EXPIRED_LEASES),
     claim: db.prepare(CLAIM),
+    claimPending: db.prepare(CLAIM_PENDING),
     webhooks: db.prepare(CLAIMED_WEBHOOKS),
     event: db.prepare(CLAIMED_EVENT),
     existing: db.prepare(WEBHOOKS_EXIST).pluck(),
@@ -206,7 +207,8 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     const s = this.sq;
     const expired = new Map<string, number>();
     for (const r of s.expiredLeases.all({ now: req.now.getTime(), limit: req.limit }) as { id: string; updated_at: number }[]) expired.set(r.id, Number(r.updated_at));
-    const rows = s.claim.all({ owner: req.owner, leaseUntil: req.leaseUntil.getTime(), now: req.now.getTime(), limit: req.limit }) as ClaimRow[];
+    // Same transaction as the read of the expired leases: when it found none, neither would the claim.
+    const rows = (expired.size === 0 ? s.claimPending : s.claim).all({ owner: req.owner, leaseUntil: req.leaseUntil.getTime(), now: req.now.getTime(), limit: req.limit }) as ClaimRow[];
     if (rows.length === 0) return [];
     // A claim holds few distinct webhooks and events (a fan-out is one event): each is read and
     // converted once, and shared by its rows.
