@@ -56,6 +56,27 @@ describe('GroupBatcher', () => {
     expect(turned).toBe(true);
   });
 
+  it('with gather, holds a small batch until it has enough items, or until maxWaitMs passed', async () => {
+    const calls: number[][] = [];
+    let enough = 3;
+    const b = new GroupBatcher<number, number>((xs) => (calls.push(xs), xs), { gather: { enough: () => enough, maxWaitMs: 50 } });
+    const first = [b.push(1), b.push(2)];
+    await tick();
+    await tick();
+    expect(calls).toEqual([]); // 2 < 3: held
+    const third = b.push(3); // enough: runs at once, without the timer
+    await expect(Promise.all([...first, third])).resolves.toEqual([1, 2, 3]);
+    expect(calls).toEqual([[1, 2, 3]]);
+    const t = performance.now();
+    await expect(b.push(4)).resolves.toBe(4); // never enough: runs when the wait ends
+    expect(performance.now() - t).toBeGreaterThanOrEqual(45);
+    enough = 1;
+    const t2 = performance.now();
+    await expect(b.push(5)).resolves.toBe(5); // enough at once: no hold
+    expect(performance.now() - t2).toBeLessThan(45);
+    expect(calls).toEqual([[1, 2, 3], [4], [5]]);
+  });
+
   it('splits at maxBatch', async () => {
     const sizes: number[] = [];
     const b = new GroupBatcher<number, number>((xs) => (sizes.push(xs.length), xs), { maxBatch: 2 });

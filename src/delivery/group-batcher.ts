@@ -16,6 +16,11 @@ export interface GroupBatcherOptions {
    * (synchronous SQLite), where a turn of the loop is only a delay.
    */
   flush?: 'turn' | 'microtasks';
+  /**
+   * Hold a batch smaller than `enough()` items for up to `maxWaitMs` after it would have run, so
+   * that items about to arrive join it; it runs as soon as it has `enough()` (asked at each push).
+   */
+  gather?: { enough: () => number; maxWaitMs: number };
 }
 
 /**
@@ -34,6 +39,7 @@ export class GroupBatcher<T, R> {
   private scheduled = false;
   private readonly maxBatch: number;
   private readonly schedule: (fn: () => void) => void;
+  private holdTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly run: (items: T[]) => Promise<R[]> | R[],
@@ -41,15 +47,30 @@ export class GroupBatcher<T, R> {
   ) {
     this.maxBatch = options.maxBatch ?? 256;
     this.schedule = options.flush === 'microtasks' ? process.nextTick : setImmediate;
+    this.gather = options.gather;
   }
+
+  private readonly gather?: GroupBatcherOptions['gather'];
 
   push(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
+      if (this.holdTimer !== undefined) {
+        if (this.queue.length < this.gather!.enough()) return;
+        clearTimeout(this.holdTimer);
+        this.holdTimer = undefined;
+      }
       if (!this.running && !this.scheduled) {
         this.scheduled = true;
         this.schedule(() => {
           this.scheduled = false;
+          if (this.gather && !this.running && this.queue.length > 0 && this.queue.length < this.gather.enough()) {
+            this.holdTimer = setTimeout(() => {
+              this.holdTimer = undefined;
+              void this.flush();
+            }, this.gather.maxWaitMs);
+            return;
+          }
           void this.flush();
         });
       }
