@@ -309,6 +309,32 @@ describe('DeliveryWorker', () => {
     expect(queue.batches.map((b) => b.length)).toEqual([6]);
   });
 
+  it('holds the outcomes of the first attempts to end while most of the others still send, and writes them with those that end a moment later', async () => {
+    queue.due = Array.from({ length: 6 }, (_, i) => work(i));
+    transport.hold = true;
+    const w = worker({ concurrency: 8, batchSize: 8 });
+    await run(w);
+    await until(() => transport.waiting === 6, 'six sends');
+    transport.release(delivered(), 2);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(queue.batches).toEqual([]); // 2 of 6 ended: fewer than half the concurrency, the rest still sending
+    transport.release(delivered(), 4);
+    await until(() => queue.records.length === 6, 'six outcomes');
+    expect(queue.batches.map((b) => b.length)).toEqual([6]);
+  });
+
+  it('writes a held outcome after a short wait when the others do not end', async () => {
+    queue.due = [work(1), work(2), work(3)];
+    transport.hold = true;
+    const w = worker({ concurrency: 8, batchSize: 8 });
+    await run(w);
+    await until(() => transport.waiting === 3, 'three sends');
+    transport.release(delivered(), 1);
+    await until(() => queue.records.length === 1, 'the first outcome', 500);
+    expect(transport.waiting).toBe(2);
+  });
+
   it('builds the body once per event for the deliveries of one claim, each with its own webhook id', async () => {
     queue.due = [work(1), work(2)];
     const w = worker();

@@ -7,12 +7,27 @@ interface Pending<T, R> {
 export interface GroupBatcherOptions {
   /** Most items per call of `run` (default 256). */
   maxBatch?: number;
+  /**
+   * When a batch is cut. `'turn'` (default): one setImmediate after the first push, so it takes
+   * everything pushed until the event loop has polled for I/O once more. `'microtasks'`: a
+   * process.nextTick after the first push, which runs once the microtasks queued meanwhile (and
+   * those they queue) have run: the batch takes what the current callback and its promise chains
+   * push, without waiting for a turn of the loop. For a `run` that answers without I/O of its own
+   * (synchronous SQLite), where a turn of the loop is only a delay.
+   */
+  flush?: 'turn' | 'microtasks';
+  /**
+   * Hold a batch smaller than `enough()` items for up to `maxWaitMs` after it would have run, so
+   * that items about to arrive join it; it runs as soon as it has `enough()` (asked at each push).
+   */
+  gather?: { enough: () => number; maxWaitMs: number };
 }
 
 /**
  * Group commit for the worker's hot-path writes and checks. Items pushed in the same event-loop
  * turn are handled by one call of `run` (one transaction, one round trip); items pushed while
- * that call is in flight wait for the next one. Idle, an item waits one setImmediate; under load
+ * that call is in flight wait for the next one. Idle, an item waits one setImmediate (or only for
+ * the microtasks, see `flush`); under load
  * the database sees one statement per batch instead of one per delivery.
  *
  * `run` gets the items in push order and answers one result per item, in the same order. When it
@@ -23,21 +38,39 @@ export class GroupBatcher<T, R> {
   private running = false;
   private scheduled = false;
   private readonly maxBatch: number;
+  private readonly schedule: (fn: () => void) => void;
+  private holdTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly run: (items: T[]) => Promise<R[]> | R[],
     options: GroupBatcherOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 256;
+    this.schedule = options.flush === 'microtasks' ? process.nextTick : setImmediate;
+    this.gather = options.gather;
   }
+
+  private readonly gather?: GroupBatcherOptions['gather'];
 
   push(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
+      if (this.holdTimer !== undefined) {
+        if (this.queue.length < this.gather!.enough()) return;
+        clearTimeout(this.holdTimer);
+        this.holdTimer = undefined;
+      }
       if (!this.running && !this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => {
+        this.schedule(() => {
           this.scheduled = false;
+          if (this.gather && !this.running && this.queue.length > 0 && this.queue.length < this.gather.enough()) {
+            this.holdTimer = setTimeout(() => {
+              this.holdTimer = undefined;
+              void this.flush();
+            }, this.gather.maxWaitMs);
+            return;
+          }
           void this.flush();
         });
       }

@@ -11,7 +11,7 @@ import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { RECORD_BATCH_MAX } from '../types';
 import type { AttemptRecord, ClaimedDelivery, ClaimedWebhook, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
-import { CLAIM, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
+import { CLAIM, CLAIM_PENDING, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
 import { COMPLETE } from './sql/complete';
 import { INSERT_ATTEMPT } from './sql/insert-attempt';
 import { INSERT_DELIVERY } from './sql/insert-delivery';
@@ -61,6 +61,7 @@ function prepare(db: Database) {
     insertDelivery: db.prepare(INSERT_DELIVERY),
     expiredLeases: db.prepare(EXPIRED_LEASES),
     claim: db.prepare(CLAIM),
+    claimPending: db.prepare(CLAIM_PENDING),
     webhooks: db.prepare(CLAIMED_WEBHOOKS),
     event: db.prepare(CLAIMED_EVENT),
     existing: db.prepare(WEBHOOKS_EXIST).pluck(),
@@ -83,11 +84,14 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   private stmts?: ReturnType<typeof prepare>;
 
   /**
-   * The pre-send existence checks of one event-loop turn share one statement (see webhookExists):
-   * a worker sending a fan-out asks once per delivery, and a statement call costs more than the
-   * index lookup in it.
+   * The pre-send existence checks asked together share one statement (see webhookExists): a
+   * worker sending a fan-out asks once per delivery, and a statement call costs more than the
+   * index lookup in it. "Together" is the current callback and its microtasks (every attempt a
+   * claim starts reaches its check in them), not the event-loop turn: the statement is synchronous,
+   * and waiting a turn only delayed each send by one poll for I/O, which spread the attempts'
+   * ends over more turns and so made the outcome batches (one transaction and claim each) smaller.
    */
-  private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
+  private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000, flush: 'microtasks' });
 
   constructor(
     @InjectTrendhooksDataSource() ds: DataSource,
@@ -203,7 +207,8 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     const s = this.sq;
     const expired = new Map<string, number>();
     for (const r of s.expiredLeases.all({ now: req.now.getTime(), limit: req.limit }) as { id: string; updated_at: number }[]) expired.set(r.id, Number(r.updated_at));
-    const rows = s.claim.all({ owner: req.owner, leaseUntil: req.leaseUntil.getTime(), now: req.now.getTime(), limit: req.limit }) as ClaimRow[];
+    // Same transaction as the read of the expired leases: when it found none, neither would the claim.
+    const rows = (expired.size === 0 ? s.claimPending : s.claim).all({ owner: req.owner, leaseUntil: req.leaseUntil.getTime(), now: req.now.getTime(), limit: req.limit }) as ClaimRow[];
     if (rows.length === 0) return [];
     // A claim holds few distinct webhooks and events (a fan-out is one event): each is read and
     // converted once, and shared by its rows.
@@ -255,8 +260,9 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   }
 
   /**
-   * Answered by a statement run after this call (in a later turn of the event loop, with the other
-   * checks pushed meanwhile): a DELETE answered before the call is seen, as the contract requires.
+   * Answered by a statement run after this call (once the microtasks queued meanwhile have run,
+   * with the other checks pushed in them): a DELETE answered before the call is seen, as the
+   * contract requires.
    */
   webhookExists(webhookId: string): Promise<boolean> {
     return this.existence.push(webhookId);

@@ -17,6 +17,15 @@ export const CLAIM = `UPDATE deliveries SET state = 'delivering', attempts = att
            ) ORDER BY fresh, next_attempt_at LIMIT @limit)
          RETURNING id, event_id, webhook_id, attempts`;
 
+/**
+ * CLAIM when EXPIRED_LEASES, run just before in the same transaction, found no expired lease (the
+ * usual case): the second range scan would find nothing, and leaving it out also leaves out the
+ * union's sort.
+ */
+export const CLAIM_PENDING = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
+         WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+         RETURNING id, event_id, webhook_id, attempts`;
+
 /** One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each. */
 export const CLAIMED_WEBHOOKS =
   'SELECT id, url, customer_id, allow_nonstandard_port, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id IN (SELECT value FROM json_each(?))';
