@@ -11,17 +11,7 @@ import { InjectTrendhooksDataSource } from './data-source.token';
 export function prepareTrendhooksSqlite(db: { pragma(s: string): unknown }): void {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
 }
-
-/**
- * The connection's page cache, KiB. better-sqlite3 builds SQLite with 16 MiB (SQLite's own default
- * is 2 MiB), and a delivery run fills all of it: it was most of what the process's native heap grew
- * by. The hot path's pages (a batch's dirty pages, the indexes' upper levels) fit in 4 MiB; a page
- * read beyond it comes from the operating system's file cache. bench/delivery: peak RSS at 50,000
- * deliveries 206 → 195 MB, main-thread CPU per delivery unchanged.
- */
-export const SQLITE_CACHE_KIB = 4096;
 
 export interface WalCheckpointerOptions {
   /**
