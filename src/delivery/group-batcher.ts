@@ -39,6 +39,7 @@ export class GroupBatcher<T, R> {
   private scheduled = false;
   private readonly maxBatch: number;
   private readonly schedule: (fn: () => void) => void;
+  private readonly gather?: GroupBatcherOptions['gather'];
   private holdTimer?: NodeJS.Timeout;
 
   constructor(
@@ -49,8 +50,6 @@ export class GroupBatcher<T, R> {
     this.schedule = options.flush === 'microtasks' ? process.nextTick : setImmediate;
     this.gather = options.gather;
   }
-
-  private readonly gather?: GroupBatcherOptions['gather'];
 
   push(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {

@@ -3,14 +3,9 @@ import { pgPool } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
 import type { WebhookListItem } from './webhook.store';
-import { LIST_COLUMNS, listItemFromRaw, TypeOrmWebhookStore } from './webhook.store.typeorm';
+import { listItemFromRaw, listPageQuery, listPageSql, TypeOrmWebhookStore } from './webhook.store.typeorm';
 
-const BASE = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = $1`;
-const PAGE_SQL = {
-  first: `${BASE} ORDER BY id DESC LIMIT $2`,
-  after: `${BASE} AND id < $2 ORDER BY id DESC LIMIT $3`,
-  before: `${BASE} AND id > $2 ORDER BY id ASC LIMIT $3`,
-};
+const PAGE_SQL = listPageSql((n) => `$${n}`);
 
 /** The advisory-lock class of per-tenant webhook creates (two-key form: apart from the migrations' one-key lock). */
 const WEBHOOK_QUOTA_LOCK = 7254032;
@@ -24,11 +19,7 @@ export class PostgresWebhookStore extends TypeOrmWebhookStore {
    * reads as TypeORM's wrapped ones.
    */
   override async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
-    const [text, values] = req.before
-      ? [PAGE_SQL.before, [customerId, String(req.before[0]), req.limit + 1]]
-      : req.after
-        ? [PAGE_SQL.after, [customerId, String(req.after[0]), req.limit + 1]]
-        : [PAGE_SQL.first, [customerId, req.limit + 1]];
+    const [text, values] = listPageQuery(PAGE_SQL, customerId, req);
     const { rows } = await pgPool(this.ds).query<unknown[]>({ text, values, rowMode: 'array' });
     return rows.map(listItemFromRaw);
   }

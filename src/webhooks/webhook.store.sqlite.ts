@@ -3,14 +3,9 @@ import { rawStatement } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
 import type { WebhookListItem } from './webhook.store';
-import { LIST_COLUMNS, listItemFromRaw, TypeOrmWebhookStore } from './webhook.store.typeorm';
+import { listItemFromRaw, listPageQuery, listPageSql, TypeOrmWebhookStore } from './webhook.store.typeorm';
 
-const BASE = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ?`;
-const PAGE_SQL = {
-  first: `${BASE} ORDER BY id DESC LIMIT ?`,
-  after: `${BASE} AND id < ? ORDER BY id DESC LIMIT ?`,
-  before: `${BASE} AND id > ? ORDER BY id ASC LIMIT ?`,
-};
+const PAGE_SQL = listPageSql(() => '?');
 
 @Injectable()
 export class SqliteWebhookStore extends TypeOrmWebhookStore {
@@ -21,12 +16,8 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
    * (SQLITE_BUSY …), which the database-unavailable classifier reads as before.
    */
   override async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
-    const rows = req.before
-      ? rawStatement(this.ds, PAGE_SQL.before).all(customerId, String(req.before[0]), req.limit + 1)
-      : req.after
-        ? rawStatement(this.ds, PAGE_SQL.after).all(customerId, String(req.after[0]), req.limit + 1)
-        : rawStatement(this.ds, PAGE_SQL.first).all(customerId, req.limit + 1);
-    return rows.map(listItemFromRaw);
+    const [sql, params] = listPageQuery(PAGE_SQL, customerId, req);
+    return rawStatement(this.ds, sql).all(...params).map(listItemFromRaw);
   }
 
   /** SQLite runs one writer at a time, and the check and the insert are a single statement. */

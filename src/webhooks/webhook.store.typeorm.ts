@@ -1,5 +1,6 @@
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
+import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from './webhook.entity';
 import { WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
 
@@ -39,6 +40,30 @@ export function listItemFromRaw(v: unknown[]): WebhookListItem {
     lastStatus: v[7] as WebhookListItem['lastStatus'],
     lastResponseCode: v[8] as number | null,
   };
+}
+
+/** The three statements of a list page (first, after a cursor, before one), in one dialect. */
+export interface ListPageSql {
+  first: string;
+  after: string;
+  before: string;
+}
+
+/** A list page's statements, `p(n)` being the dialect's placeholder of the n-th parameter (1-based). */
+export function listPageSql(p: (n: number) => string): ListPageSql {
+  const base = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ${p(1)}`;
+  return {
+    first: `${base} ORDER BY id DESC LIMIT ${p(2)}`,
+    after: `${base} AND id < ${p(2)} ORDER BY id DESC LIMIT ${p(3)}`,
+    before: `${base} AND id > ${p(2)} ORDER BY id ASC LIMIT ${p(3)}`,
+  };
+}
+
+/** Which of `sql` a page request runs, and its parameters (`limit + 1` rows: one more tells whether a next page exists). */
+export function listPageQuery(sql: ListPageSql, customerId: string, req: PageRequest): [string, unknown[]] {
+  if (req.before) return [sql.before, [customerId, String(req.before[0]), req.limit + 1]];
+  if (req.after) return [sql.after, [customerId, String(req.after[0]), req.limit + 1]];
+  return [sql.first, [customerId, req.limit + 1]];
 }
 
 /** The WebhookStore queries both dialects run alike, written once with TypeORM; the quota-checked insert and the list page (on the driver, raw) differ. */
