@@ -85,7 +85,9 @@ describe.each(testDatabases())('trend pipeline on %s', (name, makeDb) => {
     expect(new Date(surge.data.window_end).getTime()).toBeGreaterThan(T0 + 400 * 5 * MIN);
     expect(new Date(surge.data.window_end).getTime()).toBeLessThanOrEqual(T0 + 412 * 5 * MIN);
     const velocity = bodies.find((b) => b.path === '/trends.velocity')!.body;
-    expect(velocity.data.keyword).toMatch(/^(quantum|breakthrough|announc)/);
+    // Any word of the surge's titles ("quantum breakthrough announced today") spikes at once; which
+    // one's delivery arrives first is not fixed (concurrent sends), so any of them is right.
+    expect(velocity.data.keyword).toMatch(/^(quantum|breakthrough|announc|today)/);
     expect(velocity.data.permalinks[0]).toMatch(/^https:\/\/www\.reddit\.com\/r\//);
     // No false alarm over the steady part.
     for (const b of bodies) expect(new Date(b.body.data.window_end).getTime()).toBeGreaterThan(T0 + 400 * 5 * MIN);
