@@ -47,7 +47,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase, sleep, writeResult } = require('../lib');
+const { DIST, arg, log, median, pgServerCpu, pgUp, requireBuild, scratchDatabase, sleep, writeResult } = require('../lib');
 
 requireBuild('delivery/delivery.worker.js', 'the delivery engine');
 const { Agent, request } = require('undici');
@@ -307,12 +307,14 @@ async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
     await next('ready');
     rx.reset();
     const rxBefore = await rx.stats();
+    const server = dialect === 'postgres' ? pgServerCpu(db.name) : null;
     child.send({ cmd: 'go', subreddit: 'benchsub', events });
     const emitted = await next('emitted');
     if (emitted.deliveries !== total) throw new Error(`${dialect}: the emit made ${emitted.deliveries} deliveries, not ${total}`);
     await waitFor('the receiver to get every delivery', async () => (await rx.count()) >= total, 300_000);
     child.send({ cmd: 'finish', total });
     const done = await next('done');
+    const serverUs = server ? server.stop() : null;
     const received = await rx.stats();
     if (received.count !== total) throw new Error(`${dialect}: receiver got ${received.count} requests for ${total} deliveries`);
     const ms = received.lastAt - emitted.t0;
@@ -333,6 +335,7 @@ async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
       cpu_us_per_item: round(done.cpu_us / total),
       ...(done.main_thread_cpu_us !== null ? { main_thread_cpu_us_per_item: round(done.main_thread_cpu_us / total) } : {}),
       receiver_cpu_us_per_item: round((received.cpuUs - rxBefore.cpuUs) / total),
+      ...(serverUs !== null ? { pg_server_cpu_us_per_item: round(serverUs / total) } : {}),
     };
   } finally {
     if (child.exitCode === null) {
@@ -458,7 +461,7 @@ async function main() {
           runs.e2e[d][size].push(e);
           log(
             `${size} run ${r + 1}: ${d} e2e ${e.per_s}/s${e.ratio_to_raw ? ` = ${Math.round(e.ratio_to_raw * 100)} % of raw` : ''} (${e.deliveries} in ${e.ms} ms, emit ${e.emit_ms} ms holding the loop ${e.emit_block_ms} ms at most (CPU ${e.emit_block_cpu_ms} ms); ` +
-              `peak RSS ${e.max_rss_mb} MB (heap ${e.at_peak_mb.heap_used}/${e.at_peak_mb.heap_total}, external ${e.at_peak_mb.external}), longest loop block ${e.longest_block_ms} ms (CPU ${e.longest_block_cpu_ms} ms)${e.longest_sqlite_call_ms !== undefined ? `, longest SQLite call ${e.longest_sqlite_call_ms} ms (CPU ${e.longest_sqlite_call_cpu_ms} ms: ${String(e.longest_sqlite_call).replace(/\s+/g, ' ').slice(0, 120)})` : ''}; CPU µs per delivery: trendhooks ${e.cpu_us_per_item}${e.main_thread_cpu_us_per_item !== undefined ? ` (main thread ${e.main_thread_cpu_us_per_item})` : ''}, receiver ${e.receiver_cpu_us_per_item})`,
+              `peak RSS ${e.max_rss_mb} MB (heap ${e.at_peak_mb.heap_used}/${e.at_peak_mb.heap_total}, external ${e.at_peak_mb.external}), longest loop block ${e.longest_block_ms} ms (CPU ${e.longest_block_cpu_ms} ms)${e.longest_sqlite_call_ms !== undefined ? `, longest SQLite call ${e.longest_sqlite_call_ms} ms (CPU ${e.longest_sqlite_call_cpu_ms} ms: ${String(e.longest_sqlite_call).replace(/\s+/g, ' ').slice(0, 120)})` : ''}; CPU µs per delivery: trendhooks ${e.cpu_us_per_item}${e.main_thread_cpu_us_per_item !== undefined ? ` (main thread ${e.main_thread_cpu_us_per_item})` : ''}, receiver ${e.receiver_cpu_us_per_item}${e.pg_server_cpu_us_per_item !== undefined ? `, PostgreSQL server ${e.pg_server_cpu_us_per_item}` : ''})`,
           );
           if (e.sqlite_breakdown) {
             for (const b of e.sqlite_breakdown) console.log(`  ${String(b.ms).padStart(9)} ms ${String(b.calls).padStart(8)} calls  ${b.sql.replace(/\s+/g, ' ').slice(0, 100)}`);
@@ -508,6 +511,7 @@ async function main() {
         cpu_us_per_delivery: of('cpu_us_per_item'),
         ...(es.every((x) => x.main_thread_cpu_us_per_item !== undefined) ? { main_thread_cpu_us_per_delivery: of('main_thread_cpu_us_per_item') } : {}),
         receiver_cpu_us_per_delivery: of('receiver_cpu_us_per_item'),
+        ...(es.every((x) => x.pg_server_cpu_us_per_item !== undefined) ? { pg_server_cpu_us_per_delivery: of('pg_server_cpu_us_per_item') } : {}),
       };
     }
     const big = summary.e2e[d][BIG];
@@ -553,7 +557,7 @@ async function main() {
   for (const n of SIZES) if (summary.raw[n]) console.log(`${pad('raw undici', 28)}${pad(n, 8)}${fmt(summary.raw[n].per_s)}`);
   for (const [d, bySize] of Object.entries(summary.e2e)) {
     for (const [n, e] of Object.entries(bySize)) {
-      console.log(`${pad(`trendhooks ${d}`, 28)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}${e.main_thread_cpu_us_per_delivery ? `, main thread ${fmt(e.main_thread_cpu_us_per_delivery)}` : ''}`);
+      console.log(`${pad(`trendhooks ${d}`, 28)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}${e.main_thread_cpu_us_per_delivery ? `, main thread ${fmt(e.main_thread_cpu_us_per_delivery)}` : ''}${e.pg_server_cpu_us_per_delivery ? `, PostgreSQL server ${fmt(e.pg_server_cpu_us_per_delivery)}` : ''}`);
     }
   }
   console.log(`\nEmit → first attempt at ${RATE}/s (${SAMPLES} samples per run, medians (min–max) of the runs' quantiles)\n`);
