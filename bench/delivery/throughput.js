@@ -88,7 +88,8 @@ const SQLITE_BREAKDOWN = process.argv.includes('--sqlite-breakdown');
 const CHILD_FLAGS = process.argv.filter((x) => x.startsWith('--child-flag=')).map((x) => x.slice('--child-flag='.length));
 // --compare=DIR: also runs each e2e measurement on another build (e.g. the code before a change,
 // built with `npx tsc -p tsconfig.build.json --outDir DIR` inside the repo), as `<db>_compared`,
-// interleaved with the current one in the same runs. Targets are judged on the current build only.
+// interleaved with the current one in the same runs, each on webhooks seeded into a database its own
+// migrations made (so a schema change is compared too). Targets are judged on the current build only.
 const COMPARE = process.argv.find((x) => x.startsWith('--compare='))?.split('=')[1];
 const COMPARE_DBS = list('compare-dbs', ['sqlite', 'postgres']);
 const BIG = SIZES[SIZES.length - 1];
@@ -252,12 +253,27 @@ async function rawThroughput(rx, caPem, total) {
 // ---------------------------------------------------------------------------------------------
 // (b) end to end
 
-/** The webhooks of one size, seeded once into a database that each run copies. */
-async function seededTemplate(dialect, size, rx, caFile) {
+/**
+ * The webhooks of one size, seeded once into a database that each run copies, its schema made by
+ * the build measured on it (`dist`: a compared build, seeded in a child process that loads it;
+ * null: this one). A copy migrated by this build would give the compared build this build's
+ * schema: its own migrations, all recorded as applied, would change nothing.
+ */
+async function seededTemplate(dialect, size, rx, caFile, dist) {
   const tpl = await scratchDatabase(dialect);
+  const n = SHAPE === 'fanout' ? size : EVENTS_SHAPE_WEBHOOKS;
+  if (dist) {
+    const child = fork(path.join(__dirname, 'seed-child.js'), [JSON.stringify({ database: tpl.database, env: benchEnv(caFile), n, url: rx.url, subreddit: 'benchsub' })], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, BENCH_DIST: dist },
+    });
+    const code = await new Promise((r) => child.once('exit', r));
+    if (code !== 0) throw new Error(`seeding the ${dialect} template with ${dist} failed (exit ${code})`);
+    return tpl;
+  }
   const api = await startApp(tpl.database, 'api', caFile);
   try {
-    await seedWebhooks(dsOf(api), SHAPE === 'fanout' ? size : EVENTS_SHAPE_WEBHOOKS, rx.url, 'benchsub');
+    await seedWebhooks(dsOf(api), n, rx.url, 'benchsub');
   } finally {
     await api.close();
   }
@@ -442,7 +458,7 @@ async function main() {
     if (PARTS.includes('raw')) await rawThroughput(rx, cert.pem, 2000); // warm-up: JIT, and the receiver's
     for (const size of SIZES) {
       const tpl = {};
-      if (PARTS.includes('e2e')) for (const d of dialects) templates.push((tpl[d] = await seededTemplate(d, size, rx, cert.cert)));
+      if (PARTS.includes('e2e')) for (const v of variants) templates.push((tpl[v.label] = await seededTemplate(v.dialect, size, rx, cert.cert, v.dist)));
       const measureRaw = async (r) => {
         const raw = await rawThroughput(rx, cert.pem, size);
         runs.raw[size].push(raw);
@@ -454,7 +470,7 @@ async function main() {
         // machine the speed drifts within seconds, and this pairs each figure with its own baseline.
         let before = PARTS.includes('raw') ? await measureRaw(r) : null;
         for (const { label: d, dialect, dist } of PARTS.includes('e2e') ? variants : []) {
-          const e = await e2eThroughput(dialect, size, tpl[dialect], rx, cert.cert, dist);
+          const e = await e2eThroughput(dialect, size, tpl[d], rx, cert.cert, dist);
           const after = PARTS.includes('raw') ? await measureRaw(r) : null;
           if (before !== null) e.ratio_to_raw = round(e.per_s / ((before + after) / 2), 3);
           before = after;
@@ -468,7 +484,7 @@ async function main() {
           }
         }
       }
-      for (const d of dialects) if (tpl[d]) await tpl[d].drop();
+      for (const t of Object.values(tpl)) await t.drop();
     }
     for (let r = 0; r < (PARTS.includes('latency') ? RUNS : 0); r++) {
       for (const d of dialects) {
