@@ -42,7 +42,7 @@ async function pgAdmin(sql) {
   const client = new Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
@@ -95,4 +95,51 @@ function writeResult(name, out) {
   }
 }
 
-module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, pgUp, scratchDatabase, writeResult };
+/**
+ * CPU time of the PostgreSQL server processes serving database `name` (backends and autovacuum
+ * workers: their process titles name the database), from now until `stop()`, in µs; null where
+ * /proc cannot show them (another OS, another machine). Sampled every 100 ms, each process from
+ * its first sighting (a backend opened meanwhile counts whole): one that exits between samples
+ * loses at most its last 100 ms. The server's shared processes (WAL writer, checkpointer) are
+ * left out: other databases' work lands there too.
+ */
+function pgServerCpu(name) {
+  const base = new Map(); // pid -> ticks (utime + stime, USER_HZ = 100) at the start; 0 when first seen later
+  const last = new Map(); // pid -> ticks at its latest sighting
+  const sample = (first) => {
+    let pids;
+    try {
+      pids = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+    } catch {
+      return false;
+    }
+    for (const pid of pids) {
+      try {
+        const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+        if (!title.startsWith('postgres: ') || !title.includes(` ${name} `)) continue;
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const t = Number(f[11]) + Number(f[12]);
+        if (!base.has(pid)) base.set(pid, first ? t : 0);
+        last.set(pid, t);
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return true;
+  };
+  const ok = sample(true);
+  const timer = setInterval(() => sample(false), 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      if (!ok) return null;
+      sample(false);
+      let ticks = 0;
+      for (const [pid, t] of last) ticks += t - base.get(pid);
+      return ticks * 10_000;
+    },
+  };
+}
+
+module.exports = { ROOT, DIST, PG_ADMIN_URL, requireBuild, arg, median, log, sleep, pgAdmin, pgUp, pgServerCpu, scratchDatabase, writeResult };

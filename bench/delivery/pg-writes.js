@@ -18,7 +18,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
 
-const { DIST, arg, log, pgUp, requireBuild, scratchDatabase, sleep } = require('../lib');
+const { DIST, arg, log, pgAdmin, pgServerCpu, pgUp, requireBuild, scratchDatabase, sleep } = require('../lib');
 
 requireBuild('delivery/delivery.worker.js', 'the delivery engine');
 const { EVENT_TYPE, eventData, round, startApp, dsOf, seedWebhooks } = require('./app');
@@ -28,6 +28,13 @@ const WEBHOOKS = arg('webhooks', 100);
 const EVENTS = arg('events', 100);
 const LIGHT = arg('light', 0) === 1;
 const POLL = "SELECT COUNT(*)::int AS n FROM deliveries WHERE state = 'delivered'";
+const WAL_STATS = 'SELECT wal_records::bigint AS records, wal_fpi::bigint AS fpi, wal_bytes::bigint AS bytes FROM pg_stat_wal';
+
+/** The server's WAL counters (PostgreSQL 14+). */
+async function walStats() {
+  const [r] = await pgAdmin(WAL_STATS);
+  return { records: Number(r.records), fpi: Number(r.fpi), bytes: Number(r.bytes) };
+}
 
 /** Counts every query sent by this process's pg clients, by prepared-statement name or leading text. */
 function countRoundTrips() {
@@ -71,6 +78,8 @@ async function main() {
       await seedWebhooks(ds, WEBHOOKS, url, 'benchsub');
       trips.reset();
       const events = app.get(EventsService);
+      const walBefore = await walStats();
+      const server = pgServerCpu(db.name);
       const t0 = performance.now();
       let emitTrips = 0;
       for (let i = 0; i < EVENTS; i++) {
@@ -87,6 +96,11 @@ async function main() {
       const ms = performance.now() - t0;
       log(`${total} deliveries (${WEBHOOKS} webhooks × ${EVENTS} events) delivered in ${round(ms)} ms from the first emit`);
       log(`(round trips while emitting, worker's and polling included: ${emitTrips})`);
+      const serverUs = server.stop();
+      const wal = await walStats();
+      const per = (k) => round((wal[k] - walBefore[k]) / total, 2);
+      if (serverUs !== null) log(`PostgreSQL server CPU (this database's backends, polling included): ${round(serverUs / total)} µs per delivery`);
+      log(`WAL per delivery (pg_stat_wal: the whole server, other databases' writes included): ${per('bytes')} bytes, ${per('records')} records, ${per('fpi')} full-page images`);
     } finally {
       await app.close();
     }
@@ -112,7 +126,7 @@ async function main() {
       console.log(`${r.relname.padEnd(18)} ${String(ins).padStart(7)} ${String(r.upd).padStart(9)} (${r.hot}) ${String(r.del).padStart(9)}   ${round(w / total, 3)}`);
     }
     console.log(`total row writes per delivery: ${round(writes / total, 3)}`);
-    const all = [...trips.counts.entries()].filter(([k]) => !POLL.startsWith(k)).sort((a, b) => b[1] - a[1]);
+    const all = [...trips.counts.entries()].filter(([k]) => !POLL.startsWith(k) && !WAL_STATS.startsWith(k)).sort((a, b) => b[1] - a[1]);
     const sum = all.reduce((a, [, n]) => a + n, 0);
     console.log(`\nround trips from the first emit to the last outcome: ${sum} (${round(sum / total, 3)} per delivery)`);
     for (const [k, n] of all) console.log(`${String(n).padStart(7)}  ${k}`);

@@ -47,7 +47,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase, sleep, writeResult } = require('../lib');
+const { DIST, arg, log, median, pgServerCpu, pgUp, requireBuild, scratchDatabase, sleep, writeResult } = require('../lib');
 
 requireBuild('delivery/delivery.worker.js', 'the delivery engine');
 const { Agent, request } = require('undici');
@@ -88,7 +88,8 @@ const SQLITE_BREAKDOWN = process.argv.includes('--sqlite-breakdown');
 const CHILD_FLAGS = process.argv.filter((x) => x.startsWith('--child-flag=')).map((x) => x.slice('--child-flag='.length));
 // --compare=DIR: also runs each e2e measurement on another build (e.g. the code before a change,
 // built with `npx tsc -p tsconfig.build.json --outDir DIR` inside the repo), as `<db>_compared`,
-// interleaved with the current one in the same runs. Targets are judged on the current build only.
+// interleaved with the current one in the same runs, each on webhooks seeded into a database its own
+// migrations made (so a schema change is compared too). Targets are judged on the current build only.
 const COMPARE = process.argv.find((x) => x.startsWith('--compare='))?.split('=')[1];
 const COMPARE_DBS = list('compare-dbs', ['sqlite', 'postgres']);
 const BIG = SIZES[SIZES.length - 1];
@@ -252,12 +253,27 @@ async function rawThroughput(rx, caPem, total) {
 // ---------------------------------------------------------------------------------------------
 // (b) end to end
 
-/** The webhooks of one size, seeded once into a database that each run copies. */
-async function seededTemplate(dialect, size, rx, caFile) {
+/**
+ * The webhooks of one size, seeded once into a database that each run copies, its schema made by
+ * the build measured on it (`dist`: a compared build, seeded in a child process that loads it;
+ * null: this one). A copy migrated by this build would give the compared build this build's
+ * schema: its own migrations, all recorded as applied, would change nothing.
+ */
+async function seededTemplate(dialect, size, rx, caFile, dist) {
   const tpl = await scratchDatabase(dialect);
+  const n = SHAPE === 'fanout' ? size : EVENTS_SHAPE_WEBHOOKS;
+  if (dist) {
+    const child = fork(path.join(__dirname, 'seed-child.js'), [JSON.stringify({ database: tpl.database, env: benchEnv(caFile), n, url: rx.url, subreddit: 'benchsub' })], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, BENCH_DIST: dist },
+    });
+    const code = await new Promise((r) => child.once('exit', r));
+    if (code !== 0) throw new Error(`seeding the ${dialect} template with ${dist} failed (exit ${code})`);
+    return tpl;
+  }
   const api = await startApp(tpl.database, 'api', caFile);
   try {
-    await seedWebhooks(dsOf(api), SHAPE === 'fanout' ? size : EVENTS_SHAPE_WEBHOOKS, rx.url, 'benchsub');
+    await seedWebhooks(dsOf(api), n, rx.url, 'benchsub');
   } finally {
     await api.close();
   }
@@ -307,12 +323,14 @@ async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
     await next('ready');
     rx.reset();
     const rxBefore = await rx.stats();
+    const server = dialect === 'postgres' ? pgServerCpu(db.name) : null;
     child.send({ cmd: 'go', subreddit: 'benchsub', events });
     const emitted = await next('emitted');
     if (emitted.deliveries !== total) throw new Error(`${dialect}: the emit made ${emitted.deliveries} deliveries, not ${total}`);
     await waitFor('the receiver to get every delivery', async () => (await rx.count()) >= total, 300_000);
     child.send({ cmd: 'finish', total });
     const done = await next('done');
+    const serverUs = server ? server.stop() : null;
     const received = await rx.stats();
     if (received.count !== total) throw new Error(`${dialect}: receiver got ${received.count} requests for ${total} deliveries`);
     const ms = received.lastAt - emitted.t0;
@@ -333,6 +351,7 @@ async function e2eThroughput(dialect, size, template, rx, caFile, dist) {
       cpu_us_per_item: round(done.cpu_us / total),
       ...(done.main_thread_cpu_us !== null ? { main_thread_cpu_us_per_item: round(done.main_thread_cpu_us / total) } : {}),
       receiver_cpu_us_per_item: round((received.cpuUs - rxBefore.cpuUs) / total),
+      ...(serverUs !== null ? { pg_server_cpu_us_per_item: round(serverUs / total) } : {}),
     };
   } finally {
     if (child.exitCode === null) {
@@ -439,7 +458,7 @@ async function main() {
     if (PARTS.includes('raw')) await rawThroughput(rx, cert.pem, 2000); // warm-up: JIT, and the receiver's
     for (const size of SIZES) {
       const tpl = {};
-      if (PARTS.includes('e2e')) for (const d of dialects) templates.push((tpl[d] = await seededTemplate(d, size, rx, cert.cert)));
+      if (PARTS.includes('e2e')) for (const v of variants) templates.push((tpl[v.label] = await seededTemplate(v.dialect, size, rx, cert.cert, v.dist)));
       const measureRaw = async (r) => {
         const raw = await rawThroughput(rx, cert.pem, size);
         runs.raw[size].push(raw);
@@ -451,21 +470,21 @@ async function main() {
         // machine the speed drifts within seconds, and this pairs each figure with its own baseline.
         let before = PARTS.includes('raw') ? await measureRaw(r) : null;
         for (const { label: d, dialect, dist } of PARTS.includes('e2e') ? variants : []) {
-          const e = await e2eThroughput(dialect, size, tpl[dialect], rx, cert.cert, dist);
+          const e = await e2eThroughput(dialect, size, tpl[d], rx, cert.cert, dist);
           const after = PARTS.includes('raw') ? await measureRaw(r) : null;
           if (before !== null) e.ratio_to_raw = round(e.per_s / ((before + after) / 2), 3);
           before = after;
           runs.e2e[d][size].push(e);
           log(
             `${size} run ${r + 1}: ${d} e2e ${e.per_s}/s${e.ratio_to_raw ? ` = ${Math.round(e.ratio_to_raw * 100)} % of raw` : ''} (${e.deliveries} in ${e.ms} ms, emit ${e.emit_ms} ms holding the loop ${e.emit_block_ms} ms at most (CPU ${e.emit_block_cpu_ms} ms); ` +
-              `peak RSS ${e.max_rss_mb} MB (heap ${e.at_peak_mb.heap_used}/${e.at_peak_mb.heap_total}, external ${e.at_peak_mb.external}), longest loop block ${e.longest_block_ms} ms (CPU ${e.longest_block_cpu_ms} ms)${e.longest_sqlite_call_ms !== undefined ? `, longest SQLite call ${e.longest_sqlite_call_ms} ms (CPU ${e.longest_sqlite_call_cpu_ms} ms: ${String(e.longest_sqlite_call).replace(/\s+/g, ' ').slice(0, 120)})` : ''}; CPU µs per delivery: trendhooks ${e.cpu_us_per_item}${e.main_thread_cpu_us_per_item !== undefined ? ` (main thread ${e.main_thread_cpu_us_per_item})` : ''}, receiver ${e.receiver_cpu_us_per_item})`,
+              `peak RSS ${e.max_rss_mb} MB (heap ${e.at_peak_mb.heap_used}/${e.at_peak_mb.heap_total}, external ${e.at_peak_mb.external}), longest loop block ${e.longest_block_ms} ms (CPU ${e.longest_block_cpu_ms} ms)${e.longest_sqlite_call_ms !== undefined ? `, longest SQLite call ${e.longest_sqlite_call_ms} ms (CPU ${e.longest_sqlite_call_cpu_ms} ms: ${String(e.longest_sqlite_call).replace(/\s+/g, ' ').slice(0, 120)})` : ''}; CPU µs per delivery: trendhooks ${e.cpu_us_per_item}${e.main_thread_cpu_us_per_item !== undefined ? ` (main thread ${e.main_thread_cpu_us_per_item})` : ''}, receiver ${e.receiver_cpu_us_per_item}${e.pg_server_cpu_us_per_item !== undefined ? `, PostgreSQL server ${e.pg_server_cpu_us_per_item}` : ''})`,
           );
           if (e.sqlite_breakdown) {
             for (const b of e.sqlite_breakdown) console.log(`  ${String(b.ms).padStart(9)} ms ${String(b.calls).padStart(8)} calls  ${b.sql.replace(/\s+/g, ' ').slice(0, 100)}`);
           }
         }
       }
-      for (const d of dialects) if (tpl[d]) await tpl[d].drop();
+      for (const t of Object.values(tpl)) await t.drop();
     }
     for (let r = 0; r < (PARTS.includes('latency') ? RUNS : 0); r++) {
       for (const d of dialects) {
@@ -508,6 +527,7 @@ async function main() {
         cpu_us_per_delivery: of('cpu_us_per_item'),
         ...(es.every((x) => x.main_thread_cpu_us_per_item !== undefined) ? { main_thread_cpu_us_per_delivery: of('main_thread_cpu_us_per_item') } : {}),
         receiver_cpu_us_per_delivery: of('receiver_cpu_us_per_item'),
+        ...(es.every((x) => x.pg_server_cpu_us_per_item !== undefined) ? { pg_server_cpu_us_per_delivery: of('pg_server_cpu_us_per_item') } : {}),
       };
     }
     const big = summary.e2e[d][BIG];
@@ -553,7 +573,7 @@ async function main() {
   for (const n of SIZES) if (summary.raw[n]) console.log(`${pad('raw undici', 28)}${pad(n, 8)}${fmt(summary.raw[n].per_s)}`);
   for (const [d, bySize] of Object.entries(summary.e2e)) {
     for (const [n, e] of Object.entries(bySize)) {
-      console.log(`${pad(`trendhooks ${d}`, 28)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}${e.main_thread_cpu_us_per_delivery ? `, main thread ${fmt(e.main_thread_cpu_us_per_delivery)}` : ''}`);
+      console.log(`${pad(`trendhooks ${d}`, 28)}${pad(n, 8)}${pad(fmt(e.per_s), 22)}${pad(e.ratio_to_raw ? fmt(e.ratio_to_raw) : '', 22)}${pad(fmt(e.emit_ms), 22)}${pad(`${e.emit_block_ms.median} (${e.emit_block_cpu_ms.median})`, 22)}${pad(`${e.longest_block_ms.median} (${e.longest_block_cpu_ms.median})`, 20)}${pad(e.longest_sqlite_call_ms ? `${e.longest_sqlite_call_ms.median} (${e.longest_sqlite_call_cpu_ms.median})` : '', 20)}${pad(fmt(e.max_rss_mb), 22)}${fmt(e.cpu_us_per_delivery)}${e.main_thread_cpu_us_per_delivery ? `, main thread ${fmt(e.main_thread_cpu_us_per_delivery)}` : ''}${e.pg_server_cpu_us_per_delivery ? `, PostgreSQL server ${fmt(e.pg_server_cpu_us_per_delivery)}` : ''}`);
     }
   }
   console.log(`\nEmit → first attempt at ${RATE}/s (${SAMPLES} samples per run, medians (min–max) of the runs' quantiles)\n`);

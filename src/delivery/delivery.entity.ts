@@ -9,7 +9,14 @@ export type DeliveryState = 'pending' | 'delivering' | 'delivered' | 'failed' | 
 @Index('idx_deliveries_due', ['state', 'nextAttemptAt'])
 // A webhook's delivery log, newest first (keyset over created_at, id).
 @Index('idx_deliveries_webhook_created', ['webhookId', 'createdAt', 'id'])
-@Index('uq_deliveries_event_webhook', ['eventId', 'webhookId'], { unique: true })
+// No unique index on (event_id, webhook_id): the id is derived from that pair (deliveryId), so the
+// primary key already makes a second fan-out of an event a no-op; a second unique index only cost
+// PostgreSQL one more entry to write per insert and per (never HOT) claim or outcome update.
+// SQLite alone reads deliveries by event (a replay's FAN_OUT_AT): its migrations create this index
+// on (event_id), PostgreSQL's do not. `synchronize: false` (no columns, TypeORM's form for an
+// index it must leave alone) keeps the drift check from asking for it on either;
+// test/stores/delivery-indexes.e2e-spec.ts checks what each database has.
+@Index('idx_deliveries_event', { synchronize: false })
 export class DeliveryEntity {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id: string;

@@ -13,6 +13,8 @@ export interface QueueHarness {
   webhook(subreddit: string): Promise<{ id: string; customerId: string }>;
   /** Removes the webhook row alone (its deliveries stay, as when a claim races the API's DELETE). */
   deleteWebhook(id: string): Promise<void>;
+  /** Removes the event row alone (its deliveries stay), so only the deliveries' own keys stand in a fan-out's way. */
+  deleteEvent(id: string): Promise<void>;
   delivery(id: string): Promise<{ state: string; attempts: number; leaseOwner: string | null; nextAttemptAt: number | null }>;
   lastStatus(webhookId: string): Promise<{ at: number | null; status: string | null; code: number | null }>;
 }
@@ -233,6 +235,27 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     const claimed = await claim('worker-a', 2, 10);
     expect(claimed.map((d) => d.webhookId).sort()).toEqual([w1.id, w2.id].sort());
     expect(claimed.map((d) => d.id).sort()).toEqual([idFor(w1.id), idFor(w2.id)].sort());
+  });
+
+  it('never gives one event two deliveries to one webhook, the event row gone or the webhook named twice', async () => {
+    // Only the primary key on the derived delivery id stands in the way here (there is no unique
+    // index on event and webhook): with the event row gone, a fan-out of the event inserts again.
+    const [w1, w2] = [await h.webhook(subreddit), await h.webhook(subreddit)];
+    const elsewhere = await h.webhook(`${subreddit}x`);
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(0) };
+    const idFor = (w: string) => deliveryId(event.id, w);
+    expect(await h.queue.insertEventWithDeliveries(event, [w1], idFor, at(0))).toEqual({ created: true, deliveries: 1 });
+    await h.deleteEvent(event.id);
+    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(1))).toEqual({ created: true, deliveries: 1 });
+    await h.deleteEvent(event.id);
+    // Named twice in one write, plus two that exist already.
+    expect(await h.queue.insertEventWithDeliveries(event, [elsewhere, w2, w1, elsewhere], idFor, at(2))).toEqual({ created: true, deliveries: 1 });
+    // Each delivery is the first write's: due when that write made it.
+    expect(await h.delivery(idFor(w1.id))).toMatchObject({ state: 'pending', nextAttemptAt: base });
+    expect(await h.delivery(idFor(w2.id))).toMatchObject({ state: 'pending', nextAttemptAt: base + 1 });
+    expect(await h.delivery(idFor(elsewhere.id))).toMatchObject({ state: 'pending', nextAttemptAt: base + 2 });
+    const claimed = await claim('worker-a', 3, 10);
+    expect(claimed.map((d) => d.id).sort()).toEqual([w1.id, w2.id, elsewhere.id].map(idFor).sort());
   });
 
   it('leases up to `lease.limit` of an emit’s deliveries to the emitting worker, charged like a claim; the rest stay pending for others', async () => {

@@ -39,6 +39,9 @@ describe.each(testDatabases())('delivery queue on %s', (name, makeDb) => {
     async deleteWebhook(id) {
       await ds.query(`DELETE FROM webhooks WHERE id = ${p(1)}`, [id]);
     },
+    async deleteEvent(id) {
+      await ds.query(`DELETE FROM events WHERE id = ${p(1)}`, [id]);
+    },
     async delivery(id) {
       const [r] = (await ds.query(`SELECT state, attempts, lease_owner, next_attempt_at FROM deliveries WHERE id = ${p(1)}`, [id])) as {
         state: string;

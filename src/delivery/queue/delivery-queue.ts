@@ -17,7 +17,9 @@ export abstract class DeliveryQueue {
    * event whose fan-out a crash cut short writes the missing deliveries. Returns how many
    * deliveries were created (0 for a replayed event whose fan-out was complete).
    * `targeted`: 'subscribers' is every webhook on the event's kind and subreddit; or exactly
-   * these webhooks (test events).
+   * these webhooks (test events). `idFor` must be `deliveryId(event.id, webhookId)`: the primary
+   * key on that derived id is what keeps one event from reaching a webhook twice (there is no
+   * other unique index on deliveries).
    *
    * `lease` (optional; a queue may ignore it): lease up to `lease.limit` of the new deliveries to
    * `lease.owner` in the same write, charged an attempt as a claim would, and answer them as

@@ -194,7 +194,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     if (startedAt === undefined) return 0; // no deliveries in the first slice: it had no subscribers
     const bornBy = Number(startedAt);
     const last = targeted === 'subscribers' ? (s.lastSubscriber.get(event.type, event.subreddit, bornBy) as string | undefined) : targeted[targeted.length - 1]?.id;
-    if (last === undefined || s.deliveryExists.get(event.id, last) !== undefined) return 0;
+    if (last === undefined || s.deliveryExists.get(idFor(last)) !== undefined) return 0;
     return this.fanOutRest(event, targeted, idFor, bornBy, bornBy, -1);
   }
 

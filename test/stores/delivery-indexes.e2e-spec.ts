@@ -1,0 +1,74 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, runMigrations, schemaDrift } from '../../src/database/data-source';
+import { trendhooksMigrations } from '../../src/database/features';
+import { FAN_OUT_AT } from '../../src/delivery/queue/sqlite/sql/fan-out-state';
+import { TRENDHOOKS_ENTITIES, trendhooksEntities } from '../../src/entities';
+import { testDatabases, type TestDatabase } from '../support/databases';
+
+/**
+ * The indexes on `deliveries` each database gets from either series of migrations. Every index is
+ * written on each insert and (on PostgreSQL, where claim and outcome updates are never HOT) on each
+ * update, so each must earn its place: the primary key (which alone keeps an event from reaching a
+ * webhook twice, its id being derived from the two), claims by due time, a webhook's delivery log;
+ * on SQLite also a replay's lookup by event (FAN_OUT_AT). The entity declares that last one
+ * `synchronize: false`, so the drift check cannot see it: this suite does.
+ */
+const EXPECTED = {
+  postgres: ['idx_deliveries_due (state, next_attempt_at)', 'idx_deliveries_webhook_created (webhook_id, created_at, id)', 'primary key (id)'],
+  sqlite: ['idx_deliveries_due (state, next_attempt_at)', 'idx_deliveries_event (event_id)', 'idx_deliveries_webhook_created (webhook_id, created_at, id)', 'primary key (id)'],
+};
+
+async function deliveryIndexes(ds: DataSource): Promise<string[]> {
+  if (ds.options.type === 'postgres') {
+    const rows: { name: string; pk: boolean; cols: string }[] = await ds.query(
+      `SELECT c.relname AS name, i.indisprimary AS pk, string_agg(a.attname, ', ' ORDER BY k.n) AS cols
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+         CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+        WHERE i.indrelid = 'deliveries'::regclass GROUP BY c.relname, i.indisprimary`,
+    );
+    return rows.map((r) => `${r.pk ? 'primary key' : r.name} (${r.cols})`).sort();
+  }
+  const list: { name: string; origin: string }[] = await ds.query(`PRAGMA index_list("deliveries")`);
+  const out: string[] = [];
+  for (const ix of list) {
+    const cols = (await ds.query(`PRAGMA index_info("${ix.name}")`)).map((c: { name: string }) => c.name).join(', ');
+    out.push(`${ix.origin === 'pk' ? 'primary key' : ix.name} (${cols})`);
+  }
+  return out.sort();
+}
+
+describe.each(testDatabases())('indexes on deliveries on %s', (name, makeDb) => {
+  const made: TestDatabase[] = [];
+  const open: DataSource[] = [];
+  afterAll(async () => {
+    for (const ds of open) if (ds.isInitialized) await ds.destroy();
+    for (const db of made) await db.drop();
+  });
+
+  async function migrated(series: 'standalone' | 'host'): Promise<DataSource> {
+    const db = makeDb();
+    made.push(db);
+    const config = await db.create();
+    const base = dataSourceOptions(config, series === 'standalone' ? TRENDHOOKS_ENTITIES : trendhooksEntities({}));
+    const ds = new DataSource(series === 'standalone' ? base : ({ ...base, migrations: trendhooksMigrations(config.type, {}), migrationsTableName: 'host_migrations' } as typeof base));
+    open.push(ds);
+    await ds.initialize();
+    await runMigrations(ds);
+    return ds;
+  }
+
+  it.each(['standalone', 'host'] as const)('the %s series builds only the indexes its queries read, no unique index on (event_id, webhook_id)', async (series) => {
+    const ds = await migrated(series);
+    expect(await deliveryIndexes(ds)).toEqual(EXPECTED[name as keyof typeof EXPECTED]);
+    expect(await schemaDrift(ds)).toEqual({ up: [], down: [] });
+  });
+
+  if (name === 'sqlite') {
+    it('a replay finds when its event’s fan-out started through idx_deliveries_event, not a scan', async () => {
+      const ds = await migrated('standalone');
+      const plan: { detail: string }[] = await ds.query(`EXPLAIN QUERY PLAN ${FAN_OUT_AT}`, ['evt_x']);
+      expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING INDEX idx_deliveries_event \(event_id=\?\)/);
+    });
+  }
+});
