@@ -1,5 +1,5 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { FastifyHttpMetrics, HttpMetricsMiddleware } from './http-metrics';
+import { Module } from '@nestjs/common';
+import { expressHttpMetricsProvider, FastifyHttpMetrics } from './http-metrics';
 import { MetricsConfigurableModule } from './metrics.options';
 import { Metrics } from './metrics.service';
 
@@ -10,11 +10,7 @@ import { Metrics } from './metrics.service';
  * METRICS_PORT), never on the API's.
  */
 @Module({
-  providers: [Metrics, HttpMetricsMiddleware, FastifyHttpMetrics],
+  providers: [Metrics, expressHttpMetricsProvider, FastifyHttpMetrics],
   exports: [Metrics],
 })
-export class MetricsModule extends MetricsConfigurableModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes('*path');
-  }
-}
+export class MetricsModule extends MetricsConfigurableModule {}
