@@ -20,6 +20,12 @@ export const REDACTED_PATHS = [
 
 // Probes and scrapes every few seconds would drown the request log; their failures are still logged.
 const QUIET_PATHS = /^\/(healthz|readyz|metrics)(?:[?#]|$)/;
+/**
+ * By the URL the client sent: a middleware mounted on a path (Nest's `*path` under fastify's
+ * middie, or express's `use(path)`) sees `req.url` with the matched part cut off (`/`), which let
+ * every probe through to the log.
+ */
+const isQuietPath = (req: IncomingMessage & { originalUrl?: string }): boolean => QUIET_PATHS.test(req.originalUrl ?? req.url ?? '');
 
 export interface StructuredLogOptions {
   level: LogLevelName;
@@ -83,7 +89,7 @@ class AccessLogModule implements NestModule {
 
   configure(consumer: MiddlewareConsumer): void {
     const { logger, lineLogger } = this.loggers;
-    consumer.apply(accessLogMiddleware(logger, { lineLogger, ignore: (req) => QUIET_PATHS.test(req.url ?? ''), runInContext: bindRequestLogger })).forRoutes('*path');
+    consumer.apply(accessLogMiddleware(logger, { lineLogger, ignore: isQuietPath, runInContext: bindRequestLogger })).forRoutes('*path');
   }
 }
 
