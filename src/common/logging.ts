@@ -35,6 +35,7 @@ export interface StructuredLogOptions {
 
 type LoggedRequest = IncomingMessage & WithRequestId;
 
+
 /** Fastify names its requests itself (`req-1`); make it use our request id so every layer agrees. */
 @Injectable()
 class FastifyRequestIds implements OnModuleInit {
@@ -75,21 +76,46 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
   ];
 }
 
-const ACCESS_LOGGER = Symbol('trendhooks:access-logger');
+const ACCESS_LOG = Symbol('trendhooks:access-log');
+type AccessLog = ReturnType<typeof accessLogMiddleware>;
 
-/** Mounts the access-log middleware (accessLogMiddleware) on every route. */
+/**
+ * Mounts the access-log middleware (accessLogMiddleware) on every request. Under express it goes
+ * straight on the express app when Nest builds the module, ahead of the routes `init()` registers
+ * (as the JSON body reader and the HTTP metrics do): as a Nest middleware it was one more Nest
+ * layer per request (path matching, Nest's proxy and its exception zone). Under fastify, where
+ * middleware only runs once Nest has registered middie, it stays a Nest middleware.
+ */
 @Global()
 @Module({})
 class AccessLogModule implements NestModule {
-  constructor(@Inject(ACCESS_LOGGER) private readonly loggers: { logger: Logger; lineLogger: Logger }) {}
+  constructor(
+    @Inject(ACCESS_LOG) private readonly accessLog: AccessLog,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
 
   static forRoot(logger: Logger, lineLogger: Logger): DynamicModule {
-    return { module: AccessLogModule, providers: [{ provide: ACCESS_LOGGER, useValue: { logger, lineLogger } }] };
+    const accessLog = accessLogMiddleware(logger, { lineLogger, ignore: isQuietPath, runInContext: bindRequestLogger });
+    return {
+      module: AccessLogModule,
+      providers: [
+        { provide: ACCESS_LOG, useValue: accessLog },
+        {
+          provide: 'trendhooks:access-log-on-express',
+          inject: [{ token: HttpAdapterHost, optional: true }],
+          useFactory: (host?: HttpAdapterHost) => {
+            if (host?.httpAdapter?.getType() !== 'express') return false;
+            host.httpAdapter.use(accessLog);
+            return true;
+          },
+        },
+      ],
+    };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    const { logger, lineLogger } = this.loggers;
-    consumer.apply(accessLogMiddleware(logger, { lineLogger, ignore: isQuietPath, runInContext: bindRequestLogger })).forRoutes('*path');
+    if (this.adapterHost.httpAdapter?.getType() === 'express') return;
+    consumer.apply(this.accessLog).forRoutes('*path');
   }
 }
 
