@@ -6,7 +6,7 @@ import pino from 'pino';
 import { pinoHttp } from 'pino-http';
 import request from 'supertest';
 import { accessLogMiddleware } from './access-log';
-import { REDACTED_PATHS, structuredLogModules } from './logging';
+import { isoTime, REDACTED_PATHS, structuredLogModules } from './logging';
 
 const baseLogger = (lines: string[], redact = true) =>
   pino(
@@ -168,5 +168,16 @@ describe('structuredLogModules in a Nest app (express)', () => {
     expect(records.filter((r) => r.request_id === id).map((r) => r.msg)).toEqual(['listing things', 'request completed']);
     expect(records.find((r) => r.msg === 'request completed')).toMatchObject({ level: 'info', req: { id, method: 'GET', url: '/things', headers: { authorization: '[redacted]' } }, res: { statusCode: 200 } });
     expect(records.find((r) => r.request_id === failed.headers['x-request-id'] && r.req)).toMatchObject({ level: 'error', msg: 'request errored', res: { statusCode: 500 } });
+  });
+});
+
+describe('isoTime', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it("stamps a line's time exactly as pino's stdTimeFunctions.isoTime does", () => {
+    for (const at of [Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 24, 12, 0, 0, 7), 0]) {
+      jest.useFakeTimers({ now: at });
+      expect(isoTime()).toBe(pino.stdTimeFunctions.isoTime());
+    }
   });
 });

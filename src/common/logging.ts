@@ -6,6 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { storage, Store } from 'nestjs-pino/storage';
 import pino, { DestinationStream, Logger } from 'pino';
 import { accessLogMiddleware, LoggedRequest as AccessLoggedRequest, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
+import { isoString } from './iso-time';
 import { ensureRequestId, WithRequestId } from './request-id';
 
 /** The JSON log thresholds (LOG_LEVEL); `silent` writes nothing. */
@@ -35,6 +36,8 @@ export interface StructuredLogOptions {
 
 type LoggedRequest = IncomingMessage & WithRequestId;
 
+/** pino's stdTimeFunctions.isoTime (`,"time":"2024-05-01T12:00:00.000Z"`), with the cheaper isoString: one per line, one line per request. */
+export const isoTime = (): string => `,"time":"${isoString(new Date())}"`;
 
 /** Fastify names its requests itself (`req-1`); make it use our request id so every layer agrees. */
 @Injectable()
@@ -60,7 +63,7 @@ class RequestIdAlignmentModule {}
  */
 export function structuredLogModules(options: StructuredLogOptions): (Type<unknown> | DynamicModule)[] {
   const stream = options.stream ?? pino.destination({ dest: 1, sync: true });
-  const base = { level: options.level, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  const base = { level: options.level, timestamp: isoTime, formatters: { level: (label: string) => ({ level: label }) } };
   const logger = pino({ ...base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, stream);
   // The access lines' writer: the same logger and stream without redaction, the middleware
   // censoring the credential headers of each line itself (REDACTED_PATHS are those headers).
