@@ -1,5 +1,6 @@
-import { Controller, Get, INestApplication, InternalServerErrorException, Module } from '@nestjs/common';
+import { Controller, Get, INestApplication, InternalServerErrorException, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
 import { PinoLogger } from 'nestjs-pino';
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
@@ -145,14 +146,19 @@ class ThingsController {
   }
 }
 
-describe('structuredLogModules in a Nest app (express)', () => {
+// The access log goes on the express app when the module is built, or, in an app built from a
+// compiled testing module (no HTTP adapter yet when its providers are built), as a Nest middleware.
+describe.each([
+  ['NestFactory.create', (m: Type<unknown>) => NestFactory.create(m, { logger: false })],
+  ['a compiled testing module', async (m: Type<unknown>) => (await Test.createTestingModule({ imports: [m] }).compile()).createNestApplication({ logger: false })],
+])('structuredLogModules in a Nest app (express, %s)', (_name, build: (m: Type<unknown>) => Promise<INestApplication>) => {
   const lines: string[] = [];
   let app: INestApplication;
 
   beforeAll(async () => {
     @Module({ imports: [...structuredLogModules({ level: 'info', stream: { write: (s: string) => lines.push(s) } })], controllers: [ThingsController] })
     class TestModule {}
-    app = await NestFactory.create(TestModule, { logger: false });
+    app = await build(TestModule);
     await app.init();
   });
   afterAll(() => app.close());

@@ -80,6 +80,8 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
 }
 
 const ACCESS_LOG = Symbol('trendhooks:access-log');
+/** Whether the access log went on the express app when the module was built (no adapter yet in an app built from a compiled testing module: then a Nest middleware, as under fastify). */
+const ACCESS_LOG_ON_EXPRESS = Symbol('trendhooks:access-log-on-express');
 type AccessLog = ReturnType<typeof accessLogMiddleware>;
 
 /**
@@ -94,7 +96,7 @@ type AccessLog = ReturnType<typeof accessLogMiddleware>;
 class AccessLogModule implements NestModule {
   constructor(
     @Inject(ACCESS_LOG) private readonly accessLog: AccessLog,
-    private readonly adapterHost: HttpAdapterHost,
+    @Inject(ACCESS_LOG_ON_EXPRESS) private readonly onExpress: boolean,
   ) {}
 
   static forRoot(logger: Logger, lineLogger: Logger): DynamicModule {
@@ -104,7 +106,7 @@ class AccessLogModule implements NestModule {
       providers: [
         { provide: ACCESS_LOG, useValue: accessLog },
         {
-          provide: 'trendhooks:access-log-on-express',
+          provide: ACCESS_LOG_ON_EXPRESS,
           inject: [{ token: HttpAdapterHost, optional: true }],
           useFactory: (host?: HttpAdapterHost) => {
             if (host?.httpAdapter?.getType() !== 'express') return false;
@@ -117,7 +119,7 @@ class AccessLogModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    if (this.adapterHost.httpAdapter?.getType() === 'express') return;
+    if (this.onExpress) return;
     consumer.apply(this.accessLog).forRoutes('*path');
   }
 }

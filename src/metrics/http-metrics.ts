@@ -9,7 +9,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
 type ExpressRequest = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
 
 /** Times one express request and labels it with the route pattern express matched (`/v1/webhooks/:webhook_id`). */
-function expressRecorder(metrics: Metrics) {
+export function expressRecorder(metrics: Metrics) {
   return function trendhooksHttpMetrics(req: ExpressRequest, res: ServerResponse, next: () => void): void {
     const start = process.hrtime.bigint();
     res.once('finish', () => {
@@ -27,9 +27,13 @@ function expressRecorder(metrics: Metrics) {
  * middleware on every route it was one more Nest layer per request (path matching, Nest's proxy
  * and its exception zone), about 2 % of the API's CPU per request in the bench/api profile. It
  * times every request of the app, 404s included, as the middleware did. Fastify: FastifyHttpMetrics.
+ * Answers whether it did: an app built from a compiled testing module (`Test.createTestingModule`)
+ * has no HTTP adapter yet when its providers are built, and MetricsModule then mounts the recorder
+ * as a Nest middleware instead.
  */
+export const EXPRESS_HTTP_METRICS = 'trendhooks:express-http-metrics';
 export const expressHttpMetricsProvider: Provider = {
-  provide: 'trendhooks:express-http-metrics',
+  provide: EXPRESS_HTTP_METRICS,
   inject: [Metrics, { token: HttpAdapterHost, optional: true }],
   useFactory: (metrics: Metrics, host?: HttpAdapterHost) => {
     const adapter = host?.httpAdapter;

@@ -1,5 +1,6 @@
-import { Module } from '@nestjs/common';
-import { expressHttpMetricsProvider, FastifyHttpMetrics } from './http-metrics';
+import { Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { EXPRESS_HTTP_METRICS, expressHttpMetricsProvider, expressRecorder, FastifyHttpMetrics } from './http-metrics';
 import { MetricsConfigurableModule } from './metrics.options';
 import { Metrics } from './metrics.service';
 
@@ -13,4 +14,18 @@ import { Metrics } from './metrics.service';
   providers: [Metrics, expressHttpMetricsProvider, FastifyHttpMetrics],
   exports: [Metrics],
 })
-export class MetricsModule extends MetricsConfigurableModule {}
+export class MetricsModule extends MetricsConfigurableModule implements NestModule {
+  constructor(
+    private readonly metrics: Metrics,
+    @Inject(EXPRESS_HTTP_METRICS) private readonly onExpress: boolean,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {
+    super();
+  }
+
+  /** Express without the recorder on the app already (no adapter yet when it was built): a Nest middleware on every route. */
+  configure(consumer: MiddlewareConsumer): void {
+    if (this.onExpress || this.adapterHost.httpAdapter?.getType() !== 'express') return;
+    consumer.apply(expressRecorder(this.metrics)).forRoutes('*path');
+  }
+}
