@@ -252,4 +252,18 @@ describe.each(testTargets())('JSON logs on %s', (_name, makeDb, adapter) => {
     // The 500's cause is logged for operators under the same request id.
     expect(records.some((r) => r.msg === 'unhandled error' && r.request_id === failed.body.error.request_id)).toBe(true);
   });
+
+  it('leaves successful probes out of the access log (README: /healthz and /readyz are not logged when they succeed)', async () => {
+    const probe = await t.http().get('/healthz');
+    expect(probe.status).toBe(200);
+    const listed = await t.http().get('/v1/webhooks');
+    expect(listed.status).toBe(401);
+    await sleep(50); // the completion line is written on the response's finish
+    const records = lines.map((l) => JSON.parse(l));
+    const lineOf = (res: { headers: Record<string, string> }) => records.find((r) => r.req && r.request_id === res.headers['x-request-id']);
+    // The id is still given (X-Request-Id); only the access line is left out.
+    expect(probe.headers['x-request-id']).toMatch(/^req_/);
+    expect(lineOf(probe)).toBeUndefined();
+    expect(lineOf(listed)).toBeDefined();
+  });
 });

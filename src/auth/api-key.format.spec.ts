@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key.format';
 
 describe('api key format', () => {
@@ -31,5 +32,12 @@ describe('api key format', () => {
     expect(hashApiKey(key)).toMatch(/^[0-9a-f]{64}$/);
     expect(displayPrefix(key)).toHaveLength(16);
     expect(key.startsWith(displayPrefix(key))).toBe(true);
+  });
+
+  it('keeps the stored hashes: SHA-256 of the key text as UTF-8, lower-case hex', () => {
+    // Stored keys are looked up by this hash: any other digest or encoding would lock every caller out.
+    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    const key = generateApiKey();
+    expect(hashApiKey(key)).toBe(createHash('sha256').update(Buffer.from(key, 'utf8')).digest('hex'));
   });
 });

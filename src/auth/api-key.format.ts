@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, hash, randomInt } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PREFIX = 'th_live_';
@@ -35,8 +35,9 @@ export function isWellFormedApiKey(key: string): boolean {
   return checksum(rest.slice(0, BODY_LEN)) === rest.slice(BODY_LEN);
 }
 
+/** SHA-256 hex of the key: taken on every authenticated request (the cache's key), so one-shot, without a Hash object. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function displayPrefix(key: string): string {

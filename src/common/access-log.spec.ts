@@ -1,12 +1,13 @@
-import { Controller, Get, INestApplication, InternalServerErrorException, Module } from '@nestjs/common';
+import { Controller, Get, INestApplication, InternalServerErrorException, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
 import { PinoLogger } from 'nestjs-pino';
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
 import request from 'supertest';
 import { accessLogMiddleware } from './access-log';
-import { REDACTED_PATHS, structuredLogModules } from './logging';
+import { isoTime, REDACTED_PATHS, structuredLogModules } from './logging';
 
 const baseLogger = (lines: string[], redact = true) =>
   pino(
@@ -145,14 +146,19 @@ class ThingsController {
   }
 }
 
-describe('structuredLogModules in a Nest app (express)', () => {
+// The access log goes on the express app when the module is built, or, in an app built from a
+// compiled testing module (no HTTP adapter yet when its providers are built), as a Nest middleware.
+describe.each([
+  ['NestFactory.create', (m: Type<unknown>) => NestFactory.create(m, { logger: false })],
+  ['a compiled testing module', async (m: Type<unknown>) => (await Test.createTestingModule({ imports: [m] }).compile()).createNestApplication({ logger: false })],
+])('structuredLogModules in a Nest app (express, %s)', (_name, build: (m: Type<unknown>) => Promise<INestApplication>) => {
   const lines: string[] = [];
   let app: INestApplication;
 
   beforeAll(async () => {
     @Module({ imports: [...structuredLogModules({ level: 'info', stream: { write: (s: string) => lines.push(s) } })], controllers: [ThingsController] })
     class TestModule {}
-    app = await NestFactory.create(TestModule, { logger: false });
+    app = await build(TestModule);
     await app.init();
   });
   afterAll(() => app.close());
@@ -168,5 +174,16 @@ describe('structuredLogModules in a Nest app (express)', () => {
     expect(records.filter((r) => r.request_id === id).map((r) => r.msg)).toEqual(['listing things', 'request completed']);
     expect(records.find((r) => r.msg === 'request completed')).toMatchObject({ level: 'info', req: { id, method: 'GET', url: '/things', headers: { authorization: '[redacted]' } }, res: { statusCode: 200 } });
     expect(records.find((r) => r.request_id === failed.headers['x-request-id'] && r.req)).toMatchObject({ level: 'error', msg: 'request errored', res: { statusCode: 500 } });
+  });
+});
+
+describe('isoTime', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it("stamps a line's time exactly as pino's stdTimeFunctions.isoTime does", () => {
+    for (const at of [Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 24, 12, 0, 0, 7), 0]) {
+      jest.useFakeTimers({ now: at });
+      expect(isoTime()).toBe(pino.stdTimeFunctions.isoTime());
+    }
   });
 });

@@ -6,6 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { storage, Store } from 'nestjs-pino/storage';
 import pino, { DestinationStream, Logger } from 'pino';
 import { accessLogMiddleware, LoggedRequest as AccessLoggedRequest, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
+import { isoString } from './iso-time';
 import { ensureRequestId, WithRequestId } from './request-id';
 
 /** The JSON log thresholds (LOG_LEVEL); `silent` writes nothing. */
@@ -20,6 +21,12 @@ export const REDACTED_PATHS = [
 
 // Probes and scrapes every few seconds would drown the request log; their failures are still logged.
 const QUIET_PATHS = /^\/(healthz|readyz|metrics)(?:[?#]|$)/;
+/**
+ * By the URL the client sent: a middleware mounted on a path (Nest's `*path` under fastify's
+ * middie, or express's `use(path)`) sees `req.url` with the matched part cut off (`/`), which let
+ * every probe through to the log.
+ */
+const isQuietPath = (req: IncomingMessage & { originalUrl?: string }): boolean => QUIET_PATHS.test(req.originalUrl ?? req.url ?? '');
 
 export interface StructuredLogOptions {
   level: LogLevelName;
@@ -28,6 +35,9 @@ export interface StructuredLogOptions {
 }
 
 type LoggedRequest = IncomingMessage & WithRequestId;
+
+/** pino's stdTimeFunctions.isoTime (`,"time":"2024-05-01T12:00:00.000Z"`), with the cheaper isoString: one per line, one line per request. */
+export const isoTime = (): string => `,"time":"${isoString(new Date())}"`;
 
 /** Fastify names its requests itself (`req-1`); make it use our request id so every layer agrees. */
 @Injectable()
@@ -53,7 +63,7 @@ class RequestIdAlignmentModule {}
  */
 export function structuredLogModules(options: StructuredLogOptions): (Type<unknown> | DynamicModule)[] {
   const stream = options.stream ?? pino.destination({ dest: 1, sync: true });
-  const base = { level: options.level, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  const base = { level: options.level, timestamp: isoTime, formatters: { level: (label: string) => ({ level: label }) } };
   const logger = pino({ ...base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, stream);
   // The access lines' writer: the same logger and stream without redaction, the middleware
   // censoring the credential headers of each line itself (REDACTED_PATHS are those headers).
@@ -69,21 +79,48 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
   ];
 }
 
-const ACCESS_LOGGER = Symbol('trendhooks:access-logger');
+const ACCESS_LOG = Symbol('trendhooks:access-log');
+/** Whether the access log went on the express app when the module was built (no adapter yet in an app built from a compiled testing module: then a Nest middleware, as under fastify). */
+const ACCESS_LOG_ON_EXPRESS = Symbol('trendhooks:access-log-on-express');
+type AccessLog = ReturnType<typeof accessLogMiddleware>;
 
-/** Mounts the access-log middleware (accessLogMiddleware) on every route. */
+/**
+ * Mounts the access-log middleware (accessLogMiddleware) on every request. Under express it goes
+ * straight on the express app when Nest builds the module, ahead of the routes `init()` registers
+ * (as the JSON body reader and the HTTP metrics do): as a Nest middleware it was one more Nest
+ * layer per request (path matching, Nest's proxy and its exception zone). Under fastify, where
+ * middleware only runs once Nest has registered middie, it stays a Nest middleware.
+ */
 @Global()
 @Module({})
 class AccessLogModule implements NestModule {
-  constructor(@Inject(ACCESS_LOGGER) private readonly loggers: { logger: Logger; lineLogger: Logger }) {}
+  constructor(
+    @Inject(ACCESS_LOG) private readonly accessLog: AccessLog,
+    @Inject(ACCESS_LOG_ON_EXPRESS) private readonly onExpress: boolean,
+  ) {}
 
   static forRoot(logger: Logger, lineLogger: Logger): DynamicModule {
-    return { module: AccessLogModule, providers: [{ provide: ACCESS_LOGGER, useValue: { logger, lineLogger } }] };
+    const accessLog = accessLogMiddleware(logger, { lineLogger, ignore: isQuietPath, runInContext: bindRequestLogger });
+    return {
+      module: AccessLogModule,
+      providers: [
+        { provide: ACCESS_LOG, useValue: accessLog },
+        {
+          provide: ACCESS_LOG_ON_EXPRESS,
+          inject: [{ token: HttpAdapterHost, optional: true }],
+          useFactory: (host?: HttpAdapterHost) => {
+            if (host?.httpAdapter?.getType() !== 'express') return false;
+            host.httpAdapter.use(accessLog);
+            return true;
+          },
+        },
+      ],
+    };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    const { logger, lineLogger } = this.loggers;
-    consumer.apply(accessLogMiddleware(logger, { lineLogger, ignore: (req) => QUIET_PATHS.test(req.url ?? ''), runInContext: bindRequestLogger })).forRoutes('*path');
+    if (this.onExpress) return;
+    consumer.apply(this.accessLog).forRoutes('*path');
   }
 }
 

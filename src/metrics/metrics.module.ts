@@ -1,5 +1,6 @@
-import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { FastifyHttpMetrics, HttpMetricsMiddleware } from './http-metrics';
+import { Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { EXPRESS_HTTP_METRICS, expressHttpMetricsProvider, expressRecorder, FastifyHttpMetrics } from './http-metrics';
 import { MetricsConfigurableModule } from './metrics.options';
 import { Metrics } from './metrics.service';
 
@@ -10,11 +11,21 @@ import { Metrics } from './metrics.service';
  * METRICS_PORT), never on the API's.
  */
 @Module({
-  providers: [Metrics, HttpMetricsMiddleware, FastifyHttpMetrics],
+  providers: [Metrics, expressHttpMetricsProvider, FastifyHttpMetrics],
   exports: [Metrics],
 })
 export class MetricsModule extends MetricsConfigurableModule implements NestModule {
+  constructor(
+    private readonly metrics: Metrics,
+    @Inject(EXPRESS_HTTP_METRICS) private readonly onExpress: boolean,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {
+    super();
+  }
+
+  /** Express without the recorder on the app already (no adapter yet when it was built): a Nest middleware on every route. */
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes('*path');
+    if (this.onExpress || this.adapterHost.httpAdapter?.getType() !== 'express') return;
+    consumer.apply(expressRecorder(this.metrics)).forRoutes('*path');
   }
 }

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { isoString } from '../../common/iso-time';
 import type { PostListItem } from '../post.store';
 
 export const REDDIT_ORIGIN = 'https://www.reddit.com';
@@ -54,6 +55,6 @@ export function toPostResource(p: PostListItem): PostResource {
     permalink: REDDIT_ORIGIN + p.permalink,
     score: p.score,
     num_comments: p.numComments,
-    created_at: p.createdAt.toISOString(),
+    created_at: isoString(p.createdAt),
   };
 }

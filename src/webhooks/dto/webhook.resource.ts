@@ -1,4 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { isoString } from '../../common/iso-time';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
 
@@ -56,8 +57,8 @@ export function toWebhookResource(w: Omit<WebhookEntity, 'customerId' | 'secret'
     event: w.event,
     subreddit: w.subreddit,
     allow_nonstandard_port: w.allowNonstandardPort,
-    created_at: w.createdAt.toISOString(),
-    last_delivery_at: w.lastDeliveryAt ? w.lastDeliveryAt.toISOString() : null,
+    created_at: isoString(w.createdAt),
+    last_delivery_at: w.lastDeliveryAt ? isoString(w.lastDeliveryAt) : null,
     last_status: w.lastStatus,
     last_response_code: w.lastResponseCode,
   };
