@@ -24,8 +24,10 @@ export const WORKER_LOST = 'worker_lost';
 const LOW_WATER_WAIT_MS = 5;
 // Longest the first outcomes to end wait for others still sending to join their batch (see gatherOutcomes).
 const GATHER_OUTCOMES_MS = 2;
-// Events whose body templates are kept between claims (see bodyTemplates).
-const BODY_TEMPLATES_MAX = 256;
+// Events whose body templates are kept between claims (see bodyTemplates). A template holds the
+// body's text, up to the 64 KiB an emit's request may carry: 32 of them stay under 2 MiB, and a
+// fan-out (many claims of one event) or events emitted one after another need only the last few.
+const BODY_TEMPLATES_MAX = 32;
 
 /** An event's body template, and the stored row it was built from. */
 interface BodyTemplate {
