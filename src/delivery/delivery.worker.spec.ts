@@ -3,6 +3,7 @@ import type { Clock } from '../common/clock';
 import type { SecretBox } from '../crypto/secret-box';
 import { DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
+import * as payload from './payload';
 import type { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
 import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
@@ -341,6 +342,33 @@ describe('DeliveryWorker', () => {
     await run(w);
     await until(() => queue.records.length === 2, 'two outcomes');
     expect(transport.bodies.map((b) => (JSON.parse(b) as { data: { webhook_id: string } }).data.webhook_id)).toEqual(['wh_1', 'wh_2']);
+  });
+
+  it('keeps an event’s body template from one claim to the next: a fan-out arrives as many claims', async () => {
+    const built = jest.spyOn(payload, 'deliveryBodyTemplate');
+    try {
+      queue.due = [1, 2, 3, 4, 5, 6].map((n) => work(n));
+      const w = worker({ concurrency: 2, batchSize: 2 });
+      await run(w);
+      await until(() => queue.records.length === 6, 'six outcomes');
+      expect(queue.claims.length + queue.outcomeClaims.filter((c) => c !== undefined).length).toBeGreaterThanOrEqual(3);
+      expect(built).toHaveBeenCalledTimes(1);
+      expect(transport.bodies.map((b) => (JSON.parse(b) as { data: { webhook_id: string } }).data.webhook_id).sort()).toEqual(['wh_1', 'wh_2', 'wh_3', 'wh_4', 'wh_5', 'wh_6']);
+      expect(new Set(transport.bodies.map((b) => b.replace(/"webhook_id":"wh_\d"/, ''))).size).toBe(1);
+    } finally {
+      built.mockRestore();
+    }
+  });
+
+  it('builds the template again for a row of the same event id that differs from the one kept', async () => {
+    queue.due = [work(1), work(2, { event: { id: 'evt_1', type: 'trends.surge', subreddit: 'rust', payload: '{"n":2}', createdAt: new Date('2026-01-01T00:00:00.000Z') } })];
+    const w = worker({ concurrency: 1, batchSize: 1 });
+    await run(w);
+    await until(() => queue.records.length === 2, 'two outcomes');
+    expect(transport.bodies.map((b) => (JSON.parse(b) as { data: { webhook_id: string; n: number } }).data)).toEqual([
+      { event_id: 'evt_1', webhook_id: 'wh_1', subreddit: 'rust', n: 1 },
+      { event_id: 'evt_1', webhook_id: 'wh_2', subreddit: 'rust', n: 2 },
+    ]);
   });
 
   it('hands the transport the claimed delivery: destination, attempt number, time limit and the secrets signing at that moment', async () => {

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, runMigrations, schemaDrift } from '../../src/database/data-source';
+import { dataSourceOptions, runMigrations, schemaDrift, sqliteHandle } from '../../src/database/data-source';
 import { trendhooksMigrations } from '../../src/database/features';
+import { CLAIM, CLAIM_PENDING } from '../../src/delivery/queue/sqlite/sql/claim';
 import { FAN_OUT_AT } from '../../src/delivery/queue/sqlite/sql/fan-out-state';
 import { TRENDHOOKS_ENTITIES, trendhooksEntities } from '../../src/entities';
 import { testDatabases, type TestDatabase } from '../support/databases';
@@ -69,6 +70,19 @@ describe.each(testDatabases())('indexes on deliveries on %s', (name, makeDb) => 
       const ds = await migrated('standalone');
       const plan: { detail: string }[] = await ds.query(`EXPLAIN QUERY PLAN ${FAN_OUT_AT}`, ['evt_x']);
       expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING INDEX idx_deliveries_event \(event_id=\?\)/);
+    });
+
+    it.each([
+      ['CLAIM_PENDING', CLAIM_PENDING],
+      ['CLAIM', CLAIM],
+    ])('%s picks due rows from idx_deliveries_due alone and updates them by rowid, not through the id index', async (_n, sql) => {
+      const ds = await migrated('standalone');
+      const plan = sqliteHandle(ds).prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ owner: 'w', leaseUntil: 2, now: 1, limit: 10 }) as { detail: string }[];
+      const detail = plan.map((p) => p.detail).join('\n');
+      expect(detail).toMatch(/SEARCH deliveries USING COVERING INDEX idx_deliveries_due \(state=\? AND next_attempt_at<\?\)/);
+      expect(detail).not.toMatch(/USING INDEX idx_deliveries_due/);
+      expect(detail).toMatch(/SEARCH deliveries USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+      expect(detail).not.toMatch(/sqlite_autoindex_deliveries/);
     });
   }
 });

