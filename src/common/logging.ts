@@ -5,6 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 // The context nestjs-pino's PinoLogger reads the request's logger from (no exports map: a plain module of the package).
 import { storage, Store } from 'nestjs-pino/storage';
 import pino, { DestinationStream, Logger } from 'pino';
+import { expressAppLayer } from './express-app-layer';
 import { accessLogMiddleware, LoggedRequest as AccessLoggedRequest, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
 import { isoString } from './iso-time';
 import { ensureRequestId, WithRequestId } from './request-id';
@@ -80,16 +81,14 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
 }
 
 const ACCESS_LOG = Symbol('trendhooks:access-log');
-/** Whether the access log went on the express app when the module was built (no adapter yet in an app built from a compiled testing module: then a Nest middleware, as under fastify). */
+/** Whether the access log went on the express app when the module was built (expressAppLayer). */
 const ACCESS_LOG_ON_EXPRESS = Symbol('trendhooks:access-log-on-express');
 type AccessLog = ReturnType<typeof accessLogMiddleware>;
 
 /**
- * Mounts the access-log middleware (accessLogMiddleware) on every request. Under express it goes
- * straight on the express app when Nest builds the module, ahead of the routes `init()` registers
- * (as the JSON body reader and the HTTP metrics do): as a Nest middleware it was one more Nest
- * layer per request (path matching, Nest's proxy and its exception zone). Under fastify, where
- * middleware only runs once Nest has registered middie, it stays a Nest middleware.
+ * Mounts the access-log middleware (accessLogMiddleware) on every request: on the express app
+ * itself (expressAppLayer, as the HTTP metrics), else (fastify, or an app built from a compiled
+ * testing module) as a Nest middleware.
  */
 @Global()
 @Module({})
@@ -105,15 +104,7 @@ class AccessLogModule implements NestModule {
       module: AccessLogModule,
       providers: [
         { provide: ACCESS_LOG, useValue: accessLog },
-        {
-          provide: ACCESS_LOG_ON_EXPRESS,
-          inject: [{ token: HttpAdapterHost, optional: true }],
-          useFactory: (host?: HttpAdapterHost) => {
-            if (host?.httpAdapter?.getType() !== 'express') return false;
-            host.httpAdapter.use(accessLog);
-            return true;
-          },
-        },
+        expressAppLayer(ACCESS_LOG_ON_EXPRESS, [], () => accessLog),
       ],
     };
   }

@@ -1,6 +1,7 @@
-import { Injectable, OnModuleInit, Provider } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expressAppLayer } from '../common/express-app-layer';
 import { Metrics } from './metrics.service';
 
 /** Label of requests no route matched (404s): never the raw URL, which would be unbounded. */
@@ -22,27 +23,14 @@ export function expressRecorder(metrics: Metrics) {
 }
 
 /**
- * Express: the recorder goes straight on the express app when Nest builds the module (before
- * `init()` registers the routes, so it runs ahead of them), like the JSON body reader: as a Nest
- * middleware on every route it was one more Nest layer per request (path matching, Nest's proxy
- * and its exception zone), about 2 % of the API's CPU per request in the bench/api profile. It
- * times every request of the app, 404s included, as the middleware did. Fastify: FastifyHttpMetrics.
- * Answers whether it did: an app built from a compiled testing module (`Test.createTestingModule`)
- * has no HTTP adapter yet when its providers are built, and MetricsModule then mounts the recorder
- * as a Nest middleware instead.
+ * Express: the recorder on the express app itself (expressAppLayer), like the JSON body reader:
+ * as a Nest middleware on every route it was one more Nest layer per request, about 2 % of the
+ * API's CPU per request in the bench/api profile. It times every request of the app, 404s
+ * included. Where it could not go there (an app built from a compiled testing module),
+ * MetricsModule mounts it as a Nest middleware. Fastify: FastifyHttpMetrics.
  */
 export const EXPRESS_HTTP_METRICS = 'trendhooks:express-http-metrics';
-export const expressHttpMetricsProvider: Provider = {
-  provide: EXPRESS_HTTP_METRICS,
-  inject: [Metrics, { token: HttpAdapterHost, optional: true }],
-  useFactory: (metrics: Metrics, host?: HttpAdapterHost) => {
-    const adapter = host?.httpAdapter;
-    // An application context without HTTP (the worker), or fastify.
-    if (adapter?.getType() !== 'express') return false;
-    adapter.use(expressRecorder(metrics));
-    return true;
-  },
-};
+export const expressHttpMetricsProvider = expressAppLayer(EXPRESS_HTTP_METRICS, [Metrics], expressRecorder);
 
 interface FastifyLike {
   addHook(
