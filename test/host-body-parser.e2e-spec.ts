@@ -1,6 +1,7 @@
 import { ArgumentsHost, Body, Catch, Controller, DynamicModule, ExceptionFilter, HttpException, INestApplication, Module, Post } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { NestFactory } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import * as http from 'node:http';
@@ -31,7 +32,9 @@ import { testDatabases, TestDatabase } from './support/databases';
  * own routes keep the host's parser and errors (compared with the same host without trendhooks).
  */
 
-type AdapterName = 'express' | 'fastify';
+// 'express, testing module': the same express host built from a compiled testing module, whose
+// providers are built before createNestApplication() makes the HTTP adapter.
+type AdapterName = 'express' | 'express, testing module' | 'fastify';
 
 /** One key for every app on the database (they share its rows). */
 const KEY = generateEncryptionKey();
@@ -94,7 +97,9 @@ async function start(adapter: AdapterName, bodyParser: boolean, db?: DatabaseCon
   const app =
     adapter === 'fastify'
       ? await NestFactory.create(BodyHostModule.forRoot(db), new FastifyAdapter(), options)
-      : await NestFactory.create(BodyHostModule.forRoot(db), options);
+      : adapter === 'express, testing module'
+        ? (await Test.createTestingModule({ imports: [BodyHostModule.forRoot(db)] }).compile()).createNestApplication(options)
+        : await NestFactory.create(BodyHostModule.forRoot(db), options);
   await app.listen(0, '127.0.0.1');
   return { app, url: `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}` };
 }
@@ -165,7 +170,7 @@ describe.each(testDatabases())('trendhooks’ bodies inside a host app with its 
   });
   afterAll(() => db?.drop());
 
-  describe.each<AdapterName>(['express', 'fastify'])('%s', (adapter) => {
+  describe.each<AdapterName>(['express', 'express, testing module', 'fastify'])('%s', (adapter) => {
     let on: { app: INestApplication; url: string };
     let off: { app: INestApplication; url: string };
     let baseline: { app: INestApplication; url: string };

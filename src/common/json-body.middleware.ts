@@ -4,6 +4,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { AppError } from './errors';
+import { whenHttpAdapter } from './express-app-layer';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /**
@@ -304,29 +305,28 @@ const installed = new WeakMap<object, Set<Type>>();
  * app keeps Nest's body parser on (express and fastify): the same answers (`INVALID_JSON`,
  * `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE` over 64 KiB, `VALIDATION_ERROR` past
  * MAX_JSON_DEPTH) in our envelope, after authentication, as with the parser off. It installs
- * itself on the HTTP adapter when Nest builds the module (NestFactory.create), before `init()`
- * registers Nest's parsers. The host's own routes keep the host's parser and errors.
+ * itself on the HTTP adapter as soon as there is one (whenHttpAdapter: when Nest builds the module
+ * under NestFactory.create, or when createNestApplication() makes the adapter of a compiled
+ * testing module), before `init()` registers Nest's parsers. The host's own routes keep the host's parser and errors.
  * Use beside `consumer.apply(JsonBodyMiddleware).forRoutes(...controllers)`.
  */
 export function ownJsonBodies(...controllers: Type[]): Provider {
   return {
     provide: `trendhooks:own-json-bodies:${controllers.map((c) => c.name).join(',')}`,
     inject: [{ token: HttpAdapterHost, optional: true }],
-    useFactory: (host?: HttpAdapterHost) => {
-      const adapter = host?.httpAdapter;
-      if (!adapter) return false; // an application context without HTTP
-      const instance = adapter.getInstance() as object;
-      let done = installed.get(instance);
-      const fresh = controllers.filter((c) => !done?.has(c));
-      if (fresh.length === 0) return true;
-      if (!done) {
-        done = new Set();
-        installed.set(instance, done);
-        if (adapter.getType() === 'fastify') installFastifyReader(instance as FastifyHooks);
-      }
-      fresh.forEach((c) => done!.add(c));
-      if (adapter.getType() === 'express') adapter.use(expressReader(routeMatchers(fresh)));
-      return true;
-    },
+    useFactory: (host?: HttpAdapterHost) =>
+      whenHttpAdapter(host, (adapter) => {
+        const instance = adapter.getInstance() as object;
+        let done = installed.get(instance);
+        const fresh = controllers.filter((c) => !done?.has(c));
+        if (fresh.length === 0) return;
+        if (!done) {
+          done = new Set();
+          installed.set(instance, done);
+          if (adapter.getType() === 'fastify') installFastifyReader(instance as FastifyHooks);
+        }
+        fresh.forEach((c) => done!.add(c));
+        if (adapter.getType() === 'express') adapter.use(expressReader(routeMatchers(fresh)));
+      }),
   };
 }

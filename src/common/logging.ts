@@ -5,7 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 // The context nestjs-pino's PinoLogger reads the request's logger from (no exports map: a plain module of the package).
 import { storage, Store } from 'nestjs-pino/storage';
 import pino, { DestinationStream, Logger } from 'pino';
-import { expressAppLayer } from './express-app-layer';
+import { expressAppLayer, ExpressAppLayerState } from './express-app-layer';
 import { accessLogMiddleware, LoggedRequest as AccessLoggedRequest, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
 import { isoString } from './iso-time';
 import { ensureRequestId, WithRequestId } from './request-id';
@@ -95,7 +95,7 @@ type AccessLog = ReturnType<typeof accessLogMiddleware>;
 class AccessLogModule implements NestModule {
   constructor(
     @Inject(ACCESS_LOG) private readonly accessLog: AccessLog,
-    @Inject(ACCESS_LOG_ON_EXPRESS) private readonly onExpress: boolean,
+    @Inject(ACCESS_LOG_ON_EXPRESS) private readonly onExpress: ExpressAppLayerState,
   ) {}
 
   static forRoot(logger: Logger, lineLogger: Logger): DynamicModule {
@@ -110,7 +110,7 @@ class AccessLogModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    if (this.onExpress) return;
+    if (this.onExpress.mounted()) return;
     consumer.apply(this.accessLog).forRoutes('*path');
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import type { ExpressAppLayerState } from '../common/express-app-layer';
 import { EXPRESS_HTTP_METRICS, expressHttpMetricsProvider, expressRecorder, FastifyHttpMetrics } from './http-metrics';
 import { MetricsConfigurableModule } from './metrics.options';
 import { Metrics } from './metrics.service';
@@ -17,7 +18,7 @@ import { Metrics } from './metrics.service';
 export class MetricsModule extends MetricsConfigurableModule implements NestModule {
   constructor(
     private readonly metrics: Metrics,
-    @Inject(EXPRESS_HTTP_METRICS) private readonly onExpress: boolean,
+    @Inject(EXPRESS_HTTP_METRICS) private readonly onExpress: ExpressAppLayerState,
     private readonly adapterHost: HttpAdapterHost,
   ) {
     super();
@@ -25,7 +26,7 @@ export class MetricsModule extends MetricsConfigurableModule implements NestModu
 
   /** Express without the recorder on the app already (no adapter yet when it was built): a Nest middleware on every route. */
   configure(consumer: MiddlewareConsumer): void {
-    if (this.onExpress || this.adapterHost.httpAdapter?.getType() !== 'express') return;
+    if (this.onExpress.mounted() || this.adapterHost.httpAdapter?.getType() !== 'express') return;
     consumer.apply(expressRecorder(this.metrics)).forRoutes('*path');
   }
 }
