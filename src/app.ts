@@ -150,6 +150,14 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     return ctx;
   }
   const app = await createApp(config, { role });
+  // The modules start first, outside the listen error below: a refusal to start (e.g. a key ring
+  // that does not fit the database) keeps its own message instead of blaming HOST/PORT.
+  try {
+    await app.init();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
   try {
     await app.listen(config.http.port, config.http.host);
   } catch (err) {

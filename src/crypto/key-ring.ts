@@ -5,13 +5,23 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
  * secrets, the generated cursor secret): AES-256-GCM under a key ring whose first key encrypts
  * and whose every key decrypts.
  *
- * Stored form: `enc:v1:<key id>:<base64url(iv ‖ ciphertext ‖ tag)>`. The prefix tells an
+ * Stored form: `enc:v2:<key id>:<base64url(iv ‖ ciphertext ‖ tag)>`. The prefix tells an
  * encrypted value from a plaintext one written before encryption existed (`whsec_…`, base64url
  * cursor secrets never start with `enc:`), and the key id tells the re-encrypt command which rows
- * are not under the newest key yet. The additional data binds a value to its key id and its place
- * (e.g. `webhook:<id>`), so a ciphertext copied onto another row does not decrypt.
+ * are not under the newest key yet. The additional data binds a value to its key id, its row
+ * (e.g. `webhook:<id>`) and its column, so a ciphertext copied onto another row, or moved from
+ * `secret` to `previous_secret` in the same row, does not decrypt.
+ *
+ * `enc:v1:` values (written before the column was bound) still decrypt, bound to their row
+ * alone; they are not current, so `trendhooks encryption reencrypt` rewrites them as v2. A v2
+ * value relabelled v1 does not decrypt (the version is part of the additional data).
  */
-export const ENCRYPTED_PREFIX = 'enc:v1:';
+/** What every encrypted value starts with, whatever its version. */
+export const ENCRYPTED_PREFIX = 'enc:';
+/** The version written now: bound to row and column. */
+export const CURRENT_PREFIX = 'enc:v2:';
+/** The first version: bound to the row only, still read. */
+export const V1_PREFIX = 'enc:v1:';
 export const ENCRYPTION_KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -20,6 +30,15 @@ const KEY_ID_RE = /^[A-Za-z0-9_-]{1,32}$/;
 export interface EncryptionKey {
   id: string;
   key: Buffer;
+}
+
+/**
+ * Where a value is stored: its row (`webhook:<id>`, `setting:<key>`) and its column
+ * (`secret`, `previous_secret`, `value`). Both are bound into the ciphertext.
+ */
+export interface SecretPlace {
+  row: string;
+  column: string;
 }
 
 /** A stored value that no key of the ring decrypts (wrong key, unknown key id, tampered or cut). Never carries the value. */
@@ -82,19 +101,29 @@ export class EncryptionKeyRing {
     return [...this.byId.keys()];
   }
 
-  /** Encrypts under the first key. `context` names the value's place (e.g. `webhook:<id>`); decrypt needs the same. */
-  encrypt(plain: string, context: string): string {
+  /**
+   * Encrypts under the first key (or the ring's key `keyId`), bound to `place` (row and column);
+   * decrypt needs the same place.
+   */
+  encrypt(plain: string, place: SecretPlace, keyId = this.primaryId): string {
+    const key = this.byId.get(keyId);
+    if (!key) throw new Error(`key id "${keyId}" is not in the key ring`);
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.byId.get(this.primaryId)!, iv);
-    cipher.setAAD(aad(this.primaryId, context));
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(aadV2(keyId, place));
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `${ENCRYPTED_PREFIX}${this.primaryId}:${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
+    return `${CURRENT_PREFIX}${keyId}:${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
   }
 
-  /** The clear value. A value without the `enc:v1:` prefix is plaintext from before encryption and is returned as it is. */
-  decrypt(stored: string, context: string): string {
+  /**
+   * The clear value. A value without the `enc:` prefix is plaintext from before encryption and is
+   * returned as it is; `enc:v1:` values are read with their row-only binding.
+   */
+  decrypt(stored: string, place: SecretPlace): string {
     if (!isEncrypted(stored)) return stored;
-    const rest = stored.slice(ENCRYPTED_PREFIX.length);
+    const v1 = stored.startsWith(V1_PREFIX);
+    if (!v1 && !stored.startsWith(CURRENT_PREFIX)) throw new SecretDecryptionError('stored secret has an unknown encryption version');
+    const rest = stored.slice(CURRENT_PREFIX.length);
     const colon = rest.indexOf(':');
     const id = colon < 0 ? '' : rest.slice(0, colon);
     const key = this.byId.get(id);
@@ -103,7 +132,7 @@ export class EncryptionKeyRing {
     if (raw.length < IV_BYTES + TAG_BYTES) throw new SecretDecryptionError(`stored secret under key id "${id}" is cut short`);
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
-      decipher.setAAD(aad(id, context));
+      decipher.setAAD(v1 ? aadV1(id, place) : aadV2(id, place));
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
@@ -111,24 +140,34 @@ export class EncryptionKeyRing {
     }
   }
 
-  /** True when `stored` is encrypted under the first key (nothing for the re-encrypt command to do). */
+  /** True when `stored` is encrypted under the first key in the current version (nothing for the re-encrypt command to do). */
   isCurrent(stored: string): boolean {
-    return keyIdOf(stored) === this.primaryId;
+    return stored.startsWith(CURRENT_PREFIX) && keyIdOf(stored) === this.primaryId;
   }
+}
+
+/** Whether `id` could be a key id of a ring (what ENCRYPTION_KEYS accepts). */
+export function isKeyId(id: string): boolean {
+  return KEY_ID_RE.test(id);
 }
 
 export function isEncrypted(stored: string): boolean {
   return stored.startsWith(ENCRYPTED_PREFIX);
 }
 
-/** The key id of an encrypted value; null for plaintext. */
+/** The key id of an encrypted value (any version); null for plaintext. */
 export function keyIdOf(stored: string): string | null {
-  if (!isEncrypted(stored)) return null;
-  const rest = stored.slice(ENCRYPTED_PREFIX.length);
+  if (!stored.startsWith(CURRENT_PREFIX) && !stored.startsWith(V1_PREFIX)) return null;
+  const rest = stored.slice(CURRENT_PREFIX.length);
   const colon = rest.indexOf(':');
   return colon < 0 ? null : rest.slice(0, colon);
 }
 
-function aad(keyId: string, context: string): Buffer {
-  return Buffer.from(`trendhooks:v1:${keyId}:${context}`, 'utf8');
+function aadV1(keyId: string, place: SecretPlace): Buffer {
+  return Buffer.from(`trendhooks:v1:${keyId}:${place.row}`, 'utf8');
+}
+
+// The column comes before the row: a column name holds no ':', so no two places give the same text.
+function aadV2(keyId: string, place: SecretPlace): Buffer {
+  return Buffer.from(`trendhooks:v2:${keyId}:${place.column}:${place.row}`, 'utf8');
 }

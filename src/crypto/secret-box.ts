@@ -4,7 +4,7 @@ import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource } from 'typeorm';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
 import { loadOrCreateKeyFile } from './key-file';
-import { ENCRYPTED_PREFIX, EncryptionKeyRing, generateEncryptionKey, SecretDecryptionError } from './key-ring';
+import { ENCRYPTED_PREFIX, EncryptionKeyRing, generateEncryptionKey, isKeyId, keyIdOf, SecretDecryptionError, SecretPlace } from './key-ring';
 
 /** Decrypted values kept in memory: the delivery worker signs every attempt with one. */
 const CACHE_MAX = 10_000;
@@ -35,16 +35,16 @@ export class SecretBox implements OnModuleInit {
     else this.ring = new EncryptionKeyRing([generateEncryptionKey()]);
   }
 
-  encrypt(plain: string, context: string): string {
-    return this.ring.encrypt(plain, context);
+  encrypt(plain: string, place: SecretPlace): string {
+    return this.ring.encrypt(plain, place);
   }
 
-  /** Cached by stored value and context: AES-GCM per attempt is cheap, but not free at thousands of attempts a second. */
-  decrypt(stored: string, context: string): string {
-    const cacheKey = `${context}\n${stored}`;
+  /** Cached by stored value and place: AES-GCM per attempt is cheap, but not free at thousands of attempts a second. */
+  decrypt(stored: string, place: SecretPlace): string {
+    const cacheKey = `${place.column}\n${place.row}\n${stored}`;
     const hit = this.cache.get(cacheKey);
     if (hit !== undefined) return hit;
-    const plain = this.ring.decrypt(stored, context);
+    const plain = this.ring.decrypt(stored, place);
     // A value stored in clear (from before encryption) costs nothing to "decrypt": not worth a slot.
     if (plain !== stored) this.cache.set(cacheKey, plain);
     return plain;
@@ -55,44 +55,101 @@ export class SecretBox implements OnModuleInit {
   }
 
   /**
-   * One encrypted value per key id found in the database must decrypt, or the process stops with
-   * one line saying which key is missing or wrong: starting would only fail every delivery.
+   * Refuses to start only when the key ring is wrong: a key id used in the database under which
+   * no stored value decrypts (the ring lacks that id, or holds another key under it). Starting
+   * would only fail every delivery of those webhooks. One value that does not decrypt while others
+   * under its key id do is a damaged row, not a wrong ring: the process starts, that webhook's
+   * deliveries fail as `secret_unreadable`, and `trendhooks encryption reencrypt` lists it.
    */
   async verifyDatabase(): Promise<void> {
     if (!this.ds.isInitialized) return;
-    let rows: StoredValue[];
+    let columns: readonly StoredSecretColumn[];
     try {
-      rows = await this.sampleEncryptedValues();
+      columns = await this.presentColumns();
     } catch (err) {
       // A host app that has not migrated yet has no tables to check.
       if (/no such table|does not exist/i.test((err as Error).message)) return;
       throw err;
     }
-    for (const r of rows) {
-      try {
-        this.ring.decrypt(r.stored, r.kind === 'setting' ? `setting:${r.id}` : `webhook:${r.id}`);
-      } catch (err) {
-        if (!(err instanceof SecretDecryptionError)) throw err;
-        throw new Error(`cannot start: the database holds secrets this process cannot decrypt (${err.message}); configure the key ring they were written with (ENCRYPTION_KEYS or ENCRYPTION_KEY_FILE)`);
+    const problems: string[] = [];
+    const damaged: StoredValue[] = [];
+    // Key ids whose key is proven (a value under it decrypts) or not yet used: each gets a key check value.
+    const fitting: string[] = [];
+    for (const id of this.ring.keyIds) {
+      const checked: StoredValue[] = [];
+      const bad: StoredValue[] = [];
+      for (const c of columns) {
+        const rows = await this.sample(c, `${c.column} LIKE ${this.param(0)} ESCAPE '\\'`, [keyIdPattern(id)]);
+        checked.push(...rows);
+        bad.push(...rows.filter((r) => !this.opens(r)));
+      }
+      if (checked.length > 0 && bad.length === checked.length) {
+        problems.push(`no stored secret under key id "${id}" decrypts (${checked.length} checked: ${describeValues(checked)}), so the ring holds another key under that id`);
+      } else {
+        damaged.push(...bad);
+        fitting.push(id);
       }
     }
+    // Values under a key id the ring lacks: none of them can decrypt, so the ring misses a key. A
+    // value whose version or key id no ring could hold is a damaged row, not a missing key.
+    const missing = new Map<string, StoredValue[]>();
+    for (const c of columns) {
+      const where = [`${c.column} LIKE ${this.param(0)} ESCAPE '\\'`, ...this.ring.keyIds.map((_, i) => `${c.column} NOT LIKE ${this.param(i + 1)} ESCAPE '\\'`)].join(' AND ');
+      for (const r of await this.sample(c, where, [`${escapeLike(ENCRYPTED_PREFIX)}%`, ...this.ring.keyIds.map(keyIdPattern)])) {
+        const id = keyIdOf(r.stored);
+        // The check value of a key dropped from the ring after its rotation: nothing uses that key.
+        if (r.place.startsWith(`setting:${KEY_CHECK_PREFIX}`)) continue;
+        if (id === null || !isKeyId(id)) damaged.push(r);
+        else missing.set(id, [...(missing.get(id) ?? []), r]);
+      }
+    }
+    for (const [id, rows] of missing) problems.push(`stored secrets are encrypted under key id "${id}", which is not in the key ring (${describeValues(rows)})`);
+    if (problems.length > 0) {
+      throw new EncryptionRingError(`cannot start: the database holds secrets this process cannot decrypt: ${problems.join('; ')}; configure the key ring they were written with (ENCRYPTION_KEYS or ENCRYPTION_KEY_FILE)`);
+    }
+    for (const r of damaged) {
+      this.logger.error(`the stored ${r.column} of ${r.place} does not decrypt (damaged or altered); its deliveries fail as secret_unreadable until it is rotated or restored ("trendhooks encryption reencrypt" lists every such row)`);
+    }
+    if (columns.some((c) => c.table === 'settings')) await this.writeKeyChecks(fitting);
     const plaintext = await this.countPlaintext();
     if (plaintext > 0) this.logger.warn(`${plaintext} webhook secret(s) are still stored in clear; run "trendhooks encryption reencrypt" to encrypt them`);
   }
 
-  /** For each key id in use: a value under an id the ring lacks, if any, and one under each id it has. */
-  private async sampleEncryptedValues(): Promise<StoredValue[]> {
-    const ids = this.ring.keyIds;
-    const prefix = (id: string) => `${escapeLike(ENCRYPTED_PREFIX + id)}:%`;
-    const out: StoredValue[] = [];
-    for (const [col, table, idCol, kind] of STORED_SECRET_COLUMNS) {
-      // A host database without the optional `settings` feature has no such table: its other columns are still checked.
-      if (table === 'settings' && !(await this.hasTable(table))) continue;
-      const unknown = [`${col} LIKE ${this.param(0)} ESCAPE '\\'`, ...ids.map((_, i) => `${col} NOT LIKE ${this.param(i + 1)} ESCAPE '\\'`)].join(' AND ');
-      const sql = (where: string) => `SELECT ${idCol} AS id, ${col} AS stored, '${kind}' AS kind FROM ${table} WHERE ${where} LIMIT 1`;
-      out.push(...((await this.ds.query(sql(unknown), [`${escapeLike(ENCRYPTED_PREFIX)}%`, ...ids.map(prefix)])) as StoredValue[]));
-      for (const id of ids) out.push(...((await this.ds.query(sql(`${col} LIKE ${this.param(0)} ESCAPE '\\'`), [prefix(id)])) as StoredValue[]));
+  /**
+   * A key check value per key id of the ring that fits the database: a constant encrypted under
+   * that key, kept in `settings`. It is one more value under its key id for the check above, so
+   * stored secrets that do not decrypt (say, the rows `reencrypt` left under an old key) never
+   * make the ring look wrong while its key still opens the check value; and a key id only known
+   * to the ring so far is pinned to the key it has now.
+   */
+  private async writeKeyChecks(ids: string[]): Promise<void> {
+    for (const id of ids) {
+      const key = `${KEY_CHECK_PREFIX}${id}`;
+      const value = this.ring.encrypt(KEY_CHECK_PLAIN, { row: `setting:${key}`, column: 'value' }, id);
+      await this.ds.query(`INSERT INTO settings (key, value) VALUES (${this.param(0)}, ${this.param(1)}) ON CONFLICT DO NOTHING`, [key, value]);
     }
+  }
+
+  private opens(r: StoredValue): boolean {
+    try {
+      this.ring.decrypt(r.stored, { row: r.place, column: r.column });
+      return true;
+    } catch (err) {
+      if (err instanceof SecretDecryptionError) return false;
+      throw err;
+    }
+  }
+
+  /** Up to SAMPLE values of one column matching `where`. */
+  private async sample(c: StoredSecretColumn, where: string, params: string[]): Promise<StoredValue[]> {
+    const rows: { id: string; stored: string }[] = await this.ds.query(`SELECT ${c.idColumn} AS id, ${c.column} AS stored FROM ${c.table} WHERE ${where} LIMIT ${SAMPLE}`, params);
+    return rows.map((r) => ({ place: `${c.kind}:${r.id}`, column: c.column, stored: r.stored }));
+  }
+
+  /** The secret columns of this database: a host database without the optional `settings` feature has no such table. */
+  private async presentColumns(): Promise<readonly StoredSecretColumn[]> {
+    const out: StoredSecretColumn[] = [];
+    for (const c of STORED_SECRET_COLUMNS) if (c.table !== 'settings' || (await this.hasTable(c.table))) out.push(c);
     return out;
   }
 
@@ -114,18 +171,53 @@ export class SecretBox implements OnModuleInit {
   }
 }
 
+/** Settings rows holding a key check value: `key_check:<key id>`. */
+const KEY_CHECK_PREFIX = 'key_check:';
+const KEY_CHECK_PLAIN = 'trendhooks key check';
+
+/** Values checked per key id and column at start. */
+const SAMPLE = 20;
+
 interface StoredValue {
-  id: string;
+  /** The row part of its place (`webhook:<id>`, `setting:<key>`). */
+  place: string;
+  column: string;
   stored: string;
-  kind: 'webhook' | 'setting';
 }
 
-/** Where encrypted secrets live: column, table, row id column, context kind. */
-const STORED_SECRET_COLUMNS = [
-  ['secret', 'webhooks', 'id', 'webhook'],
-  ['previous_secret', 'webhooks', 'id', 'webhook'],
-  ['value', 'settings', 'key', 'setting'],
-] as const;
+interface StoredSecretColumn {
+  table: string;
+  column: string;
+  idColumn: string;
+  /** The row part of the place: `<kind>:<row id>`. */
+  kind: string;
+}
+
+/** Where encrypted secrets live. */
+const STORED_SECRET_COLUMNS: readonly StoredSecretColumn[] = [
+  { table: 'webhooks', column: 'secret', idColumn: 'id', kind: 'webhook' },
+  { table: 'webhooks', column: 'previous_secret', idColumn: 'id', kind: 'webhook' },
+  { table: 'settings', column: 'value', idColumn: 'key', kind: 'setting' },
+];
+
+/** The startup check's refusal: the key ring does not fit the database. Its message names the key ids and rows. */
+export class EncryptionRingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EncryptionRingError';
+  }
+}
+
+/** LIKE pattern of the values under one key id, in any version (`enc:v1:<id>:…`, `enc:v2:<id>:…`). */
+function keyIdPattern(id: string): string {
+  return `${escapeLike('enc:v')}_${escapeLike(`:${id}:`)}%`;
+}
+
+/** A few of the values, by row and column, for a message (never the value itself). */
+function describeValues(rows: StoredValue[]): string {
+  const shown = rows.slice(0, 5).map((r) => `${r.place} ${r.column}`);
+  return rows.length > shown.length ? `${shown.join(', ')} and others` : shown.join(', ');
+}
 
 function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);

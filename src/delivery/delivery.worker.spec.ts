@@ -1,11 +1,14 @@
 import { Logger } from '@nestjs/common';
 import type { Clock } from '../common/clock';
-import type { SecretBox } from '../crypto/secret-box';
+import type { DataSource } from 'typeorm';
+import { generateEncryptionKey } from '../crypto/key-ring';
+import { SecretBox } from '../crypto/secret-box';
 import { DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
 import * as payload from './payload';
 import type { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
+import { webhookSecretPlace } from './webhook.entity';
 import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DeliveryTransport, SendOutcome, TransportRequest } from './transport/delivery-transport';
 
@@ -186,9 +189,8 @@ describe('DeliveryWorker', () => {
     await Promise.all(workers.splice(0).map((w) => w.onModuleDestroy()));
   });
 
-  function worker(options: Partial<DeliveryModuleOptions> = {}): DeliveryWorker {
+  function worker(options: Partial<DeliveryModuleOptions> = {}, secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox): DeliveryWorker {
     const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, ...options };
-    const secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox;
     const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox);
     workers.push(w);
     return w;
@@ -450,6 +452,53 @@ describe('DeliveryWorker', () => {
     it('a permanent failure fails at once', async () => {
       const rec = await recordOf({ kind: 'permanent', stage: 'before_connect', errorClass: 'destination_blocked', statusCode: null, excerpt: 'refused', retryAfterMs: null, durationMs: 1 });
       expect(rec).toMatchObject({ state: 'failed', nextAttemptAt: null, lastError: 'destination_blocked', webhookStatus: 'failed', attempt: { outcome: 'permanent', errorClass: 'destination_blocked', responseExcerpt: 'refused' } });
+    });
+  });
+
+  describe('a stored secret that does not decrypt', () => {
+    const box = new SecretBox({ keys: [generateEncryptionKey()] }, {} as DataSource);
+    const stored = (id: string, column: 'secret' | 'previous_secret', plain = `whsec_${id}_${column}`) => box.encrypt(plain, webhookSecretPlace(id, column));
+    const hook = (n: number, secret: string, previousSecret: string | null = null) => ({ ...work(n).webhook!, secret, previousSecret, previousSecretExpiresAt: previousSecret ? new Date(clock.at.getTime() + 3_600_000) : null });
+
+    it('fails that webhook alone: secret_unreadable, permanent, nothing sent, no internal message in the attempt', async () => {
+      const tampered = stored('wh_1', 'secret').slice(0, -2) + 'xx';
+      queue.due = [work(1, { webhook: hook(1, tampered) }), work(2, { webhook: hook(2, stored('wh_2', 'secret')) })];
+      const w = worker({}, box);
+      await run(w);
+      await until(() => queue.records.length === 2, 'both outcomes');
+      const rec = (n: number) => queue.records.find((r) => r.d.id === work(n).id)!.rec;
+      expect(rec(1)).toMatchObject({ state: 'failed', nextAttemptAt: null, lastError: 'secret_unreadable', webhookStatus: 'failed', attempt: { outcome: 'permanent', errorClass: 'secret_unreadable', statusCode: null } });
+      expect(rec(1).attempt.responseExcerpt).toMatch(/^this webhook's signing secret could not be read, so nothing was sent: rotate it \(POST \/v1\/webhooks\/wh_1\/rotate-secret\)/);
+      expect(rec(1).attempt.responseExcerpt).not.toMatch(/key id|decrypt|altered|enc:/);
+      expect(transport.sent.map((r) => r.destination.webhookId)).toEqual(['wh_2']);
+      expect(rec(2).state).toBe('delivered');
+    });
+
+    it('also when the previous secret, still signing during a rotation, is one moved from the secret column', async () => {
+      queue.due = [work(1, { webhook: hook(1, stored('wh_1', 'secret'), stored('wh_1', 'secret', 'whsec_old')) })];
+      const w = worker({}, box);
+      await run(w);
+      await until(() => queue.records.length === 1, 'the outcome');
+      expect(queue.records[0].rec).toMatchObject({ state: 'failed', lastError: 'secret_unreadable' });
+      expect(transport.sent).toEqual([]);
+    });
+
+    it('signs with both secrets during a rotation when they decrypt, and ignores an expired previous one', async () => {
+      let signedWith: string[] = [];
+      transport.answer = (req) => {
+        signedWith = req.secrets(clock.now());
+        return delivered();
+      };
+      queue.due = [work(1, { webhook: hook(1, stored('wh_1', 'secret'), stored('wh_1', 'previous_secret')) })];
+      const w = worker({}, box);
+      await run(w);
+      await until(() => queue.records.length === 1, 'the outcome');
+      expect(signedWith).toEqual(['whsec_wh_1_secret', 'whsec_wh_1_previous_secret']);
+      queue.due = [work(2, { webhook: { ...hook(2, stored('wh_2', 'secret'), 'enc:v2:gone:AAAA'), previousSecretExpiresAt: new Date(clock.at.getTime() - 1) } })];
+      w.wake();
+      await until(() => queue.records.length === 2, 'the second outcome');
+      expect(queue.records[1].rec.state).toBe('delivered');
+      expect(signedWith).toEqual(['whsec_wh_2_secret']);
     });
   });
 

@@ -6,7 +6,8 @@ import { LRUCache } from 'lru-cache';
 import { CLOCK, Clock } from '../common/clock';
 import { SecretBox } from '../crypto/secret-box';
 import { Metrics } from '../metrics/metrics.service';
-import { WebhookEntity, webhookSecretContext } from './webhook.entity';
+import { SecretDecryptionError } from '../crypto/key-ring';
+import { WebhookEntity, webhookSecretPlace } from './webhook.entity';
 import { decideNext } from './classify';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions, ResolvedDeliveryOptions } from './delivery.options';
 import { GroupBatcher } from './group-batcher';
@@ -15,11 +16,17 @@ import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
 import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
-import { DeliveryTransport } from './transport/delivery-transport';
+import { DeliveryTransport, SendFailure, SendOutcome } from './transport/delivery-transport';
 
 const POLL_INTERVAL_NAME = 'trendhooks-delivery-poll';
 /** `error_class` of an attempt whose worker died (or stopped) before recording its outcome. */
 export const WORKER_LOST = 'worker_lost';
+/**
+ * `error_class` of an attempt whose webhook's stored signing secret does not decrypt (a damaged or
+ * altered row): permanent, since no retry can sign; the customer's rotation gives it a new secret.
+ */
+export const SECRET_UNREADABLE = 'secret_unreadable';
+
 // Longest a busy worker waits for enough free slots before claiming for fewer (see minClaim).
 const LOW_WATER_WAIT_MS = 5;
 // Longest the first outcomes to end wait for others still sending to join their batch (see gatherOutcomes).
@@ -325,7 +332,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
     if (d.lostSince && (await this.recordLostAttempt(d))) return;
     const startedAt = this.clock.now();
-    const outcome = await this.transport.send({
+    const secrets = this.openSecrets(webhook, d.id, startedAt);
+    const outcome: SendOutcome = secrets === null ? unreadableSecretOutcome(webhook.id) : await this.transport.send({
       deliveryId: d.id,
       attempt: d.attempts,
       destination: { webhookId: webhook.id, customerId: webhook.customerId, url: webhook.url, allowNonstandardPort: webhook.allowNonstandardPort },
@@ -337,7 +345,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         if (bodyFor === undefined) bodies.set(event.id, (bodyFor = this.bodyTemplate(event)));
         return bodyFor(webhook.id);
       },
-      secrets: (at) => signingSecrets(webhook, at).map((s) => this.secretBox.decrypt(s, webhookSecretContext(webhook.id))),
+      secrets: (at) => (secrets.previous !== null && webhook.previousSecretExpiresAt! > at ? [secrets.current, secrets.previous] : [secrets.current]),
     });
     if (outcome.kind === 'cancelled') return this.repo.cancelClaimed(d, this.owner, this.clock.now());
     const { statusCode, excerpt } = outcome;
@@ -375,6 +383,27 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const held = await this.outcomes.push({ d, owner: this.owner, rec, now });
     if (!held) this.logger.warn(`delivery ${d.id}: lease lost during the attempt; the new owner decides its state`);
+  }
+
+  /**
+   * The webhook's signing secrets in clear: the current one, and the previous one while the
+   * rotation's overlap lasts at `at`. Null when one of them does not decrypt: logged here by
+   * webhook id (the reason stays in the operator's log), and the attempt fails as
+   * `secret_unreadable` without anything sent.
+   */
+  private openSecrets(webhook: NonNullable<ClaimedWork['webhook']>, deliveryId: string, at: Date): { current: string; previous: string | null } | null {
+    let column: 'secret' | 'previous_secret' = 'secret';
+    try {
+      const current = this.secretBox.decrypt(webhook.secret, webhookSecretPlace(webhook.id, 'secret'));
+      const [, stored = null] = signingSecrets(webhook, at);
+      column = 'previous_secret';
+      const previous = stored === null ? null : this.secretBox.decrypt(stored, webhookSecretPlace(webhook.id, 'previous_secret'));
+      return { current, previous };
+    } catch (err) {
+      if (!(err instanceof SecretDecryptionError)) throw err;
+      this.logger.error({ msg: 'stored signing secret does not decrypt', webhook_id: webhook.id, delivery_id: deliveryId, column, reason: err.message });
+      return null;
+    }
   }
 
   /** The body template of `event`, built again only when it is not among the recent ones (or its row differs). */
@@ -453,6 +482,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   get inFlight(): number {
     return this.inflight.size;
   }
+}
+
+/** What the customer reads of such an attempt: how to fix it, never the decryption error. */
+function unreadableSecretOutcome(webhookId: string): SendFailure {
+  const excerpt = `this webhook's signing secret could not be read, so nothing was sent: rotate it (POST /v1/webhooks/${webhookId}/rotate-secret), then retry the delivery`;
+  return { kind: 'permanent', stage: 'before_connect', errorClass: SECRET_UNREADABLE, statusCode: null, excerpt, retryAfterMs: null, durationMs: 0 };
 }
 
 /** During a rotation both secrets sign, so receivers can switch at their own pace (24 h). Stored form: the caller decrypts. */

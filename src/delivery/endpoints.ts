@@ -7,7 +7,7 @@ import { newUlid } from '../common/ids';
 import { SecretBox } from '../crypto/secret-box';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { generateWebhookSecret } from './secret';
-import { newWebhookRow, WebhookEntity, webhookSecretContext } from './webhook.entity';
+import { newWebhookRow, WebhookEntity, webhookSecretPlace } from './webhook.entity';
 
 export interface NewEndpoint {
   /** The owner (at most 40 characters): its DNS lookups are bounded per customer, as for webhooks. */
@@ -52,7 +52,7 @@ export class DeliveryEndpoints {
       event: '' as WebhookEntity['event'],
       subreddit: '',
       allowNonstandardPort,
-      secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
+      secret: this.secrets.encrypt(secret, webhookSecretPlace(id, 'secret')),
       createdAt: this.clock.now(),
     });
     await this.ds.getRepository(WebhookEntity).insert(row);

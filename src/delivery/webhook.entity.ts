@@ -1,6 +1,7 @@
 import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
 import type { EventKind } from '../events/catalogue';
+import type { SecretPlace } from '../crypto/key-ring';
 
 export type WebhookLastStatus = 'delivered' | 'retrying' | 'failed';
 
@@ -29,7 +30,7 @@ export class WebhookEntity {
   allowNonstandardPort: boolean;
 
   /**
-   * Signing secret (`whsec_…`), stored encrypted (`enc:v1:…`, SecretBox, context `webhook:<id>`);
+   * Signing secret (`whsec_…`), stored encrypted (`enc:v2:…`, SecretBox, bound to `webhook:<id>` and the column);
    * rows from before encryption hold it in clear until `trendhooks encryption reencrypt`.
    * Never returned after create/rotate.
    */
@@ -56,9 +57,15 @@ export class WebhookEntity {
   lastResponseCode: number | null;
 }
 
-/** Encryption context of a webhook's secret columns: a ciphertext copied onto another webhook does not decrypt. */
-export function webhookSecretContext(webhookId: string): string {
-  return `webhook:${webhookId}`;
+/** The webhook secret columns, as named in the table. */
+export type WebhookSecretColumn = 'secret' | 'previous_secret';
+
+/**
+ * Where a webhook's secret is stored, bound into its ciphertext: a value copied onto another
+ * webhook, or from one column to the other, does not decrypt.
+ */
+export function webhookSecretPlace(webhookId: string, column: WebhookSecretColumn): SecretPlace {
+  return { row: `webhook:${webhookId}`, column };
 }
 
 /** The fields a new webhook row is made of; the rest start empty (no previous secret, no delivery yet). */

@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource } from 'typeorm';
+import type { SecretPlace } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
 import { SettingEntity } from './setting.entity';
 import { CursorKeyRing } from './cursor-codec';
 import { PAGINATION_OPTIONS, PaginationModuleOptions } from './pagination.options';
 
 const SETTING_KEY = 'cursor_secret';
-const CONTEXT = `setting:${SETTING_KEY}`;
+/** Where the generated secret is stored, bound into its ciphertext. */
+const PLACE: SecretPlace = { row: `setting:${SETTING_KEY}`, column: 'value' };
 
 /**
  * The cursor key ring: from CURSOR_SECRET when set; otherwise a secret generated on first use and
@@ -37,12 +39,12 @@ export class CursorKeys {
     if (this.options.secrets?.length) return CursorKeyRing.fromSecrets(this.options.secrets);
     const repo = this.ds.getRepository(SettingEntity);
     const existing = await repo.findOneBy({ key: SETTING_KEY });
-    if (existing) return CursorKeyRing.fromSecrets([this.secrets.decrypt(existing.value, CONTEXT)]);
+    if (existing) return CursorKeyRing.fromSecrets([this.secrets.decrypt(existing.value, PLACE)]);
     // Two processes may race here: both insert-or-ignore, then both read the winner.
-    const value = this.secrets.encrypt(randomBytes(32).toString('base64url'), CONTEXT);
+    const value = this.secrets.encrypt(randomBytes(32).toString('base64url'), PLACE);
     await repo.createQueryBuilder().insert().values({ key: SETTING_KEY, value }).orIgnore().execute();
     const stored = await repo.findOneByOrFail({ key: SETTING_KEY });
-    return CursorKeyRing.fromSecrets([this.secrets.decrypt(stored.value, CONTEXT)]);
+    return CursorKeyRing.fromSecrets([this.secrets.decrypt(stored.value, PLACE)]);
   }
 
   /**
@@ -60,7 +62,7 @@ export class CursorKeys {
       throw err;
     }
     if (!existing || this.secrets.ring.isCurrent(existing.value)) return false;
-    const value = this.secrets.encrypt(this.secrets.decrypt(existing.value, CONTEXT), CONTEXT);
+    const value = this.secrets.encrypt(this.secrets.decrypt(existing.value, PLACE), PLACE);
     const res = await repo.update({ key: SETTING_KEY, value: existing.value }, { value });
     return (res.affected ?? 0) > 0;
   }

@@ -10,7 +10,7 @@ import type { CursorKeys } from '../pagination/cursor-keys';
 import type { PageRequest } from '../pagination/page';
 import { PaginationService } from '../pagination/pagination.service';
 import type { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
-import { WebhookEntity, webhookSecretContext } from './webhook.entity';
+import { WebhookEntity, webhookSecretPlace } from './webhook.entity';
 import { WebhookSecrets, WebhookStore } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
 
@@ -105,7 +105,7 @@ describe('WebhooksService', () => {
       const row = store.rows.get(created.id)!;
       expect(row.customerId).toBe('cus_alice');
       expect(row.secret).not.toContain(created.secret!);
-      expect(secrets.decrypt(row.secret, webhookSecretContext(created.id))).toBe(created.secret);
+      expect(secrets.decrypt(row.secret, webhookSecretPlace(created.id, 'secret'))).toBe(created.secret);
       expect((await service.get(alice, created.id)).secret).toBeUndefined();
     });
 
@@ -142,13 +142,25 @@ describe('WebhooksService', () => {
 
     it('rotates: a new secret shown once, the old one kept as previous for 24 hours', async () => {
       const { id, secret: first } = await service.create(alice, input);
-      const before = store.rows.get(id)!.secret;
       const rotated = await service.rotateSecret(alice, id);
       expect(rotated.secret).not.toBe(first);
       const row = store.rows.get(id)!;
-      expect(row.previousSecret).toBe(before);
+      // Encrypted again for its new column: the old ciphertext would not decrypt there.
+      expect(secrets.decrypt(row.previousSecret!, webhookSecretPlace(id, 'previous_secret'))).toBe(first);
+      expect(() => secrets.decrypt(row.previousSecret!, webhookSecretPlace(id, 'secret'))).toThrow(/does not decrypt/);
       expect(row.previousSecretExpiresAt).toEqual(new Date(NOW.getTime() + 24 * 3600 * 1000));
-      expect(secrets.decrypt(row.secret, webhookSecretContext(id))).toBe(rotated.secret);
+      expect(secrets.decrypt(row.secret, webhookSecretPlace(id, 'secret'))).toBe(rotated.secret);
+    });
+
+    it('rotates a webhook whose stored secret no longer decrypts: a new secret, no previous one', async () => {
+      const { id } = await service.create(alice, input);
+      const row = store.rows.get(id)!;
+      row.secret = row.secret.slice(0, -4) + (row.secret.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+      const rotated = await service.rotateSecret(alice, id);
+      const after = store.rows.get(id)!;
+      expect(secrets.decrypt(after.secret, webhookSecretPlace(id, 'secret'))).toBe(rotated.secret);
+      expect(after.previousSecret).toBeNull();
+      expect(after.previousSecretExpiresAt).toBeNull();
     });
 
     it("removes idempotently and never another customer's webhook", async () => {
@@ -187,20 +199,38 @@ describe('WebhooksService', () => {
       build();
       const stale = [newUlid(), newUlid(), newUlid()].sort();
       for (const id of stale) {
-        const enc = oldBox.encrypt(`whsec_${id}`, webhookSecretContext(id));
+        const enc = oldBox.encrypt(`whsec_${id}`, webhookSecretPlace(id, 'secret'));
         await store.insertWithinQuota({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret: enc, previousSecret: null, previousSecretExpiresAt: null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null }, 100);
       }
       const current = await service.create(alice, input);
       store.losingReplaces.add(stale[1]);
       const res = await service.reencryptSecrets({ batchSize: 2 });
-      expect(res).toEqual({ scanned: 5 * 4, reencrypted: 2, skipped: 1 });
+      expect(res).toEqual({ scanned: 5 * 4, reencrypted: 2, skipped: 1, unreadable: [] });
       for (const id of [stale[0], stale[2]]) {
         const row = store.rows.get(id)!;
         expect(secrets.ring.isCurrent(row.secret)).toBe(true);
-        expect(secrets.decrypt(row.secret, webhookSecretContext(id))).toBe(`whsec_${id}`);
+        expect(secrets.decrypt(row.secret, webhookSecretPlace(id, 'secret'))).toBe(`whsec_${id}`);
       }
       expect(secrets.ring.isCurrent(store.rows.get(stale[1])!.secret)).toBe(false);
       expect(secrets.ring.isCurrent(store.rows.get(current.id)!.secret)).toBe(true);
+    });
+
+    it('skips rows whose secrets do not decrypt, lists them by id and column, and rewrites the rest', async () => {
+      const oldKey = generateEncryptionKey();
+      const oldBox = new SecretBox({ keys: [oldKey] }, undefined as never);
+      secrets = new SecretBox({ keys: [generateEncryptionKey(), oldKey] }, undefined as never);
+      build();
+      const [good, badSecret, badPrevious] = [newUlid(), newUlid(), newUlid()].sort();
+      const row = (id: string, secret: string, previousSecret: string | null): WebhookEntity => ({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret, previousSecret, previousSecretExpiresAt: previousSecret ? NOW : null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null });
+      const enc = (id: string, column: 'secret' | 'previous_secret') => oldBox.encrypt(`whsec_${id}_${column}`, webhookSecretPlace(id, column));
+      await store.insertWithinQuota(row(good, enc(good, 'secret'), enc(good, 'previous_secret')), 100);
+      // Another row's value, and a value moved from one column to the other.
+      await store.insertWithinQuota(row(badSecret, enc(good, 'secret'), null), 100);
+      await store.insertWithinQuota(row(badPrevious, enc(badPrevious, 'secret'), enc(badPrevious, 'secret')), 100);
+      const res = await service.reencryptSecrets();
+      expect(res).toEqual({ scanned: 3, reencrypted: 1, skipped: 0, unreadable: [{ webhook_id: badSecret, column: 'secret' }, { webhook_id: badPrevious, column: 'previous_secret' }] });
+      expect(secrets.decrypt(store.rows.get(good)!.previousSecret!, webhookSecretPlace(good, 'previous_secret'))).toBe(`whsec_${good}_previous_secret`);
+      expect(secrets.ring.isCurrent(store.rows.get(badPrevious)!.secret)).toBe(false);
     });
   });
 });

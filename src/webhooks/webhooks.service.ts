@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
 import { PrivateDestinationsService } from '../auth/private-destinations.service';
 import { CLOCK, Clock } from '../common/clock';
+import { SecretDecryptionError } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
@@ -13,7 +14,7 @@ import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
-import { newWebhookRow, WebhookEntity, webhookSecretContext } from './webhook.entity';
+import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from './webhook.entity';
 import { WebhookStore } from './webhook.store';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
@@ -21,6 +22,8 @@ const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
 @Injectable()
 export class WebhooksService {
+  private readonly logger = new Logger('WebhooksService');
+
   constructor(
     private readonly webhooks: WebhookStore,
     private readonly plans: PlanService,
@@ -50,7 +53,7 @@ export class WebhooksService {
       event: dto.event,
       subreddit: normaliseSubreddit(dto.subreddit),
       allowNonstandardPort,
-      secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
+      secret: this.secrets.encrypt(secret, webhookSecretPlace(id, 'secret')),
       createdAt: this.clock.now(),
     });
     if (!(await this.webhooks.insertWithinQuota(row, max))) throw quotaExceeded(max);
@@ -85,46 +88,70 @@ export class WebhooksService {
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     const now = this.clock.now();
     const secret = generateWebhookSecret();
+    // The old secret is encrypted again for its new column: each value is bound to its column.
+    // One that no longer decrypts cannot sign anyway: it is dropped, and the rotation is how the
+    // customer gets the webhook delivering again.
+    let previous: string | null = null;
+    try {
+      previous = this.secrets.encrypt(this.secrets.decrypt(row.secret, webhookSecretPlace(id, 'secret')), webhookSecretPlace(id, 'previous_secret'));
+    } catch (err) {
+      if (!(err instanceof SecretDecryptionError)) throw err;
+      this.logger.warn(`webhook ${id}: its stored secret did not decrypt; rotated without a previous secret`);
+    }
     const rotated: WebhookEntity = {
       ...row,
-      // The old value moves as it is stored: both columns of a row share one encryption context.
-      secret: this.secrets.encrypt(secret, webhookSecretContext(id)),
-      previousSecret: row.secret,
-      previousSecretExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
+      secret: this.secrets.encrypt(secret, webhookSecretPlace(id, 'secret')),
+      previousSecret: previous,
+      previousSecretExpiresAt: previous === null ? null : new Date(now.getTime() + SECRET_OVERLAP_MS),
     };
     await this.webhooks.updateSecrets(caller.tenantId, rotated);
     return toWebhookResource(rotated, { secret });
   }
 
   /**
-   * Re-encrypts every stored signing secret that is not under the newest key (or still in clear),
-   * row by row with compare-and-set: safe while the service runs, safe to interrupt and run again.
+   * Re-encrypts every stored signing secret that is not under the newest key in the current
+   * version (or still in clear), row by row with compare-and-set: safe while the service runs,
+   * safe to interrupt and run again. A row with a value that does not decrypt is left as it is
+   * and listed in `unreadable` (webhook id and column); the others are rewritten.
    */
-  async reencryptSecrets(opts: { batchSize?: number } = {}): Promise<{ scanned: number; reencrypted: number; skipped: number }> {
-    const total = { scanned: 0, reencrypted: 0, skipped: 0 };
+  async reencryptSecrets(opts: { batchSize?: number } = {}): Promise<{ scanned: number; reencrypted: number; skipped: number; unreadable: UnreadableSecret[] }> {
+    const total = { scanned: 0, reencrypted: 0, skipped: 0, unreadable: [] as UnreadableSecret[] };
     // A row rotated meanwhile keeps its old secret as previous_secret, perhaps under an old key: passes repeat until one loses no race.
     for (let pass = 0; pass < 5; pass++) {
       const r = await this.reencryptPass(opts.batchSize ?? 500);
       total.scanned += r.scanned;
       total.reencrypted += r.reencrypted;
       total.skipped = r.lost;
+      // Each pass walks every row: the last one's list is the current one.
+      total.unreadable = r.unreadable;
       if (r.lost === 0) break;
     }
     return total;
   }
 
-  private async reencryptPass(batch: number): Promise<{ scanned: number; reencrypted: number; lost: number }> {
+  private async reencryptPass(batch: number): Promise<{ scanned: number; reencrypted: number; lost: number; unreadable: UnreadableSecret[] }> {
     const ring = this.secrets.ring;
-    const out = { scanned: 0, reencrypted: 0, lost: 0 };
+    const out = { scanned: 0, reencrypted: 0, lost: 0, unreadable: [] as UnreadableSecret[] };
     for (let after = ''; ; ) {
       const rows = await this.webhooks.secretsPage(after, batch);
       for (const row of rows) {
         out.scanned++;
         const stale = !ring.isCurrent(row.secret) || (row.previousSecret !== null && !ring.isCurrent(row.previousSecret));
         if (!stale) continue;
-        const ctx = webhookSecretContext(row.id);
-        const recrypt = (v: string) => (ring.isCurrent(v) ? v : ring.encrypt(ring.decrypt(v, ctx), ctx));
-        const next = { secret: recrypt(row.secret), previousSecret: row.previousSecret === null ? null : recrypt(row.previousSecret) };
+        let column: WebhookSecretColumn = 'secret';
+        const recrypt = (v: string, col: WebhookSecretColumn) => {
+          column = col;
+          const place = webhookSecretPlace(row.id, col);
+          return ring.isCurrent(v) ? v : ring.encrypt(ring.decrypt(v, place), place);
+        };
+        let next: { secret: string; previousSecret: string | null };
+        try {
+          next = { secret: recrypt(row.secret, 'secret'), previousSecret: row.previousSecret === null ? null : recrypt(row.previousSecret, 'previous_secret') };
+        } catch (err) {
+          if (!(err instanceof SecretDecryptionError)) throw err;
+          out.unreadable.push({ webhook_id: row.id, column });
+          continue;
+        }
         if (await this.webhooks.replaceSecrets(row.id, row, next)) out.reencrypted++;
         else out.lost++; // rotated or deleted meanwhile: the next pass looks at it again
       }
@@ -137,6 +164,12 @@ export class WebhooksService {
   async remove(caller: TrendhooksPrincipal, rawId: string): Promise<void> {
     await this.webhooks.deleteForCustomer(caller.tenantId, parseWebhookId(rawId));
   }
+}
+
+/** A stored secret the re-encrypt command could not open: left as it is, listed for the operator. */
+export interface UnreadableSecret {
+  webhook_id: string;
+  column: WebhookSecretColumn;
 }
 
 export function parseWebhookId(raw: string): string {

@@ -106,8 +106,8 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       await t.app.get(DataSource).query(dbName === 'postgres' ? 'UPDATE webhooks SET secret = $1 WHERE id = $2' : 'UPDATE webhooks SET secret = ? WHERE id = ?', [legacySecret, legacy.body.data.id]);
 
       const rows = await t.app.get(DataSource).query('SELECT id, secret, previous_secret FROM webhooks WHERE id = ' + (dbName === 'postgres' ? '$1' : '?'), [w.id]);
-      expect(rows[0].secret).toMatch(new RegExp(`^enc:v1:${k1.id}:`));
-      expect(rows[0].previous_secret).toMatch(new RegExp(`^enc:v1:${k1.id}:`));
+      expect(rows[0].secret).toMatch(new RegExp(`^enc:v2:${k1.id}:`));
+      expect(rows[0].previous_secret).toMatch(new RegExp(`^enc:v2:${k1.id}:`));
       const dump = JSON.stringify(await t.app.get(DataSource).query('SELECT * FROM webhooks')) + JSON.stringify(await t.app.get(DataSource).query('SELECT * FROM settings'));
       for (const n of needles([w.secret, newSecret])) expect(dump).not.toContain(n);
 
@@ -133,8 +133,8 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       expect(JSON.parse((await cli(['encryption', 'reencrypt', '--json'], env)).stdout)).toMatchObject({ webhooks_reencrypted: 0 });
       const after: { secret: string; previous_secret: string | null }[] = await t.app.get(DataSource).query('SELECT secret, previous_secret FROM webhooks');
       for (const r of after) {
-        expect(r.secret).toMatch(new RegExp(`^enc:v1:${k2.id}:`));
-        if (r.previous_secret !== null) expect(r.previous_secret).toMatch(new RegExp(`^enc:v1:${k2.id}:`));
+        expect(r.secret).toMatch(new RegExp(`^enc:v2:${k2.id}:`));
+        if (r.previous_secret !== null) expect(r.previous_secret).toMatch(new RegExp(`^enc:v2:${k2.id}:`));
       }
       const before = rx.received.length;
       await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit, data: { n: 2 } });
@@ -148,7 +148,7 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       // Step 3: k1 can go. A process with only the old key, or a wrong key under the new id, refuses to start.
       await expect(startTestApp(db, { env: { ENCRYPTION_KEYS: k1.entry } })).rejects.toThrow(new RegExp(`cannot start: .*key id "${k2.id}", which is not in the key ring`));
       const impostor = `${k2.id}:${Buffer.alloc(32, 1).toString('base64')}`;
-      await expect(startTestApp(db, { env: { ENCRYPTION_KEYS: impostor } })).rejects.toThrow(new RegExp(`does not decrypt under key id "${k2.id}"`));
+      await expect(startTestApp(db, { env: { ENCRYPTION_KEYS: impostor } })).rejects.toThrow(new RegExp(`no stored secret under key id "${k2.id}" decrypts`));
       const refused = await cli(['serve', '--role', 'worker'], { DATABASE_URL: databaseUrl(db.config!), ENCRYPTION_KEYS: k1.entry });
       expect(refused.code).toBe(1);
       expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: cannot start: the database holds secrets this process cannot decrypt/)]);
@@ -179,7 +179,7 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       const c = await t.customer();
       const res = await t.http().post('/v1/webhooks').set(c.auth).send({ url: 'https://hooks.example.com/x', event: 'trends.surge', subreddit: 'node' });
       const stored = await t.app.get(DataSource).query('SELECT secret FROM webhooks');
-      expect(stored[0].secret).toMatch(new RegExp(`^enc:v1:${fs.readFileSync(file, 'utf8').split('\n')[1].split(':')[0]}:`));
+      expect(stored[0].secret).toMatch(new RegExp(`^enc:v2:${fs.readFileSync(file, 'utf8').split('\n')[1].split(':')[0]}:`));
       expect(JSON.stringify(stored)).not.toContain(res.body.data.secret);
     } finally {
       process.umask(oldUmask);
@@ -241,7 +241,7 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
 
       const stored: { secret: string; previous_secret: string }[] = await t.app.get(DataSource).query('SELECT secret, previous_secret FROM webhooks');
       const cursorStored: { value: string }[] = await t.app.get(DataSource).query("SELECT value FROM settings WHERE key = 'cursor_secret'");
-      expect(cursorStored[0].value).toMatch(new RegExp(`^enc:v1:${enc.id}:`));
+      expect(cursorStored[0].value).toMatch(new RegExp(`^enc:v2:${enc.id}:`));
       const secretNeedles = needles([...secrets, ...stored.flatMap((r) => [r.secret, r.previous_secret]), cursorStored[0]?.value ?? '', c.key, other.key, enc.entry].filter(Boolean));
       // The rejected body above echoes nothing of what it was sent either.
       const haystacks = { responses: seen.join('\n'), logs: logLines.join(''), nestLogs: t.logs.lines.join('\n') };

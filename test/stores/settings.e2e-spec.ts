@@ -25,7 +25,7 @@ describe.each(testDatabases())('settings (the stored cursor secret) on %s', (_na
     for (const k of instances.slice(1)) expect(await sameRing(instances[0], k)).toBe(true);
     const rows = await f.ds.getRepository(SettingEntity).findBy({ key: 'cursor_secret' });
     expect(rows).toHaveLength(1);
-    expect(rows[0].value).toMatch(/^enc:v1:/);
+    expect(rows[0].value).toMatch(/^enc:v2:/);
   });
 
   it('re-encrypts the stored secret under a newer key once, keeping the same secret', async () => {
