@@ -52,12 +52,46 @@ export function pgPool(ds: DataSource): Pool {
 /**
  * Creates the SQLite file 0600 before SQLite does (it would use 0644 under the usual umask; its
  * -wal and -shm files copy the database file's mode), and tightens an existing one that others
- * may read: the file holds customers' data and, encrypted, their signing secrets.
+ * may read: the file holds customers' data and, encrypted, their signing secrets. Opened without
+ * following a symbolic link (O_NOFOLLOW), and refused when it, or its -wal or -shm file, is a
+ * link or not a regular file, or belongs to another user: such a file could have been planted
+ * to receive the data, or be read by its owner.
  */
 export function createPrivateFile(file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.closeSync(fs.openSync(file, 'a', 0o600));
-  if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`SQLite file ${file} is a symbolic link; point DATABASE_URL at the file itself`);
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    const problem = foreignFileProblem(st);
+    if (problem) throw new Error(`SQLite file ${file} ${problem}`);
+    if ((st.mode & 0o077) !== 0) fs.fchmodSync(fd, 0o600);
+  } finally {
+    fs.closeSync(fd);
+  }
+  for (const side of [`${file}-wal`, `${file}-shm`]) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(side);
+    } catch {
+      continue; // SQLite creates it, with the database file's mode and owner
+    }
+    const problem = st.isSymbolicLink() ? 'is a symbolic link' : foreignFileProblem(st);
+    if (problem) throw new Error(`SQLite file ${side} ${problem}`);
+  }
+}
+
+/** Why a database file must not be opened, or null: not a regular file, or another user's (no uids on Windows: not checked). */
+function foreignFileProblem(st: fs.Stats): string | null {
+  if (!st.isFile()) return 'is not a regular file';
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `belongs to uid ${st.uid}, not to this process's user (uid ${uid}); refusing a file another user could have planted`;
+  return null;
 }
 
 /**
