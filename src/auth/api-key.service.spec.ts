@@ -74,6 +74,10 @@ describe('ApiKeyService', () => {
     it('refuses an empty or too long name and an unknown plan with VALIDATION_ERROR, storing nothing', async () => {
       await expect(keys.issue('   ', 'pro')).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
       await expect(keys.issue('x'.repeat(201), 'pro')).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+      // A name of a customer id's form could pass for another customer in operator commands.
+      for (const name of ['cus_0', 'CUS_01ARZ3NDEKTSV4RRFFQ69G5FAV', ' cus_x ']) {
+        await expect(keys.issue(name, 'pro')).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('must not start with "cus_"') });
+      }
       await expect(keys.issue('acme', 'platinum')).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('free, pro, business, enterprise') });
       expect(store.customers).toEqual([]);
       expect(store.keys).toEqual([]);

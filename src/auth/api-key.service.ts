@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { AppError } from '../common/errors';
 import { CLOCK, Clock } from '../common/clock';
 import { newId } from '../common/ids';
+import { looksLikeCustomerId } from './customer.entity';
 import { PLANS, Plan } from './plans';
 import { ApiKeyEntity } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey, DISPLAY_PREFIX_LEN } from './api-key.format';
@@ -84,6 +85,8 @@ export class ApiKeyService {
   async issue(customerName: string, plan: string): Promise<IssuedKey> {
     const name = customerName.trim();
     if (name === '' || name.length > 200) throw new AppError('VALIDATION_ERROR', 'customer must be 1 to 200 characters');
+    // Operator commands take a name or a `cus_` id: a name of the id's form could pass for another customer.
+    if (looksLikeCustomerId(name)) throw new AppError('VALIDATION_ERROR', 'customer name must not start with "cus_", the form of customer ids');
     if (!(PLANS as readonly string[]).includes(plan)) {
       throw new AppError('VALIDATION_ERROR', `plan must be one of ${PLANS.join(', ')}`);
     }

@@ -24,3 +24,11 @@ export class CustomerEntity {
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
 }
+
+/**
+ * Whether an operator's argument names a customer by id (`cus_…`, any case) rather than by name.
+ * Names of this form are refused, so an id and a name can never be confused.
+ */
+export function looksLikeCustomerId(value: string): boolean {
+  return /^cus_/i.test(value.trim());
+}

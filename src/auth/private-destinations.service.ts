@@ -2,7 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { parsePrivateGrant, parsePrivateGrants, PrivateGrant } from '../ssrf/ssrf-policy';
 import { ApiKeyStore } from './api-key.store';
-import { CustomerEntity } from './customer.entity';
+import { CustomerEntity, looksLikeCustomerId } from './customer.entity';
 
 /**
  * The per-customer private allow-list (operator CLI `trendhooks customers allow-private`): which
@@ -24,10 +24,20 @@ export class PrivateDestinationsService {
     return this.store;
   }
 
-  /** By name or `cus_` id; NOT_FOUND names what was asked for. */
+  /**
+   * A `cus_…` argument is an id and is looked up as an id only; anything else is a name. Looking a
+   * `cus_` value up as a name first gave another customer's grants to a customer named like its
+   * id (such names are refused at issuance now, but older rows may hold one). NOT_FOUND names
+   * what was asked for.
+   */
   private async find(customer: string): Promise<CustomerEntity> {
     const store = this.customers();
-    const row = (await store.findCustomerByName(customer)) ?? (customer.startsWith('cus_') ? await store.findCustomerById(customer) : null);
+    if (looksLikeCustomerId(customer)) {
+      const row = await store.findCustomerById(customer);
+      if (!row) throw new AppError('NOT_FOUND', `no customer with id ${customer}`);
+      return row;
+    }
+    const row = await store.findCustomerByName(customer);
     if (!row) throw new AppError('NOT_FOUND', `no customer named ${customer}`);
     return row;
   }
