@@ -7,7 +7,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { DataSource } from 'typeorm';
+import type { DatabaseConfig } from '../src/database/data-source';
 import { testDatabases } from './support/databases';
+import { databaseUrl } from './support/processes';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
 const KINDS = ['trends.surge', 'trends.velocity', 'trends.rising'] as const;
@@ -116,7 +119,7 @@ describe('trendhooks demo', () => {
     try {
       const url = config.type === 'postgres' ? config.url : '';
       const run = await demo(['--json', '--database-url', url], tmp);
-      expect(run.stderr).toMatch(/^note: the demo uses PostgreSQL[^\n]*\n$/);
+      expect(run.stderr).toMatch(/^note: the demo uses PostgreSQL [^\n]* \(--database-url\), which holds no other customer[^\n]*\n$/);
       expectThreeVerifiedDeliveries({ ...run, stderr: '' }, /^demo_[0-9a-f]{6}$/);
       const client = new Client({ connectionString: url });
       await client.connect();
@@ -126,6 +129,74 @@ describe('trendhooks demo', () => {
       } finally {
         await client.end();
       }
+    } finally {
+      await db.drop();
+    }
+  }, 70_000);
+});
+
+/** `trendhooks …args` (keys create and the like) on a database. */
+function trendhooks(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Customers, keys and webhooks in a database, read with a connection of the test's own. */
+async function contents(config: DatabaseConfig): Promise<{ customers: string[]; keys: number; webhooks: number }> {
+  const ds = new DataSource(config.type === 'postgres' ? { type: 'postgres', url: config.url } : { type: 'better-sqlite3', database: config.path });
+  await ds.initialize();
+  try {
+    const customers = ((await ds.query('SELECT name FROM customers ORDER BY name')) as { name: string }[]).map((r) => r.name);
+    const n = async (sql: string) => Number((await ds.query(sql))[0].n);
+    return { customers, keys: await n('SELECT COUNT(*) AS n FROM api_keys'), webhooks: await n('SELECT COUNT(*) AS n FROM webhooks') };
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** Issue #25 item 3: the demo's relaxed delivery policy never reaches another customer's deliveries. */
+describe.each(testDatabases())('trendhooks demo stays in its sandbox on %s', (_name, makeDb) => {
+  let tmp: string;
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'th-demo-'));
+  });
+  afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('refuses a --database-url that holds another customer, before any worker runs, and leaves it as it was', async () => {
+    const db = makeDb();
+    const config = await db.create();
+    try {
+      const url = databaseUrl(config);
+      expect((await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business'], { DATABASE_URL: url })).code).toBe(0);
+      const before = await contents(config);
+      const run = await demo(['--json', '--database-url', url], tmp);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^error: refusing to run on (SQLite|PostgreSQL) [^\n]*: it holds 1 customer with webhooks or keys and 0 webhooks, and the demo's delivery worker [^\n]*\n$/);
+      expect(await contents(config)).toEqual(before);
+      expect(fs.readdirSync(tmp)).toEqual([]);
+    } finally {
+      await db.drop();
+    }
+  }, 70_000);
+
+  it('never uses an exported DATABASE_URL: says so and runs on a temporary SQLite file', async () => {
+    const db = makeDb();
+    const config = await db.create();
+    try {
+      const url = databaseUrl(config);
+      expect((await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business'], { DATABASE_URL: url })).code).toBe(0);
+      const before = await contents(config);
+      const run = await demo(['--json'], tmp, { DATABASE_URL: url });
+      expect(run.stderr).toBe('note: the demo runs on a temporary SQLite file, not on DATABASE_URL (name a database with --database-url to use one)\n');
+      expectThreeVerifiedDeliveries({ ...run, stderr: '' }, /^demo$/);
+      expect(await contents(config)).toEqual(before);
     } finally {
       await db.drop();
     }

@@ -7,7 +7,9 @@ import type { INestApplication, LoggerService } from '@nestjs/common';
 import { createApp } from '../app';
 import { EVENT_KINDS, EventKind } from '../events/catalogue';
 import { ApiKeyService, IssuedKey } from '../auth/api-key.service';
-import { loadConfig } from '../config/config';
+import { AppConfig, loadConfig } from '../config/config';
+import { describeDatabase, withDataSource } from '../cli/support';
+import { plural } from '../common/plural';
 import { toPostEntity } from '../posts/ingest.service';
 import { PostStore } from '../posts/post.store';
 import { TrendsPipeline } from '../trends/trends.pipeline';
@@ -23,7 +25,7 @@ const DEMO_RETRY_SCHEDULE = [0.5, 1, 2, 4];
 export interface DemoOptions {
   /** One JSON object per delivery on stdout, nothing else there. */
   json?: boolean;
-  /** Instead of a temporary SQLite file (DATABASE_URL in `env` counts too). */
+  /** Instead of a temporary SQLite file; one holding other customers is refused (DATABASE_URL in `env` is not used). */
   databaseUrl?: string;
   timeoutMs?: number;
   /** Where stdout lines go (tests capture them). */
@@ -87,10 +89,20 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     if (!opts.json) print(line);
   };
 
-  const userDb = opts.databaseUrl ?? (env.DATABASE_URL?.trim() || undefined);
+  // Only a database named on the command line: an exported DATABASE_URL (the operator's real
+  // one, most likely) is never picked up silently.
+  const userDb = opts.databaseUrl?.trim() || undefined;
   // The user's settings are validated as for any command; the demo then overrides what it needs
   // in its own config object, never in the environment.
   const config = loadConfig({ ...env, DATABASE_URL: userDb });
+  if (userDb) {
+    await refuseOtherCustomers(config);
+    process.stderr.write(
+      `note: the demo uses ${describeDatabase(config)} (--database-url), which holds no other customer; its webhooks and key are deleted and revoked at the end\n`,
+    );
+  } else if (env.DATABASE_URL?.trim()) {
+    process.stderr.write('note: the demo runs on a temporary SQLite file, not on DATABASE_URL (name a database with --database-url to use one)\n');
+  }
   // With a database of the user's, a unique subreddit and id prefix keep reruns meaningful (post ids
   // and event ids are deterministic, so the same ones again would be "already seen").
   const suffix = userDb ? randomBytes(3).toString('hex') : '';
@@ -215,7 +227,6 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
     }
 
     const where = config.database.type === 'sqlite' ? `SQLite ${config.database.path}${userDb ? '' : ' (temporary)'}` : 'PostgreSQL';
-    if (userDb) process.stderr.write(`note: the demo uses ${where}; its delivery worker also sends any due delivery stored there — point it at a scratch database\n`);
     say('trendhooks demo — the whole flow on this machine; nothing is sent anywhere else');
     say(`  database  ${where}`);
     say(`  API       ${api} (customer ${issued.customer}, plan business, key ${issued.prefix}…)`);
@@ -285,6 +296,30 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
   }
   if (failure) throw failure;
   say(`Stopped the app and the receiver${userDb ? ', deleted the demo webhooks, revoked the demo key' : ''} and removed the temporary files.`);
+}
+
+/**
+ * The demo's worker runs with a policy no customer's delivery may get (loopback allowed, the
+ * operator's deny list cleared, the demo's own CA trusted): on a database that holds other
+ * customers it would send their due deliveries that way. A customer counts when it has a webhook
+ * or a key still valid; the customers earlier demo runs left behind have neither. Checked once,
+ * before the worker starts.
+ */
+async function refuseOtherCustomers(config: AppConfig): Promise<void> {
+  const counts = await withDataSource(config, async (ds) => {
+    const one = async (sql: string) => Number(((await ds.query(sql)) as { n: string | number }[])[0]?.n ?? 0);
+    return {
+      customers: await one(
+        'SELECT COUNT(*) AS n FROM customers c WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.customer_id = c.id) OR EXISTS (SELECT 1 FROM api_keys k WHERE k.customer_id = c.id AND k.revoked_at IS NULL)',
+      ),
+      webhooks: await one('SELECT COUNT(*) AS n FROM webhooks'),
+    };
+  });
+  if (counts.customers === 0 && counts.webhooks === 0) return;
+  throw new DemoError(
+    `refusing to run on ${describeDatabase(config)}: it holds ${plural(counts.customers, 'customer')} with webhooks or keys and ${plural(counts.webhooks, 'webhook')}, and the demo's ` +
+      "delivery worker (loopback allowed, deny list cleared, the demo's own CA trusted) would send their due deliveries; give --database-url an empty scratch database, or leave it out for a temporary SQLite file",
+  );
 }
 
 type Call = (method: string, route: string) => Promise<{ status: number; json: any }>;
