@@ -22,7 +22,7 @@ export class AttemptResource {
   outcome: string;
 
   @ApiProperty({ type: 'string', nullable: true, description:
-      'Failure class, e.g. `http_503`, `timeout`, `destination_blocked`; `worker_lost` when the worker died during the attempt; `private_destination_error` for any failure before an HTTP status at an operator-allowed private destination.',
+      'Failure class, e.g. `http_503`, `timeout`, `destination_blocked`; `worker_lost` when the worker died during the attempt; `secret_unreadable` (permanent, nothing sent) when the stored signing secret of the webhook could not be read: rotate it, then retry; `private_destination_error` for any failure before an HTTP status at an operator-allowed private destination.',
   })
   error_class: string | null;
 
