@@ -184,7 +184,7 @@ describe.each(testDatabases())('trendhooks demo stays in its sandbox on %s', (_n
     } finally {
       await db.drop();
     }
-  }, 70_000);
+  }, 120_000);
 
   it('never uses an exported DATABASE_URL: says so and runs on a temporary SQLite file', async () => {
     const db = makeDb();
@@ -200,5 +200,5 @@ describe.each(testDatabases())('trendhooks demo stays in its sandbox on %s', (_n
     } finally {
       await db.drop();
     }
-  }, 70_000);
+  }, 120_000);
 });

@@ -194,5 +194,6 @@ describe.each(testDatabases())('one bad secret is one bad webhook on %s', (dbNam
       await t?.app.close();
       await db.dropForGood();
     }
-  });
+    // Three app starts and three CLI processes.
+  }, 150_000);
 });

@@ -43,7 +43,7 @@ describe.each(testDatabases())('customer names and ids in operator commands on %
     // An unknown id is not looked up as a name.
     const unknown = await cli(['customers', 'show-private', 'cus_01BX5ZZKBKACTAV9WEVGEMMVRZ'], env);
     expect(unknown).toMatchObject({ code: 1, stderr: 'error: no customer with id cus_01BX5ZZKBKACTAV9WEVGEMMVRZ\n' });
-  });
+  }, 90_000);
 
   it('refuses to create a customer whose name has the form of a customer id', async () => {
     const victim = await t.customer();
@@ -51,5 +51,5 @@ describe.each(testDatabases())('customer names and ids in operator commands on %
     expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'error: customer name must not start with "cus_", the form of customer ids\n' });
     const rows = await t.app.get(DataSource).query(`SELECT id FROM customers WHERE name = ${dbName === 'postgres' ? '$1' : '?'}`, [victim.customerId]);
     expect(rows).toEqual([]);
-  });
+  }, 60_000);
 });
