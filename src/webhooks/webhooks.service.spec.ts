@@ -227,8 +227,12 @@ describe('WebhooksService', () => {
       // Another row's value, and a value moved from one column to the other.
       await store.insertWithinQuota(row(badSecret, enc(good, 'secret'), null), 100);
       await store.insertWithinQuota(row(badPrevious, enc(badPrevious, 'secret'), enc(badPrevious, 'secret')), 100);
+      // Damaged under the newest key: nothing to re-encrypt, but listed all the same.
+      const current = await service.create(alice, input);
+      const damaged = store.rows.get(current.id)!;
+      damaged.secret = damaged.secret.slice(0, -4) + (damaged.secret.endsWith('AAAA') ? 'BBBB' : 'AAAA');
       const res = await service.reencryptSecrets();
-      expect(res).toEqual({ scanned: 3, reencrypted: 1, skipped: 0, unreadable: [{ webhook_id: badSecret, column: 'secret' }, { webhook_id: badPrevious, column: 'previous_secret' }] });
+      expect(res).toEqual({ scanned: 4, reencrypted: 1, skipped: 0, unreadable: [{ webhook_id: badSecret, column: 'secret' }, { webhook_id: badPrevious, column: 'previous_secret' }, { webhook_id: current.id, column: 'secret' }] });
       expect(secrets.decrypt(store.rows.get(good)!.previousSecret!, webhookSecretPlace(good, 'previous_secret'))).toBe(`whsec_${good}_previous_secret`);
       expect(secrets.ring.isCurrent(store.rows.get(badPrevious)!.secret)).toBe(false);
     });

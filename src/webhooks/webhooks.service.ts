@@ -136,13 +136,13 @@ export class WebhooksService {
       const rows = await this.webhooks.secretsPage(after, batch);
       for (const row of rows) {
         out.scanned++;
-        const stale = !ring.isCurrent(row.secret) || (row.previousSecret !== null && !ring.isCurrent(row.previousSecret));
-        if (!stale) continue;
+        // Every value is opened, current ones too: the command is how an operator finds every damaged row.
         let column: WebhookSecretColumn = 'secret';
         const recrypt = (v: string, col: WebhookSecretColumn) => {
           column = col;
           const place = webhookSecretPlace(row.id, col);
-          return ring.isCurrent(v) ? v : ring.encrypt(ring.decrypt(v, place), place);
+          const plain = ring.decrypt(v, place);
+          return ring.isCurrent(v) ? v : ring.encrypt(plain, place);
         };
         let next: { secret: string; previousSecret: string | null };
         try {
@@ -152,6 +152,7 @@ export class WebhooksService {
           out.unreadable.push({ webhook_id: row.id, column });
           continue;
         }
+        if (next.secret === row.secret && next.previousSecret === row.previousSecret) continue;
         if (await this.webhooks.replaceSecrets(row.id, row, next)) out.reencrypted++;
         else out.lost++; // rotated or deleted meanwhile: the next pass looks at it again
       }
