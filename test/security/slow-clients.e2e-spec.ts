@@ -64,6 +64,31 @@ describe.each(testTargets())('slow clients on %s', (_name, makeDb, adapter) => {
     expect(conn.received()).toMatch(/^HTTP\/1\.1 408 /);
   });
 
+  it('answers an unauthenticated request 401 without waiting for its body, which is never buffered', async () => {
+    const conn = await rawConnect(port);
+    // 60 KB announced, none of it sent: a server that reads bodies before the key waits for them.
+    conn.socket.write('POST /v1/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer th_live_00000000000000000000000000000000\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{"url":');
+    const t0 = Date.now();
+    while (!/\r\n\r\n/.test(conn.received()) && Date.now() - t0 < HEADERS_TIMEOUT_MS / 2) await new Promise((r) => setTimeout(r, 10));
+    expect(conn.received()).toMatch(/^HTTP\/1\.1 401 /);
+    conn.socket.destroy();
+    // The same without any key.
+    const res = await new Promise<string>((resolve) => {
+      void rawConnect(port).then((c) => {
+        c.socket.write('POST /v1/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n');
+        const started = Date.now();
+        const poll = setInterval(() => {
+          if (/\r\n\r\n/.test(c.received()) || Date.now() - started > HEADERS_TIMEOUT_MS / 2) {
+            clearInterval(poll);
+            c.socket.destroy();
+            resolve(c.received());
+          }
+        }, 10);
+      });
+    });
+    expect(res).toMatch(/^HTTP\/1\.1 401 /);
+  });
+
   it('still reads and checks the body of an authenticated request', async () => {
     const bad = await t.http().post('/v1/webhooks').set(auth).set('Content-Type', 'application/json').send('{"url":');
     expect(bad.status).toBe(400);
