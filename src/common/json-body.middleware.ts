@@ -125,14 +125,15 @@ export function readJsonBody(headers: Headers, stream: Readable, done: (error: A
 }
 
 /**
- * Reads a JSON body of at most 64 KiB for the routes of the module that applies it. It never
- * throws: middleware errors bypass controller-scoped filters in a host app, so the error is parked
- * on the request and raised after authentication by BodyErrorGuard (listed after the principal
- * guard on the controllers that read bodies).
+ * Takes the JSON body (at most 64 KiB) of the routes of the module that applies it, to be read
+ * after authentication by BodyErrorGuard (listed after the principal guard on the controllers that
+ * read bodies): an unauthenticated request never has its body read. It never throws: middleware
+ * errors bypass controller-scoped filters in a host app, so an error its headers show is parked
+ * on the request and raised by that guard too.
  *
- * Under fastify the body is read by fastify's content-type parsing, after middleware: there this
- * middleware only marks the request, and the parser `ownJsonBodies` installs reads it. Under
- * express, `ownJsonBodies` has usually read it already, ahead of any parser of the host's.
+ * Under fastify the body reaches fastify's content-type parsing, after middleware: there this
+ * middleware only marks the request, and the parser `ownJsonBodies` installs leaves the body for
+ * the guard. Under express, `ownJsonBodies` has usually taken it already, ahead of any parser of the host's.
  */
 @Injectable()
 export class JsonBodyMiddleware implements NestMiddleware {
@@ -172,10 +173,10 @@ function deferBody(req: Req, stream: Readable): void {
 }
 
 /**
- * Express: a body left unread (waiting, or refused by its headers) must also be left alone by the host's parsers, which run before any
- * module's middleware and, since body-parser 2, take a request for read only once its stream has
- * ended. Until JsonBodyMiddleware restores it, the request travels under OWN_BODY_TYPE, which no
- * parser of the host's takes (as under fastify).
+ * Express: a body left unread (waiting, or refused by its headers) must also be left alone by the
+ * host's parsers, which run before any module's middleware and, since body-parser 2, take a
+ * request for read only once its stream has ended. Until JsonBodyMiddleware restores it, the
+ * request travels under OWN_BODY_TYPE, which no parser of the host's takes (as under fastify).
  */
 function hideTypeFromParsers(req: Req): void {
   req[ORIGINAL_TYPE] = req.headers['content-type'];
@@ -280,10 +281,10 @@ function matches(matchers: RouteMatcher[], req: IncomingMessage): boolean {
 }
 
 /**
- * Express: reads the bodies of our routes before any parser the host registered (Nest's body
- * parser included), with our rules; the host's parsers then find the request read and skip it,
- * and every other route keeps the host's parser and errors. On an error the rest of the body is
- * drained first (a parser that found it unread would read it again and answer in its own words).
+ * Express: takes the bodies of our routes before any parser the host registered (Nest's body
+ * parser included), to be read with our rules after authentication; the host's parsers find the
+ * request marked read, under a media type none of them takes, and skip it (a parser that read it
+ * would answer in its own words). Every other route keeps the host's parser and errors.
  */
 function expressReader(matchers: RouteMatcher[]) {
   return function trendhooksJsonBody(req: Req, _res: unknown, next: () => void): void {
@@ -308,8 +309,9 @@ interface FastifyHooks {
 
 /**
  * Fastify parses after middleware, by Content-Type: a request JsonBodyMiddleware marked goes on
- * under OWN_BODY_TYPE, which only our parser takes; it gets its own Content-Type back before it
- * is read with our rules. Every other request meets the host's parsers as before.
+ * under OWN_BODY_TYPE, which only our parser takes; it gets its own Content-Type back and is left
+ * for BodyErrorGuard to read with our rules, after authentication. Every other request meets the
+ * host's parsers as before.
  */
 function installFastifyReader(fastify: FastifyHooks): void {
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
