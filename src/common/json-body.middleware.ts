@@ -184,7 +184,7 @@ function hideTypeFromParsers(req: Req): void {
 }
 
 function restoreType(req: Req): void {
-  if (req.headers['content-type'] !== OWN_BODY_TYPE || !(ORIGINAL_TYPE in req)) return;
+  if (!(ORIGINAL_TYPE in req) || req.headers['content-type'] !== OWN_BODY_TYPE) return;
   const original = req[ORIGINAL_TYPE];
   if (original === undefined) delete req.headers['content-type'];
   else req.headers['content-type'] = original;
