@@ -13,6 +13,8 @@ import { dataSourceOptions, runMigrations } from './database/data-source';
 import { entitiesFor } from './entities';
 import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
 import { answerClientError } from './common/client-error';
+import { applyHttpLimits } from './common/http-limits';
+import type { Server } from 'node:http';
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
@@ -122,6 +124,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     express.getHttpServer().on('clientError', answerClientError);
     app = express;
   }
+  // Slow clients (headers or a body trickled in, idle sockets) are cut off on both adapters alike.
+  applyHttpLimits(app.getHttpServer() as Server, config.http.limits);
   if (logs !== false) {
     app.useLogger(new QuietBootLogger(app.get(JsonLogger)));
     // Nest flushes the boot buffer only in listen(); an app that is never listened on (tests) would keep buffering.

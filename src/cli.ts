@@ -58,7 +58,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
   addEventsCommands(program, config);
   addBacktestCommand(program);
   addDemoCommand(program, env);
-  addListenCommand(program);
+  addListenCommand(program, env);
   return program;
 }
 

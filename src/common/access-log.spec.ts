@@ -175,6 +175,34 @@ describe.each([
     expect(records.find((r) => r.msg === 'request completed')).toMatchObject({ level: 'info', req: { id, method: 'GET', url: '/things', headers: { authorization: '[redacted]' } }, res: { statusCode: 200 } });
     expect(records.find((r) => r.request_id === failed.headers['x-request-id'] && r.req)).toMatchObject({ level: 'error', msg: 'request errored', res: { statusCode: 500 } });
   });
+
+  it('censors credentials in non-standard headers: by the header name, or by a value that is one', async () => {
+    lines.length = 0;
+    const sent: Record<string, string> = {
+      'X-Api-Key': 'k-0001-secret',
+      'Api-Key': 'k-0002-secret',
+      'X-Auth-Token': 'k-0003-secret',
+      'X-Access-Token': 'k-0004-secret',
+      'X-Amz-Security-Token': 'k-0005-secret',
+      'X-CSRF-Token': 'k-0006-secret',
+      'X-Session-Id': 'k-0007-secret',
+      'Private-Key': 'k-0008-secret',
+      Cookie: 'sid=k-0009-secret',
+      'X-Forwarded-Authorization': 'k-0010-secret',
+      'X-Upstream': 'Bearer k-0011-secret',
+      'X-Note': 'th_live_k0012secret',
+      'X-Hook': 'whsec_k0013secret',
+    };
+    const res = await request(app.getHttpServer()).get('/things').set(sent).set('User-Agent', 'probe/1.0').set('X-Trace', 'abc123');
+    await new Promise((r) => setTimeout(r, 20));
+    const line = lines.find((l) => JSON.parse(l).request_id === res.headers['x-request-id'] && JSON.parse(l).msg === 'request completed')!;
+    expect(line).toBeDefined();
+    expect(line).not.toMatch(/k-?00\d\d-?secret/);
+    const headers = JSON.parse(line).req.headers as Record<string, string>;
+    for (const name of Object.keys(sent)) expect([name, headers[name.toLowerCase()]]).toEqual([name, '[redacted]']);
+    // Everything else is kept as sent.
+    expect(headers).toMatchObject({ 'user-agent': 'probe/1.0', 'x-trace': 'abc123' });
+  });
 });
 
 describe('isoTime', () => {

@@ -12,6 +12,32 @@ type LoggedResponse = ServerResponse & { err?: unknown };
 export const REDACTED_REQUEST_HEADERS = ['authorization', 'cookie', 'proxy-authorization', 'x-api-key'] as const;
 export const REDACTED_RESPONSE_HEADERS = ['set-cookie'] as const;
 const CENSOR = '[redacted]';
+/**
+ * Request headers that carry a credential by their name, beyond the standard ones above: the
+ * conventions of other APIs and proxies a client may send (`Api-Key`, `X-Auth-Token`,
+ * `X-Access-Token`, `X-Session-Id`, `X-CSRF-Token`, `X-Amz-Security-Token`, any `…-key`).
+ */
+const CREDENTIAL_HEADER = /auth|token|secret|passw|cookie|session|credential|signature|csrf|xsrf|api-?key|(?:^|[-_.])key$/i;
+/** Values that are credentials whatever the header's name: a scheme and its token, or one of our keys or secrets. */
+const CREDENTIAL_VALUE = /^\s*(?:bearer|basic|digest|token|negotiate)\s|th_live_|whsec_/i;
+
+const holdsCredential = (value: unknown): boolean =>
+  typeof value === 'string' ? CREDENTIAL_VALUE.test(value) : Array.isArray(value) && value.some((v) => typeof v === 'string' && CREDENTIAL_VALUE.test(v));
+
+/**
+ * A copy of the request's headers with every credential censored: the standard credential headers
+ * (REDACTED_REQUEST_HEADERS), any header named like one, and any value that is one. The headers
+ * themselves when there is none (most requests: no copy).
+ */
+export function censorRequestHeaders(headers: object): object {
+  let out: Record<string, unknown> | undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || !(CREDENTIAL_HEADER.test(name) || holdsCredential(value))) continue;
+    out ??= { ...headers };
+    out[name] = CENSOR;
+  }
+  return out ?? headers;
+}
 
 export interface AccessLogOptions {
   /** Requests whose access line is left out (probes, scrapes); their other logs still carry the id. */
@@ -92,7 +118,8 @@ function writeLine({ logger, censor }: LineWriter, req: LoggedRequest, res: Logg
       id: req.id,
       method: req.method,
       url: String(req.originalUrl || req.url).replace(CREDENTIAL_IN_URL, '$1[redacted]'),
-      headers: censor ? censored(req.headers, REDACTED_REQUEST_HEADERS) : req.headers,
+      // Always censored here: pino's redaction (censor false) knows fixed paths only, not every credential header.
+      headers: censorRequestHeaders(req.headers),
       remoteAddress: req.socket?.remoteAddress,
     },
     res: { statusCode: res.headersSent ? res.statusCode : null, headers: censor ? censored(res.getHeaders(), REDACTED_RESPONSE_HEADERS) : res.getHeaders() },

@@ -1,5 +1,5 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
-import { takeBodyError } from './json-body.middleware';
+import { readPendingBody, takeBodyError } from './json-body.middleware';
 import { ensureRequestId } from './request-id';
 
 /** A list result: the envelope puts `page` into `meta.page`. */
@@ -39,14 +39,17 @@ export const RequestId = createParamDecorator((_: unknown, ctx: ExecutionContext
 });
 
 /**
- * Raises the body error JsonBodyMiddleware parked on the request (`INVALID_JSON`,
- * `UNSUPPORTED_MEDIA_TYPE`, …), in the envelope, after authentication: list it after the
- * principal guard, on the controllers whose routes read bodies.
+ * Reads the body JsonBodyMiddleware left unread, then raises its error (`INVALID_JSON`,
+ * `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`, …) in the envelope, after authentication: list
+ * it after the principal guard, on the controllers whose routes read bodies. A request refused
+ * by that guard never has its body read.
  */
 @Injectable()
 export class BodyErrorGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const bodyError = takeBodyError(context.switchToHttp().getRequest());
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<unknown>();
+    await readPendingBody(req);
+    const bodyError = takeBodyError(req);
     if (bodyError) throw bodyError;
     return true;
   }

@@ -19,8 +19,14 @@ export const BODY_ERROR = Symbol('trendhooks:body-error');
 /** Set by JsonBodyMiddleware under fastify: this route takes a JSON body. */
 const WANTS_JSON_BODY = Symbol('trendhooks:wants-json-body');
 
-/** Set once the body was read by trendhooks ahead of any parser (see ownJsonBodies). */
+/** Set once the body was taken by trendhooks ahead of any parser (see ownJsonBodies): read, refused, or left for after authentication. */
 const BODY_READ = Symbol('trendhooks:body-read');
+/**
+ * The body stream, not read yet: it is read by BodyErrorGuard once the principal guard has
+ * checked the key (readPendingBody), so an unauthenticated client cannot make the server wait
+ * for, or hold, up to 64 KiB per connection.
+ */
+const PENDING_BODY = Symbol('trendhooks:pending-body');
 /** Under fastify: the request's own Content-Type while it travels under OWN_BODY_TYPE. */
 const ORIGINAL_TYPE = Symbol('trendhooks:original-content-type');
 /**
@@ -36,6 +42,7 @@ type Req = IncomingMessage & {
   [WANTS_JSON_BODY]?: boolean;
   [BODY_READ]?: boolean;
   [ORIGINAL_TYPE]?: string;
+  [PENDING_BODY]?: Readable;
 };
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
@@ -118,14 +125,15 @@ export function readJsonBody(headers: Headers, stream: Readable, done: (error: A
 }
 
 /**
- * Reads a JSON body of at most 64 KiB for the routes of the module that applies it. It never
- * throws: middleware errors bypass controller-scoped filters in a host app, so the error is parked
- * on the request and raised after authentication by BodyErrorGuard (listed after the principal
- * guard on the controllers that read bodies).
+ * Takes the JSON body (at most 64 KiB) of the routes of the module that applies it, to be read
+ * after authentication by BodyErrorGuard (listed after the principal guard on the controllers that
+ * read bodies): an unauthenticated request never has its body read. It never throws: middleware
+ * errors bypass controller-scoped filters in a host app, so an error its headers show is parked
+ * on the request and raised by that guard too.
  *
- * Under fastify the body is read by fastify's content-type parsing, after middleware: there this
- * middleware only marks the request, and the parser `ownJsonBodies` installs reads it. Under
- * express, `ownJsonBodies` has usually read it already, ahead of any parser of the host's.
+ * Under fastify the body reaches fastify's content-type parsing, after middleware: there this
+ * middleware only marks the request, and the parser `ownJsonBodies` installs leaves the body for
+ * the guard. Under express, `ownJsonBodies` has usually taken it already, ahead of any parser of the host's.
  */
 @Injectable()
 export class JsonBodyMiddleware implements NestMiddleware {
@@ -136,6 +144,8 @@ export class JsonBodyMiddleware implements NestMiddleware {
       req[WANTS_JSON_BODY] = true;
       return next();
     }
+    // Past the host's parsers (Nest registers them before any module's middleware): the request's own type again.
+    restoreType(req);
     if (req[BODY_READ] || !hasBody(req)) return next();
     if (req._body || req.body !== undefined) {
       // A host app's own parser got here first: hold the parsed body to the same rules.
@@ -143,15 +153,65 @@ export class JsonBodyMiddleware implements NestMiddleware {
       if (early) req[BODY_ERROR] = early;
       return next();
     }
-    readJsonBody(req.headers, req, (err, body) => {
-      if (err) req[BODY_ERROR] = err;
-      else {
-        req.body = body;
-        req._body = true;
-      }
-      next();
-    });
+    deferBody(req, req);
+    next();
   }
+}
+
+/**
+ * Leaves the body of `req` unread until authentication (readPendingBody), or parks the error its
+ * headers already show (not JSON, declared over 64 KiB). Either way the request counts as read
+ * for the parsers after ours (`_body`: body-parser's own mark), which then leave it alone; an
+ * unread body is discarded by Node once the response is sent.
+ */
+function deferBody(req: Req, stream: Readable): void {
+  req[BODY_READ] = true;
+  req._body = true;
+  const early = checkHeaders(req.headers);
+  if (early) req[BODY_ERROR] = early;
+  else req[PENDING_BODY] = stream;
+}
+
+/**
+ * Express: a body left unread (waiting, or refused by its headers) must also be left alone by the
+ * host's parsers, which run before any module's middleware and, since body-parser 2, take a
+ * request for read only once its stream has ended. Until JsonBodyMiddleware restores it, the
+ * request travels under OWN_BODY_TYPE, which no parser of the host's takes (as under fastify).
+ */
+function hideTypeFromParsers(req: Req): void {
+  req[ORIGINAL_TYPE] = req.headers['content-type'];
+  req.headers['content-type'] = OWN_BODY_TYPE;
+}
+
+function restoreType(req: Req): void {
+  if (!(ORIGINAL_TYPE in req) || req.headers['content-type'] !== OWN_BODY_TYPE) return;
+  const original = req[ORIGINAL_TYPE];
+  if (original === undefined) delete req.headers['content-type'];
+  else req.headers['content-type'] = original;
+  delete req[ORIGINAL_TYPE];
+}
+
+/**
+ * Reads the body JsonBodyMiddleware left for after authentication (BodyErrorGuard calls it once
+ * the principal guard let the request through) and puts it on the request (`req.body`, on the
+ * fastify request and its raw one alike), or parks its error. Resolves at once when nothing waits.
+ */
+export function readPendingBody(req: unknown): Promise<void> {
+  const raw = ((req as { raw?: Req }).raw ?? req) as Req;
+  restoreType(raw);
+  const stream = raw[PENDING_BODY];
+  if (stream === undefined) return Promise.resolve();
+  raw[PENDING_BODY] = undefined;
+  return new Promise((resolve) => {
+    readJsonBody(raw.headers, stream, (err, body) => {
+      if (err) raw[BODY_ERROR] = err;
+      else {
+        raw.body = body;
+        (req as { body?: unknown }).body = body;
+      }
+      resolve();
+    });
+  });
 }
 
 /** The part of a fastify instance the parser needs (no fastify types in the library's surface). */
@@ -175,10 +235,8 @@ export function installFastifyJsonBody(fastify: FastifyParsers): void {
       payload.resume();
       return done(null, undefined);
     }
-    readJsonBody(request.headers, payload, (err, body) => {
-      if (err) request.raw[BODY_ERROR] = err;
-      done(null, body);
-    });
+    deferBody(request.raw, payload);
+    done(null, undefined);
   });
 }
 
@@ -223,33 +281,17 @@ function matches(matchers: RouteMatcher[], req: IncomingMessage): boolean {
 }
 
 /**
- * Express: reads the bodies of our routes before any parser the host registered (Nest's body
- * parser included), with our rules; the host's parsers then find the request read and skip it,
- * and every other route keeps the host's parser and errors. On an error the rest of the body is
- * drained first (a parser that found it unread would read it again and answer in its own words).
+ * Express: takes the bodies of our routes before any parser the host registered (Nest's body
+ * parser included), to be read with our rules after authentication; the host's parsers find the
+ * request marked read, under a media type none of them takes, and skip it (a parser that read it
+ * would answer in its own words). Every other route keeps the host's parser and errors.
  */
 function expressReader(matchers: RouteMatcher[]) {
   return function trendhooksJsonBody(req: Req, _res: unknown, next: () => void): void {
     if (req[BODY_READ] || !hasBody(req) || !matches(matchers, req)) return next();
-    readJsonBody(req.headers, req, (err, body) => {
-      req[BODY_READ] = true;
-      if (!err) {
-        req.body = body;
-        req._body = true;
-        return next();
-      }
-      req[BODY_ERROR] = err;
-      if (req.complete) return next();
-      let called = false;
-      const go = () => {
-        if (called) return;
-        called = true;
-        next();
-      };
-      req.once('end', go);
-      req.once('close', go);
-      req.once('error', go);
-    });
+    deferBody(req, req);
+    hideTypeFromParsers(req);
+    next();
   };
 }
 
@@ -267,8 +309,9 @@ interface FastifyHooks {
 
 /**
  * Fastify parses after middleware, by Content-Type: a request JsonBodyMiddleware marked goes on
- * under OWN_BODY_TYPE, which only our parser takes; it gets its own Content-Type back before it
- * is read with our rules. Every other request meets the host's parsers as before.
+ * under OWN_BODY_TYPE, which only our parser takes; it gets its own Content-Type back and is left
+ * for BodyErrorGuard to read with our rules, after authentication. Every other request meets the
+ * host's parsers as before.
  */
 function installFastifyReader(fastify: FastifyHooks): void {
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
@@ -290,11 +333,8 @@ function installFastifyReader(fastify: FastifyHooks): void {
     const original = raw[ORIGINAL_TYPE];
     if (original === undefined) delete raw.headers['content-type'];
     else raw.headers['content-type'] = original;
-    readJsonBody(raw.headers, payload, (err, body) => {
-      raw[BODY_READ] = true;
-      if (err) raw[BODY_ERROR] = err;
-      done(null, body);
-    });
+    deferBody(raw, payload);
+    done(null, undefined);
   });
 }
 

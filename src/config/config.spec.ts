@@ -14,10 +14,17 @@ describe('loadConfig', () => {
     expect((err as Error).message).toMatch(message);
   };
 
+  it('reads the HTTP slow-client limits, and refuses a headers deadline past the request deadline', () => {
+    const c = loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '4000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000', HTTP_MAX_CONNECTIONS: '10' });
+    expect(c.http.limits).toEqual({ headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 10 });
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '4000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS \(5000\) must not exceed HTTP_REQUEST_TIMEOUT_MS \(4000\)/);
+    expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '0' })).toThrow(/HTTP_MAX_CONNECTIONS must be between 1 and/);
+  });
+
   it('defaults to the embedded SQLite file, express on 127.0.0.1:8080 and the documented delivery settings', () => {
     const c = loadConfig({}, '/srv');
     expect(c.database).toEqual({ type: 'sqlite', path: path.resolve('/srv', 'data/trendhooks.db') });
-    expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', adapter: 'express' });
+    expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', adapter: 'express', limits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, maxConnections: 1024 } });
     expect(c.metrics).toEqual({ port: null, host: '127.0.0.1' });
     expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 3000 });
     expect(c.trends).toMatchObject({ redditBaseUrl: 'https://www.reddit.com', redditClientId: null, redditUserAgent: null, trackedSubreddits: [] });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_PLAN_LIMITS, Plan, PLANS, PlanLimits } from '../auth/plans';
+import { DEFAULT_HTTP_LIMITS, HttpLimits } from '../common/http-limits';
 import { LOG_LEVELS, LogLevelName } from '../common/logging';
 import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { DEFAULT_DELIVERY_LEASE_MS } from '../delivery/delivery.options';
@@ -25,8 +26,11 @@ export interface AppConfig {
    * migrations table. null: the standalone's series in `trendhooks_migrations`.
    */
   hostSchema: HostSchema | null;
-  /** `adapter`: the HTTP server under Nest (HTTP_ADAPTER); both answer identically. */
-  http: { port: number; host: string; adapter: HttpAdapterName };
+  /**
+   * `adapter`: the HTTP server under Nest (HTTP_ADAPTER); both answer identically. `limits`: the
+   * slow-client deadlines and the connection cap of the listener (HTTP_*_TIMEOUT_MS, HTTP_MAX_CONNECTIONS).
+   */
+  http: { port: number; host: string; adapter: HttpAdapterName; limits: HttpLimits };
   /** The Prometheus listener, apart from the API (METRICS_PORT/METRICS_HOST); port null: none. */
   metrics: { port: number | null; host: string };
   plans: Record<Plan, PlanLimits>;
@@ -181,7 +185,17 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     .split(',')
     .map((s) => s.trim().replace(/^\/?r\//i, '').toLowerCase())
     .filter(Boolean);
-  const http = { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')) };
+  const d = DEFAULT_HTTP_LIMITS;
+  const limits: HttpLimits = {
+    headersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', d.headersTimeoutMs, 100, 600_000),
+    requestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', d.requestTimeoutMs, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', d.keepAliveTimeoutMs, 100, 600_000),
+    maxConnections: int(env, 'HTTP_MAX_CONNECTIONS', d.maxConnections, 1, 1_000_000),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}): the headers are part of the request`);
+  }
+  const http = { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')), limits };
   const metrics = { port: str(env, 'METRICS_PORT') === null ? null : int(env, 'METRICS_PORT', 0, 0, 65535), host: str(env, 'METRICS_HOST') ?? '127.0.0.1' };
   if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port) {
     throw new ConfigError(`METRICS_PORT (${metrics.port}) must differ from PORT: metrics are never served on the API listener`);

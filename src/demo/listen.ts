@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { plural } from '../common/plural';
-import { DemoCert, DemoReceiver, makeSelfSignedCert, ReceivedRequest } from './receiver';
+import { DemoCert, DemoReceiver, isCaCertificate, makeSelfSignedCert, ReceivedRequest, RECEIVER_MAX_BODY_BYTES } from './receiver';
 import { verifyWebhookSignature } from './verify';
 
 /**
@@ -44,19 +44,46 @@ export function parseForwardTo(raw: string): URL {
   return url;
 }
 
-/** The certificate of `dir`, made once and then reused, so serve's DELIVERY_CA_FILE stays valid. */
-export async function listenCertificate(dir: string): Promise<DemoCert> {
+/**
+ * The certificate of `dir`, made once and then reused, so serve's DELIVERY_CA_FILE stays valid.
+ * One made by an earlier version as a CA (trusted by DELIVERY_CA_FILE for every host) is made
+ * again, at the same path, as a leaf for 127.0.0.1 and localhost (`replaced`: serve must be
+ * restarted to read it).
+ */
+export async function listenCertificate(dir: string): Promise<DemoCert & { replaced?: boolean }> {
   const keyFile = path.join(dir, 'receiver-key.pem');
   const certFile = path.join(dir, 'receiver-cert.pem');
+  let replaced = false;
   if (fs.existsSync(keyFile) && fs.existsSync(certFile)) {
-    return { key: fs.readFileSync(keyFile, 'utf8'), cert: fs.readFileSync(certFile, 'utf8'), caFile: certFile };
+    const cert = fs.readFileSync(certFile, 'utf8');
+    if (!isCaCertificate(cert)) return { key: fs.readFileSync(keyFile, 'utf8'), cert, caFile: certFile };
+    replaced = true;
   }
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw new Error(`cannot create ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  return makeSelfSignedCert(dir, { days: 365, name: 'trendhooks-listen' });
+  const made = await makeSelfSignedCert(dir, { days: 365, name: 'trendhooks-listen' });
+  return replaced ? { ...made, replaced } : made;
+}
+
+/** The note for a certificate listenCertificate made again. */
+export const REPLACED_CA_NOTE = 'the receiver certificate was a CA (trusted for every host by DELIVERY_CA_FILE); it is now a certificate for 127.0.0.1 and localhost only, at the same path: restart trendhooks serve so it reads it';
+
+// C0 and C1 controls (ESC, CSI, BEL, backspace, CR…), DEL, and the bidirectional overrides that reorder what a terminal shows.
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** A value from a request, safe to print on a terminal: control characters as `\uXXXX`, never sent through. */
+export function printable(value: unknown): string {
+  return String(value).replace(UNPRINTABLE, escapeChar);
+}
+
+/** JSON text safe to print: JSON.stringify escapes C0 controls but passes DEL, C1 and bidi controls through; those become `\uXXXX` too (still valid JSON). */
+export function printableJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, escapeChar);
 }
 
 /** What `trendhooks serve` needs to deliver to this receiver, as `export` lines (eval- and source-able). */
@@ -68,34 +95,43 @@ export function serveSettings(port: number, caFile: string): string[] {
 /** Runs until interrupted (SIGINT/SIGTERM) or `count` verified deliveries; resolves with the count. */
 export async function runListen(opts: ListenOptions): Promise<number> {
   const cert = await listenCertificate(opts.dir);
+  if (cert.replaced) opts.err(REPLACED_CA_NOTE);
   let verified = 0;
   let done: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (done = resolve));
 
   const handle = async (req: ReceivedRequest): Promise<number> => {
     const headers = req.headers as Record<string, string | string[] | undefined>;
-    const msgId = String(headers['webhook-id'] ?? '?');
-    let body: { type?: unknown; data?: Record<string, unknown> } = {};
+    const msgId = printable(headers['webhook-id'] ?? '?');
+    let parsed: unknown;
     try {
-      body = JSON.parse(req.body) as typeof body;
+      parsed = JSON.parse(req.body);
     } catch {
-      // printed as unverified below; a body that is not JSON is never a trendhooks delivery
+      // not JSON: answered 400 below; never a trendhooks delivery
     }
+    // Every trendhooks delivery is a JSON object; `null`, a number or an array is not one.
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      const line = `✘ webhook-id ${msgId}: the body is not a JSON object, so not a trendhooks delivery (answered 400)`;
+      if (opts.json) opts.out(JSON.stringify({ webhook_id: msgId, verified: false, reason: 'body is not a JSON object' }));
+      else opts.err(line);
+      return 400;
+    }
+    const body = parsed as { type?: unknown; timestamp?: unknown; data?: Record<string, unknown> };
     const results = opts.secrets.map((s) => verifyWebhookSignature(s, headers, req.body));
     const ok = results.some((r) => r.ok);
-    const reason = ok ? undefined : opts.secrets.length === 0 ? 'no --secret given' : (results.find((r) => !r.ok) as { reason: string }).reason;
-    const type = typeof body.type === 'string' ? body.type : '?';
+    const reason = ok ? undefined : opts.secrets.length === 0 ? 'no secret given' : (results.find((r) => !r.ok) as { reason: string }).reason;
+    const type = typeof body.type === 'string' ? printable(body.type) : '?';
     const data = body.data && typeof body.data === 'object' ? body.data : {};
     let forwarded: number | string | undefined;
     if (ok && opts.forwardTo) forwarded = await forward(opts.forwardTo, req);
     if (opts.json) {
-      opts.out(JSON.stringify({ webhook_id: msgId, verified: ok, ...(reason ? { reason } : {}), ...(forwarded !== undefined ? { forwarded } : {}), body }));
+      opts.out(printableJson({ webhook_id: msgId, verified: ok, ...(reason ? { reason } : {}), ...(forwarded !== undefined ? { forwarded } : {}), body }));
     } else {
       const check = ok ? 'signature verified' : `signature NOT verified (${reason})`;
-      const line = `${ok ? '✔' : '✘'} ${String((body as { timestamp?: unknown }).timestamp ?? '?')} ${type} r/${String(data.subreddit ?? '?')} — webhook-id ${msgId}, ${check}`;
+      const line = `${ok ? '✔' : '✘'} ${printable(body.timestamp ?? '?')} ${type} r/${printable(data.subreddit ?? '?')} — webhook-id ${msgId}, ${check}`;
       (ok ? opts.out : opts.err)(line);
-      if (ok) opts.out(JSON.stringify(body, null, 2));
-      if (forwarded !== undefined) opts.out(`  → ${opts.forwardTo!.href}: ${typeof forwarded === 'number' ? forwarded : `failed (${forwarded})`}`);
+      if (ok) opts.out(printableJson(body, 2));
+      if (forwarded !== undefined) opts.out(`  → ${opts.forwardTo!.href}: ${typeof forwarded === 'number' ? forwarded : `failed (${printable(forwarded)})`}`);
     }
     if (!ok) return 401; // permanent for trendhooks: a wrong secret does not fix itself by retrying
     // The developer's app decides: its failure makes trendhooks retry, as it would in production.
@@ -109,7 +145,9 @@ export async function runListen(opts: ListenOptions): Promise<number> {
 
   let receiver: DemoReceiver;
   try {
-    receiver = await DemoReceiver.start(cert, handle, opts.port);
+    receiver = await DemoReceiver.start(cert, handle, opts.port, {
+      onTooLarge: (req) => opts.err(`✘ webhook-id ${printable(req.headers['webhook-id'] ?? '?')}: body over ${RECEIVER_MAX_BODY_BYTES / 1024} KiB (answered 413, not read)`),
+    });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new Error(`port ${opts.port} on 127.0.0.1 is in use; pick another with --port`);
@@ -120,7 +158,7 @@ export async function runListen(opts: ListenOptions): Promise<number> {
   opts.err(`trendhooks serve delivers here, and only here, with these settings:`);
   for (const line of serveSettings(opts.port || Number(new URL(url).port), cert.caFile)) opts.err(`  ${line}`);
   opts.err(`register the webhook with "url": "${url}", "allow_nonstandard_port": true`);
-  if (opts.secrets.length === 0) opts.err('no --secret given: deliveries are printed but cannot be verified (answered 401)');
+  if (opts.secrets.length === 0) opts.err('no secret given (--secret-file, or TRENDHOOKS_WEBHOOK_SECRET): deliveries are printed but cannot be verified (answered 401)');
   if (opts.forwardTo) opts.err(`verified deliveries are forwarded to ${opts.forwardTo.href}`);
 
   const stop = () => done();

@@ -89,3 +89,36 @@ function parse(data: Buffer): RawAnswer | undefined {
   }
   return { status: Number(m[1]), headers, text, body };
 }
+
+/** A raw connection a test drives by hand (a slow client): what it received, and when it was closed. */
+export interface RawConnection {
+  socket: net.Socket;
+  /** Everything received so far. */
+  received(): string;
+  /** Resolves, with the ms from connect to close, once the server closes the connection. */
+  closed: Promise<number>;
+}
+
+/** Opens a connection to 127.0.0.1:`port` and resolves once it is established. */
+export function rawConnect(port: number): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let data = Buffer.alloc(0);
+    const t0 = Date.now();
+    const closed = new Promise<number>((done) => socket.once('close', () => done(Date.now() - t0)));
+    socket.on('data', (chunk) => (data = Buffer.concat([data, chunk])));
+    // The server may reset the connection; `closed` still resolves.
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve({ socket, received: () => data.toString('latin1'), closed }));
+    socket.once('error', reject);
+  });
+}
+
+/** Writes `text` one byte every `everyMs` until it is written or the connection is closed. */
+export async function trickle(conn: RawConnection, text: string, everyMs: number): Promise<void> {
+  for (const ch of text) {
+    if (conn.socket.destroyed || !conn.socket.writable) return;
+    conn.socket.write(ch);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -38,6 +38,7 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
     let excerpt: string | null = null;
     let retryAfterMs: number | null = null;
     let privateGrant = false;
+    let sendStart: number | undefined;
     try {
       const dest = await this.ssrf.checkDestination(to.url, {
         allowNonstandardPort: to.allowNonstandardPort,
@@ -50,6 +51,7 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
       const now = this.clock.now();
       const headers = buildDeliveryHeaders(req.deliveryId, Math.floor(now.getTime() / 1000), body, req.secrets(now));
       stage = 'during';
+      sendStart = performance.now();
       const res = await this.sender.post(dest, headers, body, req.timeoutMs);
       stage = 'after_response';
       statusCode = res.statusCode;
@@ -60,13 +62,22 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
       outcome = classifyError(err);
       excerpt = truncateUtf8(Buffer.from(describeError(err)), RESPONSE_EXCERPT_BYTES);
     }
+    let durationMs: number | undefined;
     if (privateGrant) {
       // A customer's own private network: what answers there, and how a connection fails, is not
       // theirs to read through us (no excerpt; every failure before a response is one class).
       excerpt = null;
-      if (outcome.kind !== 'delivered' && statusCode === null) outcome = { kind: outcome.kind, errorClass: 'private_destination_error' };
+      if (outcome.kind !== 'delivered' && statusCode === null) {
+        outcome = { kind: outcome.kind, errorClass: 'private_destination_error' };
+        // Nor is the time it took: a closed port fails at once, a filtered one at the time limit.
+        // Every such failure ends at the limit and reports it, so its duration_ms, when it is
+        // recorded and its next_attempt_at are those of a timeout, whatever happened.
+        const left = (sendStart ?? t0) + req.timeoutMs - performance.now();
+        if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+        durationMs = req.timeoutMs;
+      }
     }
-    const durationMs = performance.now() - t0;
+    durationMs ??= performance.now() - t0;
     if (outcome.kind === 'delivered') return { kind: 'delivered', statusCode: statusCode!, excerpt, durationMs };
     return { kind: outcome.kind, stage, errorClass: outcome.errorClass, statusCode, excerpt, retryAfterMs, durationMs };
   }
