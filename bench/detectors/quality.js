@@ -632,7 +632,7 @@ function main() {
       printReal(result.surgeReal);
     } else console.log(`\n(no labelled real series in ${dir}: the real-data section is skipped)`);
     result.surgeScenarios = evaluateScenarios(det, {}, seed, quick ? 4 : 10);
-    console.log('\ntrends.surge on the generated shapes of the unseen series (SCENARIOS; not tuned on)');
+    console.log('\ntrends.surge on the generated shapes of the unseen series (SCENARIOS, 10 series each; the GATE checks 5 each before any real file is scored)');
     console.table(result.surgeScenarios);
     const wsb = path.resolve(L.flag(argv, 'wsb-data', path.resolve(__dirname, '../../../shared/data/reddit-wsb')));
     if (fs.existsSync(wsb)) {
