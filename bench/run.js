@@ -86,7 +86,7 @@ const BENCHES = [
       ...(r.surgeReal
         ? [
             `surge on ${r.surgeReal.perFile.length} real labelled series: NAB standard score **${r.surgeReal.total.score}** (${r.surgeReal.total.caught}/${r.surgeReal.total.windows} windows, ${r.surgeReal.total.falseAlarmsPerSeriesWeek} false alarms per series-week)` +
-              (r.surgeReal.leaveOneFileOut ? `; leave-one-file-out **${r.surgeReal.leaveOneFileOut.total}**` : ''),
+              (r.surgeReal.leaveOneFileOut ? `; leave-one-file-out (form and parameters) **${r.surgeReal.leaveOneFileOut.total}**, worst held-out file ${r.surgeReal.leaveOneFileOut.worstFile.score}` : ''),
           ]
         : []),
       'see bench/results/detectors-quality.json (recall, precision, delay, false alarms per day)',

@@ -109,6 +109,19 @@ describe('trendhooks backtest', () => {
     expect(nab.nab).toMatchObject({ caught: 1, windows: 1 });
   });
 
+  it('--labels without a window for the series says there is no score, and still counts its false alarms', async () => {
+    const none = path.join(dir, 'none.json');
+    fs.writeFileSync(none, JSON.stringify({ 'series.csv': [] }));
+    const run = await trendhooks(['backtest', '--kind', 'surge', '--series', series, '--labels', none]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toMatch(/Infinity|NaN/);
+    expect(run.stdout).toMatch(/NAB standard profile: score n\/a \(no labelled windows after probation\), windows caught 0\/0, false alarms [1-9]\d* \([\d.]+ per week\)/);
+    const json = await trendhooks(['backtest', '--kind', 'surge', '--series', series, '--labels', none, '--json']);
+    const nab = JSON.parse(json.stdout.trim().split('\n').pop()!) as { nab: { score: number | null; windows: number; false_alarms: number } };
+    expect(nab.nab).toMatchObject({ score: null, windows: 0 });
+    expect(nab.nab.false_alarms).toBeGreaterThan(0);
+  });
+
   it('velocity reads a keyword count series with an assumed total', async () => {
     const run = await trendhooks(['backtest', '--kind', 'velocity', '--series', series, '--assumed-total', '5000', '--json']);
     expect(run.code).toBe(0);

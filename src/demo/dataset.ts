@@ -160,8 +160,8 @@ export function generateDemoDataset(options: DemoDatasetOptions = {}): DemoDatas
     tauMs: 80 * MIN,
   });
   // A surge: the subreddit gets linked from somewhere big; four times the usual traffic for an hour,
-  // about the usual things (so no keyword's share moves). Real surges build over an hour or more; a
-  // quarter-hour blip is what real counts are full of, and the surge detector rightly ignores it.
+  // about the usual things (so no keyword's share moves). The surge detector reports it within its
+  // first quarter-hour (its 15-minute window), before the hour is over.
   for (let b = 0; b < SURGE_BUCKETS; b++) {
     for (let k = 0; k < SURGE_EXTRA_PER_BUCKET; k++) addPost(SURGE_START + b * BUCKET_MS + Math.floor(rand() * BUCKET_MS), steadyTitle());
   }

@@ -133,7 +133,7 @@ function nabSummary(s: LabelledScore): Record<string, number | null> {
 
 function nabLine(s: LabelledScore): string {
   return (
-    `NAB standard profile: score ${Number.isNaN(s.score) ? 'n/a (no labelled window after probation)' : s.score.toFixed(1)}, ` +
+    `NAB standard profile: score ${Number.isFinite(s.score) ? s.score.toFixed(1) : 'n/a (no labelled windows after probation)'}, ` +
     `windows caught ${s.caught}/${s.windows}, false alarms ${s.falseAlarms} (${s.falseAlarmsPerWeek.toFixed(2)} per week), detections ${s.detections}`
   );
 }

@@ -14,10 +14,11 @@ export interface SurgeDetection {
   readonly baseline: number;
   /** (count − baseline) / score: the spread under which the score reads as a z-score (posts). */
   readonly stddev: number;
-  /** ln((count + k_w) / (baseline + k_w)) / scale, the subreddit's robust scale of that log lift. */
+  /** ln((count + k_w) / (baseline + k_w)) / scale, the subreddit's robust scale of that log lift at the window's time scale. */
   readonly score: number;
+  /** The bar the score reached: the subreddit's own (from its recent daily score maxima), never below the `threshold` parameter. */
   readonly threshold: number;
-  /** Buckets in the evidence window (`windowBuckets`, fewer right after warm-up). */
+  /** Buckets in the evidence window (`shortWindowBuckets` or `windowBuckets`: whichever time scale fired; fewer right after warm-up). */
   readonly windowBuckets: number;
   /** Whether the hour-of-day offset was part of the baseline. */
   readonly seasonal: boolean;
@@ -31,9 +32,9 @@ export interface SurgeEventData extends TrendEvidence {
   baseline: number;
   /** The spread under which `score` reads as a z-score: (count − baseline) / score (the model scores ln(lift) against the subreddit's own robust scale). */
   stddev: number;
-  /** ln((count + 5) / (baseline + 5)) over the subreddit's robust scale of it, = (count − baseline) / stddev; it reached `threshold`. */
+  /** ln((count + 5) / (baseline + 5)) over the subreddit's robust scale of it at that window length, = (count − baseline) / stddev; it reached `threshold` (the subreddit's own bar). */
   score: number;
-  /** Buckets in the window that was scored (24 five-minute buckets by default; fewer just after warm-up). */
+  /** Buckets in the window that fired: 3 (15 minutes) or 36 (3 hours) five-minute buckets by default; fewer just after warm-up. */
   window_buckets: number;
   /** Whether the hour-of-day pattern was part of `baseline`. */
   seasonal: boolean;
@@ -48,7 +49,7 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
     baseline: field('number', 'Posts the model expected in the window (= expected).'),
     stddev: field('number', 'The spread under which `score` reads as a z-score.'),
     score: field('number', 'The detector score that reached `threshold`.'),
-    window_buckets: field('integer', 'Five-minute buckets in the scored window.'),
+    window_buckets: field('integer', 'Five-minute buckets in the window that fired (3 or 36 by default: a 15-minute burst or a 3-hour lift).'),
     seasonal: field('boolean', 'Whether the hour-of-day pattern was part of `baseline`.'),
   },
   example: {
@@ -58,7 +59,7 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
       event_id: 'evt_01KJSX4M8G0000000000000000',
       webhook_id: '01KJSX4M8G0000000000000001',
       subreddit: 'demo',
-      window_start: '2026-03-03T11:05:00.000Z',
+      window_start: '2026-03-03T10:05:00.000Z',
       window_end: '2026-03-03T13:05:00.000Z',
       observed: 27,
       expected: 5,
@@ -68,7 +69,7 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
       baseline: 5,
       stddev: 2.292,
       score: 9.6,
-      window_buckets: 24,
+      window_buckets: 36,
       seasonal: true,
     },
   },

@@ -44,6 +44,14 @@ describe('scoreNabFile (NAB standard profile)', () => {
     expect(s.falseAlarms).toBe(1);
   });
 
+  it('a file without labelled windows has no score (NaN, not −Infinity) and still counts its false alarms', () => {
+    const s = scoreNabFile(rows, flagsAt([2, 8, 20]), []);
+    expect(s.score).toBeNaN();
+    expect(s).toMatchObject({ windows: 0, caught: 0, falseAlarms: 2, detections: 3 });
+    expect(s.raw).toBeLessThan(0);
+    expect(nabTotal([s])).toBeNaN();
+  });
+
   it('rejects flags that do not line up with the rows', () => {
     expect(() => scoreNabFile(rows, [true], windows)).toThrow(RangeError);
   });

@@ -99,7 +99,7 @@ export function scoreNabFile(rowTimesMs: readonly number[], flags: readonly bool
   return { score: normalise(raw, nWin), raw, windows: nWin, caught, falseAlarms, detections: flags.filter(Boolean).length };
 }
 
-/** Summed normalised score of several files: 100 · (Σraw + ΣW) / (2 · ΣW) (unrounded). */
+/** Summed normalised score of several files: 100 · (Σraw + ΣW) / (2 · ΣW) (unrounded; NaN without windows). */
 export function nabTotal(files: readonly NabFileScore[]): number {
   let raw = 0;
   let windows = 0;
@@ -130,7 +130,9 @@ export function nabFlags(rowTimesMs: readonly number[], detectionTimesMs: readon
   return flags;
 }
 
+/** NaN without windows: there is nothing to normalise by (false alarms alone would read as −Infinity). */
 function normalise(raw: number, windows: number): number {
+  if (windows === 0) return NaN;
   return (100 * (raw + windows)) / (2 * windows);
 }
 

@@ -30,10 +30,20 @@ export interface SurgeParams {
   readonly minCount: number;
   /** Minimum (window posts + windowPseudoCount) / (expected + windowPseudoCount) to fire, a lift in plain terms as well as a score. */
   readonly minLift: number;
-  /** Score the window must reach: ln(lift) / the subreddit's own robust scale of ln(lift). */
+  /** Floor of the bar a scale's score must reach (score = ln(lift) / the subreddit's own robust scale of ln(lift) at that time scale). */
   readonly threshold: number;
-  /** Buckets summed into the window that is scored. Two hours: real surges build over hours, and single-bucket blips are the bulk of real noise. */
+  /** Buckets of the long window. Three hours: lifts of a few times that build over hours. */
   readonly windowBuckets: number;
+  /** Buckets of the short window (0: the long window alone). Fifteen minutes: a short, intense burst. */
+  readonly shortWindowBuckets: number;
+  /** Busiest buckets left out of each window's sum (0 or 1): with 1, a single-bucket spike is never a surge. */
+  readonly trimBuckets: number;
+  /** The series' own bar per time scale: the barRank-th highest of its last `barDays` daily score maxima (floored at `threshold`); 0 = the fixed `threshold` alone. */
+  readonly barRank: number;
+  /** Days of daily score maxima the bar is taken from. */
+  readonly barDays: number;
+  /** Added to that daily maximum (score units): an ordinary day must beat the history clearly, not just tie it. */
+  readonly barMargin: number;
   /** Buckets after a detection during which the subreddit cannot fire again (after it, the score must also drop below the threshold once). */
   readonly cooldownBuckets: number;
   /** Buckets observed before any detection (level and scale need history). */
@@ -118,7 +128,12 @@ export const DEFAULT_SURGE_PARAMS: Readonly<SurgeParams> = Object.freeze({
   minCount: 5,
   minLift: 2,
   threshold: 4,
-  windowBuckets: 24,
+  windowBuckets: 36,
+  shortWindowBuckets: 3,
+  trimBuckets: 0,
+  barRank: 3,
+  barDays: 14,
+  barMargin: 1,
   cooldownBuckets: 288,
   warmupBuckets: 72,
   clipZ: 2,
@@ -192,11 +207,16 @@ export function resolveSurgeParams(overrides: Partial<SurgeParams> = {}): Readon
     'windowPseudoCount',
     'threshold',
     'windowBuckets',
+    'barDays',
     'clipZ',
     'maxGapBuckets',
   ]);
-  nonNegative(p, ['minCount', 'minLift', 'cooldownBuckets', 'warmupBuckets']);
-  integers(p, ['bucketMs', 'windowBuckets', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalDays', 'seasonalMinDays']);
+  nonNegative(p, ['minCount', 'minLift', 'cooldownBuckets', 'warmupBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barMargin']);
+  integers(p, ['bucketMs', 'windowBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barDays', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalDays', 'seasonalMinDays']);
+  check(p.shortWindowBuckets < p.windowBuckets, 'shortWindowBuckets', '< windowBuckets');
+  check(p.trimBuckets <= 1, 'trimBuckets', '0 or 1');
+  check(p.barRank <= p.barDays, 'barRank', '≤ barDays');
+  check(p.barDays <= 60, 'barDays', '≤ 60');
   check(p.seasonalMinDays <= p.seasonalDays, 'seasonalMinDays', '≤ seasonalDays');
   check(p.seasonalDays <= 28, 'seasonalDays', '≤ 28');
   // Hour-of-day slots need buckets that tile an hour.

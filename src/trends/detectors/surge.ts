@@ -3,27 +3,32 @@
  *
  * Causal and incremental: each bucket is scored against the state built from the buckets before
  * it, then folded into that state. Memory per subreddit is a fixed handful of numbers, a ring of
- * `windowBuckets` entries and, per hour-of-day slot (24), the last `seasonalDays` hourly log-ratios.
+ * `windowBuckets` entries, per hour-of-day slot (24) the last `seasonalDays` hourly log-ratios,
+ * and per time scale the last `barDays` daily maxima of its score.
  *
- * Real post counts are bursty and heavy-tailed: a Poisson or variance-based z-score calls a
- * surge every day on them. So the model works on logarithms, where bursts are multiplicative:
+ * Real post counts are bursty and heavy-tailed, and a subreddit's kind of burstiness is its own.
+ * The model works on logarithms, where bursts are multiplicative, at two time scales (a short
+ * window of `shortWindowBuckets`, 15 minutes, and a long one of `windowBuckets`, 3 hours):
  *
  *   expected (per bucket) = exp(level + seasonal offset of the bucket's hour of day) − k₁
- *   lift                  = (posts in the last W buckets + k_w) / (expected in them + k_w)
- *   score                 = ln(lift) / scale
+ *   lift (per scale)      = (posts in the window + k_w) / (expected in the window + k_w)
+ *   score (per scale)     = ln(lift) / scale (a robust EWMA of |ln lift| at that time scale)
  *
- * `level` is an EWMA of ln(count + k₁) with winsorised updates (a surge does not lift its own
- * baseline), the hour-of-day offset is the median of the last `seasonalDays` days (one-off days are
- * ignored), and `scale` is a robust EWMA of |ln lift| (mean absolute deviation × √(π/2), winsorised),
- * so each subreddit's own burstiness sets the bar. The pseudo-count k_w keeps a quiet subreddit's
- * 0 → 3 posts from looking like an infinite lift. An alert needs score ≥ threshold AND lift ≥
- * minLift AND ≥ minCount posts in the window; after it the subreddit is silent for `cooldownBuckets`
- * and then re-arms only once its score has dropped below the threshold: one alert per episode.
+ * The bar each scale's score must reach is the series' own: the `barRank`-th highest of that
+ * score's daily maxima over the last `barDays` days, plus `barMargin`, never below `threshold`. A
+ * quiet subreddit whose normal is a spike every day thus raises its own bar above those spikes,
+ * while a steady one keeps the floor; with a rank above 1, one or two surge days in the history do
+ * not blind it to the next. An alert needs, at one scale, score ≥ bar AND lift ≥ minLift AND ≥
+ * minCount posts in the window; after it the subreddit is silent for `cooldownBuckets` and then
+ * re-arms only once every scale's score has dropped below its bar: one alert per episode.
+ * (`trimBuckets: 1` counts each window's busiest bucket as its second busiest: a variant the
+ * validation rejected, kept so the bench can show why.)
  */
 import type { SurgeDetection } from '../../events/kinds/surge';
 import { alphaFromHalfLife, resolveSurgeParams, SurgeParams } from './params';
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 const SLOTS_PER_DAY = 24;
 const SLOTS_PER_WEEK = 168;
 /** 1970-01-01 was a Thursday; shifting by 72 h makes slot 0 Monday 00:00 UTC. */
@@ -33,6 +38,8 @@ const MAD_TO_SD = Math.sqrt(Math.PI / 2);
 /** Scale before any history, and its floor: a perfectly flat series still needs a visible lift. */
 const INITIAL_LOG_SCALE = 0.5;
 const MIN_LOG_SCALE = 0.05;
+/** Daily maxima needed before the series' own bar is used (until then: `threshold`). */
+const MIN_BAR_DAYS = 2;
 
 export interface SurgeState {
   readonly params: Readonly<SurgeParams>;
@@ -44,8 +51,6 @@ export interface SurgeState {
   level: number;
   /** Robust scale of one bucket's log residual (winsorises the level's updates). */
   bucketScale: number;
-  /** Robust scale of the window's ln lift (the score's denominator). */
-  scale: number;
   /** Per hour-of-day slot, the last `seasonalDays` hourly mean log residuals, ring-ordered. */
   readonly seasonalResiduals: Float64Array;
   /** Per slot: full hours recorded so far. */
@@ -59,36 +64,52 @@ export interface SurgeState {
   hourBuckets: number;
   /** First bucket start allowed to fire again. */
   cooldownUntil: number;
-  /** True from an alert until the score drops below the threshold (one alert per episode). */
+  /** True from an alert until every scale's score drops below its bar (one alert per episode). */
   inEpisode: boolean;
-  /** Ring of the last buckets' count and expected count, for the window. */
+  /** Ring of the last buckets' count and expected count, for the windows. */
   readonly ringCount: Float64Array;
   readonly ringExpected: Float64Array;
   ringPos: number;
   ringFilled: number;
-  /** Score of the last bucket fed (0 during warm-up), for backtests and dashboards. */
+  /** Window lengths of the time scales scored (short first; one entry when the short one is off). */
+  readonly scaleWindows: readonly number[];
+  /** Per time scale: robust scale of the window's ln lift (the score's denominator). */
+  readonly scales: Float64Array;
+  /** Per time scale: the bar its score must reach (the series' own, floored at `threshold`). */
+  readonly bars: Float64Array;
+  /** Per time scale: the last `barDays` daily maxima of its score, ring-ordered. */
+  readonly dailyMax: Float64Array;
+  /** Per time scale: the maximum score of the day in progress. */
+  readonly dayMax: Float64Array;
+  /** Days recorded in `dailyMax` so far, and buckets scored in the day in progress. */
+  days: number;
+  dayBuckets: number;
+  /** Score of the last bucket fed (the highest score/bar ratio's score; 0 during warm-up), for backtests and dashboards. */
   lastScore: number;
   /** Expected count of the last bucket fed (NaN during warm-up), for plots. */
   lastExpected: number;
   /**
    * Smallest count that would have fired the last bucket fed, given the window before it, the
-   * threshold, minLift and minCount (cooldown and episode aside; NaN during warm-up), for plots.
+   * bars, minLift and minCount (cooldown and episode aside; NaN during warm-up, Infinity when no
+   * count can, the busiest bucket being left out), for plots.
    */
   lastUpper: number;
   readonly alphaLevel: number;
   readonly alphaScale: number;
   readonly bucketsPerHour: number;
+  readonly bucketsPerDay: number;
 }
 
 export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState {
   const p = resolveSurgeParams(params);
+  const scaleWindows = p.shortWindowBuckets > 0 ? [p.shortWindowBuckets, p.windowBuckets] : [p.windowBuckets];
+  const k = scaleWindows.length;
   return {
     params: p,
     lastBucketStart: null,
     observed: 0,
     level: 0,
     bucketScale: INITIAL_LOG_SCALE,
-    scale: INITIAL_LOG_SCALE,
     seasonalResiduals: new Float64Array(SLOTS_PER_DAY * p.seasonalDays),
     seasonalHours: new Float64Array(SLOTS_PER_DAY),
     seasonalOffset: new Float64Array(SLOTS_PER_DAY),
@@ -102,12 +123,20 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     ringExpected: new Float64Array(p.windowBuckets),
     ringPos: 0,
     ringFilled: 0,
+    scaleWindows,
+    scales: new Float64Array(k).fill(INITIAL_LOG_SCALE),
+    bars: new Float64Array(k).fill(p.threshold),
+    dailyMax: new Float64Array(k * p.barDays),
+    dayMax: new Float64Array(k).fill(-Infinity),
+    days: 0,
+    dayBuckets: 0,
     lastScore: 0,
     lastExpected: NaN,
     lastUpper: NaN,
     alphaLevel: alphaFromHalfLife(p.levelHalfLifeBuckets),
     alphaScale: alphaFromHalfLife(p.scaleHalfLifeBuckets),
     bucketsPerHour: HOUR_MS / p.bucketMs,
+    bucketsPerDay: Math.round(DAY_MS / p.bucketMs),
   };
 }
 
@@ -134,7 +163,7 @@ export function bucketStartOf(ms: number, bucketMs: number): number {
  * `bucketStartMs` is floored to the bucket grid. A bucket at or before the last one fed is ignored
  * (replays are harmless). Missing buckets between the last one and this one are folded in as zero
  * counts (they are not scored: nothing can fire on them); a gap longer than `maxGapBuckets` resets
- * level and scale and re-enters warm-up instead (hour-of-day offsets are kept).
+ * level, scales and bars and re-enters warm-up instead (hour-of-day offsets are kept).
  */
 export function observeSurgeBucket(state: SurgeState, bucketStartMs: number, count: number): SurgeDetection | null {
   if (!Number.isFinite(bucketStartMs)) throw new RangeError('bucketStartMs must be a finite number');
@@ -155,7 +184,11 @@ function resetLevels(state: SurgeState): void {
   state.observed = 0;
   state.level = 0;
   state.bucketScale = INITIAL_LOG_SCALE;
-  state.scale = INITIAL_LOG_SCALE;
+  state.scales.fill(INITIAL_LOG_SCALE);
+  state.bars.fill(state.params.threshold);
+  state.dayMax.fill(-Infinity);
+  state.days = 0;
+  state.dayBuckets = 0;
   state.ringPos = 0;
   state.ringFilled = 0;
   state.cooldownUntil = -Infinity;
@@ -163,6 +196,9 @@ function resetLevels(state: SurgeState): void {
   state.hourSlot = -1;
   state.hourBuckets = 0;
 }
+
+/** Per-scale figures of the bucket being scored (module scratch: calls are synchronous). */
+const scratch = { sum: new Float64Array(4), expected: new Float64Array(4), trimmed: new Float64Array(4), trimmedExpected: new Float64Array(4), logLift: new Float64Array(4), score: new Float64Array(4), othersSum: new Float64Array(4), othersMax: new Float64Array(4), othersSecond: new Float64Array(4), filled: new Float64Array(4) };
 
 function update(state: SurgeState, start: number, count: number, evaluate: boolean): SurgeDetection | null {
   const p = state.params;
@@ -188,66 +224,164 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   const logExpected = state.level + state.seasonalOffset[slot];
   const expected = Math.max(Math.exp(logExpected) - k1, 0);
 
-  // Ring holds the W most recent buckets including this one.
-  const w = p.windowBuckets;
+  // Ring holds the most recent buckets including this one, newest at ringPos − 1.
+  const cap = p.windowBuckets;
   state.ringCount[state.ringPos] = count;
   state.ringExpected[state.ringPos] = expected;
-  state.ringPos = (state.ringPos + 1) % w;
-  if (state.ringFilled < w) state.ringFilled++;
-  let sumCount = 0;
-  let sumExpected = 0;
-  for (let i = 0; i < state.ringFilled; i++) {
-    sumCount += state.ringCount[i];
-    sumExpected += state.ringExpected[i];
-  }
-  const logLift = Math.log((sumCount + kw) / (sumExpected + kw));
-  const score = logLift / state.scale;
+  state.ringPos = (state.ringPos + 1) % cap;
+  if (state.ringFilled < cap) state.ringFilled++;
 
-  let detection: SurgeDetection | null = null;
-  const warm = n >= p.warmupBuckets;
-  state.lastScore = warm ? score : 0;
-  state.lastExpected = warm ? expected : NaN;
-  if (warm) {
-    // Smallest window sum meeting the score, the lift and the minimum, less what the window holds already.
-    const base = sumExpected + kw;
-    const needed = Math.max(base * Math.exp(p.threshold * state.scale), base * p.minLift) - kw;
-    state.lastUpper = Math.max(needed, p.minCount) - (sumCount - count);
-    state.lastUpper = Math.max(state.lastUpper, 0);
-  } else state.lastUpper = NaN;
-
-  if (state.inEpisode && score < p.threshold) state.inEpisode = false;
-  if (evaluate && warm && !state.inEpisode && start >= state.cooldownUntil) {
-    if (score >= p.threshold && Math.exp(logLift) >= p.minLift && sumCount >= p.minCount) {
-      const filled = state.ringFilled;
-      detection = {
-        kind: 'trends.surge',
-        bucketStart: start - (filled - 1) * p.bucketMs,
-        bucketEnd: start + p.bucketMs,
-        count: sumCount,
-        baseline: round4(sumExpected),
-        // The spread under which the score reads as a z-score, so (count − baseline) / stddev = score
-        // holds for every kind of detection the payload documents.
-        stddev: round4((sumCount - sumExpected) / score),
-        score: round4(score),
-        threshold: p.threshold,
-        windowBuckets: filled,
-        seasonal: seasonalReady,
-      };
-      state.cooldownUntil = start + (p.cooldownBuckets + 1) * p.bucketMs;
-      state.inEpisode = true;
+  // Window sums per scale, walking back from the newest bucket; the busiest bucket is left out.
+  const windows = state.scaleWindows;
+  const nScales = windows.length;
+  const s = scratch;
+  let sum = 0;
+  let sumExp = 0;
+  let max = -Infinity;
+  let second = -Infinity;
+  let othersMax = -Infinity;
+  let othersSecond = -Infinity;
+  let j = 0;
+  for (let i = 0; i < state.ringFilled && j < nScales; i++) {
+    const idx = (state.ringPos - 1 - i + cap) % cap;
+    const c = state.ringCount[idx];
+    sum += c;
+    sumExp += state.ringExpected[idx];
+    if (c > max) {
+      second = max;
+      max = c;
+    } else if (c > second) second = c;
+    if (i > 0) {
+      if (c > othersMax) {
+        othersSecond = othersMax;
+        othersMax = c;
+      } else if (c > othersSecond) othersSecond = c;
+    }
+    const filled = i + 1;
+    {
+      while (j < nScales && (filled === windows[j] || (i === state.ringFilled - 1 && windows[j] >= filled))) {
+        s.filled[j] = filled;
+        s.sum[j] = sum;
+        s.expected[j] = sumExp;
+        const trim = p.trimBuckets > 0 && filled > 1;
+        s.trimmed[j] = trim ? sum - max + second : sum;
+        s.trimmedExpected[j] = sumExp;
+        s.othersSum[j] = sum - count;
+        s.othersMax[j] = othersMax;
+        s.othersSecond[j] = othersSecond;
+        s.logLift[j] = Math.log((s.trimmed[j] + kw) / (s.trimmedExpected[j] + kw));
+        s.score[j] = s.logLift[j] / state.scales[j];
+        j++;
+      }
     }
   }
 
-  // Winsorised updates: a surge moves neither its own baseline nor the scale it is measured with much.
-  const k = n + 1;
-  const a = Math.max(state.alphaScale, 1 / k);
+  let detection: SurgeDetection | null = null;
+  const warm = n >= p.warmupBuckets;
+  // The scale closest to (or furthest past) its bar speaks for the bucket.
+  let lead = 0;
+  for (let k = 1; k < nScales; k++) if (s.score[k] - state.bars[k] > s.score[lead] - state.bars[lead]) lead = k;
+  state.lastScore = warm ? s.score[lead] : 0;
+  state.lastExpected = warm ? expected : NaN;
+  state.lastUpper = warm ? upperBound(state, s, nScales) : NaN;
+
+  let anyOver = false;
+  let fired = -1;
+  for (let k = 0; k < nScales; k++) {
+    if (s.score[k] >= state.bars[k]) anyOver = true;
+    if (fired < 0 && s.score[k] >= state.bars[k] && Math.exp(s.logLift[k]) >= p.minLift && s.trimmed[k] >= p.minCount) fired = k;
+  }
+  if (state.inEpisode && !anyOver) state.inEpisode = false;
+  if (evaluate && warm && !state.inEpisode && start >= state.cooldownUntil && fired >= 0) {
+    const filled = s.filled[fired];
+    const score = s.score[fired];
+    detection = {
+      kind: 'trends.surge',
+      bucketStart: start - (filled - 1) * p.bucketMs,
+      bucketEnd: start + p.bucketMs,
+      count: s.sum[fired],
+      baseline: round4(s.expected[fired]),
+      // The spread under which the score reads as a z-score, so (count − baseline) / stddev = score
+      // holds for every kind of detection the payload documents.
+      stddev: round4((s.sum[fired] - s.expected[fired]) / score),
+      score: round4(score),
+      threshold: round4(state.bars[fired]),
+      windowBuckets: filled,
+      seasonal: seasonalReady,
+    };
+    state.cooldownUntil = start + (p.cooldownBuckets + 1) * p.bucketMs;
+    state.inEpisode = true;
+  }
+
+  // Winsorised updates: a surge moves neither its own baseline nor the scales it is measured with much.
+  const kObs = n + 1;
+  const a = Math.max(state.alphaScale, 1 / kObs);
   const residual = clip(logCount - logExpected, p.clipZ * state.bucketScale);
-  state.level += Math.max(state.alphaLevel, 1 / k) * residual;
+  state.level += Math.max(state.alphaLevel, 1 / kObs) * residual;
   state.bucketScale = Math.max(MIN_LOG_SCALE, state.bucketScale + a * (MAD_TO_SD * Math.abs(residual) - state.bucketScale));
-  const liftResidual = clip(logLift, p.clipZ * state.scale);
-  state.scale = Math.max(MIN_LOG_SCALE, state.scale + a * (MAD_TO_SD * Math.abs(liftResidual) - state.scale));
-  state.observed = k;
+  for (let k = 0; k < nScales; k++) {
+    const liftResidual = clip(s.logLift[k], p.clipZ * state.scales[k]);
+    state.scales[k] = Math.max(MIN_LOG_SCALE, state.scales[k] + a * (MAD_TO_SD * Math.abs(liftResidual) - state.scales[k]));
+  }
+  if (warm) trackBars(state, s.score, nScales);
+  state.observed = kObs;
   return detection;
+}
+
+/**
+ * The series' own bar per scale: each day's (288 buckets') maximum score is kept for `barDays`
+ * days; the bar is the `barRank`-th highest of them plus `barMargin`, floored at `threshold`. An
+ * ordinary day beats the rank-th highest of n with probability rank / (n + 1); the margin makes a
+ * merely record-tying day not enough.
+ */
+function trackBars(state: SurgeState, score: Float64Array, nScales: number): void {
+  const p = state.params;
+  for (let k = 0; k < nScales; k++) if (score[k] > state.dayMax[k]) state.dayMax[k] = score[k];
+  if (++state.dayBuckets < state.bucketsPerDay) return;
+  const d = p.barDays;
+  const slot = state.days % d;
+  for (let k = 0; k < nScales; k++) {
+    state.dailyMax[k * d + slot] = state.dayMax[k];
+    state.dayMax[k] = -Infinity;
+  }
+  state.days++;
+  state.dayBuckets = 0;
+  if (p.barRank <= 0 || state.days < MIN_BAR_DAYS) return;
+  const have = Math.min(state.days, d);
+  // The k-th largest of the last days' maxima: a new ordinary day beats it with probability
+  // k / (days + 1); with k ≥ 2, one surge day in the history does not raise the bar by itself.
+  const rank = Math.min(p.barRank, have);
+  for (let k = 0; k < nScales; k++) {
+    const v = Array.from(state.dailyMax.subarray(k * d, k * d + have)).sort((x, y) => y - x);
+    state.bars[k] = Math.max(p.threshold, v[Math.min(rank, have) - 1] + p.barMargin);
+  }
+}
+
+/** Smallest count that fires this bucket at some scale, given the rest of each window (Infinity if none can). */
+function upperBound(state: SurgeState, s: typeof scratch, nScales: number): number {
+  const p = state.params;
+  const kw = p.windowPseudoCount;
+  let best = Infinity;
+  for (let k = 0; k < nScales; k++) {
+    const base = s.trimmedExpected[k] + kw;
+    const neededTrimmed = Math.max(base * Math.exp(state.bars[k] * state.scales[k]), base * p.minLift, p.minCount + kw) - kw;
+    const filled = s.filled[k];
+    let x: number;
+    if (filled <= 1 || p.trimBuckets === 0) x = neededTrimmed - s.othersSum[k];
+    else {
+      // The busiest bucket counts as the second busiest. With the other buckets' sum os, top om
+      // and second o2, the window's sum is os − om + o2 + x for x ≤ o2, os − om + 2x up to om, and
+      // os + om (constant) beyond: solve where it reaches what the bar needs.
+      const os = s.othersSum[k];
+      const om = s.othersMax[k];
+      const o2 = Math.max(s.othersSecond[k], 0);
+      if (neededTrimmed <= os - om + 2 * o2) x = neededTrimmed - (os - om + o2);
+      else if (neededTrimmed <= os + om) x = (neededTrimmed - os + om) / 2;
+      else continue;
+    }
+    best = Math.min(best, Math.max(x, 0));
+  }
+  return best;
 }
 
 function clip(x: number, bound: number): number {
