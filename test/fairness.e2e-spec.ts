@@ -98,6 +98,6 @@ describe.each(testTargets(['express']))('fair delivery scheduling on %s', (_name
     await flood;
     took.sort((a, b) => a - b);
     const median = took[Math.floor(took.length / 2)];
-    expect({ median: median <= 1000, max: took[took.length - 1] <= 5000 }).toEqual({ median: true, max: true });
+    expect({ took, median: median <= 1000, max: took[took.length - 1] <= 5000 }).toEqual({ took, median: true, max: true });
   }, 90_000);
 });

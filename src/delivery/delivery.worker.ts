@@ -133,12 +133,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly byDestination = new Map<string, number>();
   private readonly heldBy = new Map<string, { customer: string; destination: string }>();
   /**
-   * Whether a claim passing over the customers at their share may find others' rows: set by
-   * every wake-up from the queue and by the poll, cleared when such a claim found nothing more.
-   * Such a claim reads past those customers' backlog (up to CLAIM_SKIP_WINDOW rows), so it is
-   * not repeated each time one of their attempts ends.
+   * Wake-ups from the queue and polls so far (`newWork`), and the count as it was when a claim
+   * passing over the customers at their share last found nothing more (`skipFoundNone`): such a
+   * claim reads past those customers' backlog (up to CLAIM_SKIP_WINDOW rows), so it runs again
+   * only after new work may have arrived, not each time one of their attempts ends. A count, not
+   * a flag: a wake-up that arrives while such a claim is in flight is not lost when it answers.
    */
-  private othersMayBeDue = true;
+  private newWork = 0;
+  private skipFoundNone = -1;
 
   constructor(
     private readonly repo: DeliveryQueue,
@@ -208,7 +210,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** A wake-up from the queue or the poll: rows of customers other than those at their share may be due. */
   private wakeForNewWork(): void {
-    this.othersMayBeDue = true;
+    this.newWork++;
     this.wake();
   }
 
@@ -272,11 +274,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
           this.lowWaterTimer = undefined;
           // Fairness (see shareCap): claim no more than the busiest customer or destination may
           // still take; when one is at its share, claim the reserve for the others only, passing
-          // over its rows (once per wake-up from the queue, see othersMayBeDue).
+          // over its rows (once per wake-up from the queue, see newWork).
           let limit = Math.min(room, this.headroom);
           let skip: string[] | undefined;
+          const work = this.newWork;
           if (limit <= 0) {
-            if (!this.othersMayBeDue) break;
+            if (this.skipFoundNone === work) break;
             skip = this.customersAtShare();
             limit = room;
           }
@@ -290,7 +293,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
             this.reserved -= room;
           }
           if (claimed.length < limit) {
-            if (skip) this.othersMayBeDue = false;
+            if (skip) this.skipFoundNone = work;
             break;
           }
         }
