@@ -19,6 +19,13 @@ export interface DeliveryModuleOptions {
   leaseRenewMs?: number;
   /** Parallel sends per worker. Default 64. */
   concurrency?: number;
+  /**
+   * Slots of each worker that no single customer and no single destination (host and port) may
+   * take: one customer's endpoints that hang (or whose names hang in DNS) hold at most
+   * `concurrency - fairReserve` slots, the rest stay for everyone else. Default an eighth of
+   * `concurrency` (at least 1 when `concurrency` > 1).
+   */
+  fairReserve?: number;
   /** Rows per claim. Default 64. */
   batchSize?: number;
   /** Fallback poll when no wake-up arrives. Default 1000 ms. */
@@ -54,6 +61,7 @@ export interface ResolvedDeliveryOptions {
   leaseMs: number;
   leaseRenewMs: number;
   concurrency: number;
+  fairReserve: number;
   batchSize: number;
   pollIntervalMs: number;
 }
@@ -66,9 +74,14 @@ export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDelive
     leaseMs,
     leaseRenewMs: o.leaseRenewMs ?? Math.floor(leaseMs / 3),
     concurrency: o.concurrency ?? 64,
+    fairReserve: 0,
     batchSize: o.batchSize ?? 64,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
   };
+  r.fairReserve = o.fairReserve ?? (r.concurrency > 1 ? Math.max(1, Math.floor(r.concurrency / 8)) : 0);
+  if (!Number.isInteger(r.fairReserve) || r.fairReserve < 0 || r.fairReserve >= r.concurrency) {
+    throw new Error(`delivery fair reserve (${r.fairReserve}) must be a whole number of slots below the concurrency (${r.concurrency})`);
+  }
   // The attempt timeout is independent of the lease (renewals carry a long attempt); two renewals
   // must fit in one lease, so that one that is late or skips a busy row still leaves the next in time.
   if (!(r.leaseRenewMs > 0) || r.leaseRenewMs * 2 > r.leaseMs) {

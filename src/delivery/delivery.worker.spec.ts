@@ -41,7 +41,7 @@ function work(n: number, over: Partial<ClaimedWork> = {}): ClaimedWork {
 class FakeQueue {
   due: ClaimedWork[] = [];
   deleted = new Set<string>();
-  claims: { owner: string; now: Date; leaseUntil: Date; limit: number }[] = [];
+  claims: { owner: string; now: Date; leaseUntil: Date; limit: number; skip?: readonly string[] }[] = [];
   batches: RecordInput[][] = [];
   outcomeClaims: (ClaimRequest | undefined)[] = [];
   logged: { deliveryId: string; attempt: AttemptRecord['attempt'] }[] = [];
@@ -53,8 +53,13 @@ class FakeQueue {
   /** Which call leased each delivery. */
   leasedBy = new Map<string, 'claimDue' | 'recordAttempts'>();
 
-  private take(limit: number, by: 'claimDue' | 'recordAttempts'): ClaimedWork[] {
-    const taken = this.due.splice(0, limit);
+  private take(limit: number, by: 'claimDue' | 'recordAttempts', skip: readonly string[] = []): ClaimedWork[] {
+    const taken: ClaimedWork[] = [];
+    this.due = this.due.filter((d) => {
+      if (taken.length >= limit || skip.includes(d.webhook?.customerId ?? '')) return true;
+      taken.push(d);
+      return false;
+    });
     for (const d of taken) this.leasedBy.set(d.id, by);
     return taken;
   }
@@ -62,10 +67,10 @@ class FakeQueue {
   /** When set, claimDue waits for it before taking its rows. */
   holdClaims?: Promise<void>;
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
-    this.claims.push({ owner, now, leaseUntil, limit });
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skip?: readonly string[]): Promise<ClaimedWork[]> {
+    this.claims.push({ owner, now, leaseUntil, limit, ...(skip ? { skip } : {}) });
     await this.holdClaims;
-    return this.take(limit, 'claimDue');
+    return this.take(limit, 'claimDue', skip);
   }
 
   async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<{ held: boolean[]; claimed: ClaimedWork[] }> {
@@ -190,7 +195,7 @@ describe('DeliveryWorker', () => {
   });
 
   function worker(options: Partial<DeliveryModuleOptions> = {}, secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox): DeliveryWorker {
-    const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, ...options };
+    const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, fairReserve: 0, ...options };
     const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox);
     workers.push(w);
     return w;
@@ -199,6 +204,64 @@ describe('DeliveryWorker', () => {
   async function run(w: DeliveryWorker): Promise<void> {
     await w.onApplicationBootstrap();
   }
+
+  describe('fairness', () => {
+    const of = (n: number, customerId: string, host: string): ClaimedWork => {
+      const w = work(n);
+      return { ...w, webhook: { ...w.webhook!, customerId, url: `https://${host}/hook/${n}` } };
+    };
+    const sendingFor = () => transport.sent.map((r) => r.destination.customerId);
+
+    it('keeps a reserve of slots for other customers while one customer holds its share with attempts that hang', async () => {
+      // Customer A's 20 deliveries are due first and every attempt hangs; B's two come after them.
+      queue.due = [...Array.from({ length: 20 }, (_, i) => of(i, 'cus_a', `a${i}.test`)), of(100, 'cus_b', 'b.test'), of(101, 'cus_b', 'b.test')];
+      transport.hold = true;
+      const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 });
+      await run(w);
+      await until(() => transport.waiting === 8, 'eight sends');
+      expect(sendingFor().filter((c) => c === 'cus_a')).toHaveLength(6);
+      expect(sendingFor().filter((c) => c === 'cus_b')).toHaveLength(2);
+      // The claim for the reserve passed over A's rows, and asked the database for no more of them.
+      expect(queue.claims.map((c) => [c.limit, c.skip ?? []])).toEqual([
+        [6, []],
+        [2, ['cus_a']],
+      ]);
+      expect(queue.released).toEqual([]);
+    });
+
+    it('gives a new delivery of another customer a reserved slot at once, without waiting for a hanging attempt', async () => {
+      queue.due = Array.from({ length: 20 }, (_, i) => of(i, 'cus_a', `a${i}.test`));
+      transport.hold = true;
+      const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 });
+      await run(w);
+      await until(() => transport.waiting === 6, 'six of A');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(transport.waiting).toBe(6); // A never gets the reserve, even with nobody else due
+      const claims = queue.claims.length;
+      // Nothing else was due: A's attempts ending does not make the worker look past A again and again.
+      transport.release(delivered(), 1);
+      await until(() => transport.waiting === 6, 'the freed slot refilled with A');
+      expect(queue.claims.slice(claims).every((c) => c.skip === undefined)).toBe(true);
+
+      queue.due.unshift(of(100, 'cus_b', 'b.test'));
+      // What an emit's wake-up (or the poll) does.
+      (w as unknown as { wakeForNewWork(): void }).wakeForNewWork();
+      await until(() => sendingFor().includes('cus_b'), "B's delivery sent");
+      expect(transport.waiting).toBe(7);
+    });
+
+    it('holds one destination to the share of slots, whoever its customers, and puts its other deliveries off', async () => {
+      // Two customers sending to the same host: together they stay within the share.
+      queue.due = [...Array.from({ length: 4 }, (_, i) => of(i, 'cus_a', 'shared.test')), ...Array.from({ length: 4 }, (_, i) => of(10 + i, 'cus_c', 'shared.test')), of(100, 'cus_b', 'b.test')];
+      transport.hold = true;
+      const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 });
+      await run(w);
+      await until(() => transport.waiting === 7, 'seven sends');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(transport.sent.filter((r) => r.destination.url.includes('shared.test'))).toHaveLength(6);
+      expect(sendingFor()).toContain('cus_b');
+    });
+  });
 
   describe('slots', () => {
     it('never has more attempts in flight than the concurrency, and refills slots as attempts end', async () => {

@@ -35,6 +35,23 @@ const GATHER_OUTCOMES_MS = 2;
 // body's text, up to the 64 KiB an emit's request may carry: 32 of them stay under 2 MiB, and a
 // fan-out (many claims of one event) or events emitted one after another need only the last few.
 const BODY_TEMPLATES_MAX = 32;
+// How long deliveries to a destination already at its share of the slots are put off (see start).
+const DESTINATION_BUSY_DEFER_MS = 1000;
+
+/**
+ * Where an attempt goes, for the per-destination share: the URL's host and port as written
+ * (the URL was validated at create: https, no userinfo). A string slice, not `new URL()`: it runs
+ * once per delivery on the hot path.
+ */
+export function destinationOf(url: string): string {
+  const start = url.indexOf('//') + 2;
+  let end = url.length;
+  for (const c of ['/', '?', '#']) {
+    const i = url.indexOf(c, start);
+    if (i !== -1 && i < end) end = i;
+  }
+  return url.slice(start, end).toLowerCase();
+}
 
 /** An event's body template, and the stored row it was built from. */
 interface BodyTemplate {
@@ -111,6 +128,26 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * per event and claim (not per delivery), and only used for the same stored row.
    */
   private readonly bodyTemplates = new LRUCache<string, BodyTemplate>({ max: BODY_TEMPLATES_MAX });
+  /**
+   * Fairness: no customer and no destination (host and port) holds more than `shareCap` of this
+   * worker's slots, so `concurrency - shareCap` slots (the reserve) always stay for the others,
+   * whatever one customer's endpoints do (hang for the whole attempt timeout, or wait on DNS).
+   * Counted per worker process: every worker keeps its own reserve, so the bound holds with any
+   * number of them. Slots held per customer and per destination, and each attempt's pair.
+   */
+  private readonly shareCap: number;
+  private readonly byCustomer = new Map<string, number>();
+  private readonly byDestination = new Map<string, number>();
+  private readonly heldBy = new Map<string, { customer: string; destination: string }>();
+  /**
+   * Wake-ups from the queue and polls so far (`newWork`), and the count as it was when a claim
+   * passing over the customers at their share last found nothing more (`skipFoundNone`): such a
+   * claim reads past those customers' backlog (up to CLAIM_SKIP_WINDOW rows), so it runs again
+   * only after new work may have arrived, not each time one of their attempts ends. A count, not
+   * a flag: a wake-up that arrives while such a claim is in flight is not lost when it answers.
+   */
+  private newWork = 0;
+  private skipFoundNone = -1;
 
   constructor(
     private readonly repo: DeliveryQueue,
@@ -125,6 +162,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.opts = resolveDeliveryOptions(options);
     this.minClaim = Math.max(1, Math.min(this.opts.batchSize, Math.floor(this.opts.concurrency / 4)));
     this.gatherOutcomes = Math.max(1, Math.floor(this.opts.concurrency / 2));
+    this.shareCap = this.opts.concurrency - this.opts.fairReserve;
     this.policy = new RetryPolicy({ scheduleSeconds: options.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_S, random: options.random });
   }
 
@@ -136,12 +174,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.opts.worker) return;
     this.running = true;
     // Not unref'd: in a worker-only process on SQLite this timer is what keeps the process alive.
-    const timer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
+    const timer = setInterval(() => this.wakeForNewWork(), this.opts.pollIntervalMs);
     if (this.scheduler) this.scheduler.addInterval(POLL_INTERVAL_NAME, timer);
     else this.pollTimer = timer;
     this.renewTimer = setInterval(() => this.renewLeases(), this.opts.leaseRenewMs);
     this.renewTimer.unref();
-    this.waker.onWake(() => this.wake());
+    this.waker.onWake(() => this.wakeForNewWork());
     await this.waker.start();
     this.wake();
   }
@@ -176,6 +214,29 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private pollTimer?: NodeJS.Timeout;
+
+  /** A wake-up from the queue or the poll: rows of customers other than those at their share may be due. */
+  private wakeForNewWork(): void {
+    this.newWork++;
+    this.wake();
+  }
+
+  /**
+   * How many more slots the busiest customer or destination may take: a claim for no more than
+   * this never takes anyone past `shareCap`, without knowing whose rows it will find.
+   */
+  private get headroom(): number {
+    let most = 0;
+    for (const n of this.byCustomer.values()) if (n > most) most = n;
+    for (const n of this.byDestination.values()) if (n > most) most = n;
+    return this.shareCap - most;
+  }
+
+  private customersAtShare(): string[] {
+    const at: string[] = [];
+    for (const [customer, n] of this.byCustomer) if (n >= this.shareCap) at.push(customer);
+    return at;
+  }
 
   /**
    * Start claiming (cheap when already running: the current drain loops once more). Deferred by
@@ -218,16 +279,30 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
           this.claimAnySize = false;
           clearTimeout(this.lowWaterTimer);
           this.lowWaterTimer = undefined;
+          // Fairness (see shareCap): claim no more than the busiest customer or destination may
+          // still take; when one is at its share, claim the reserve for the others only, passing
+          // over its rows (once per wake-up from the queue, see newWork).
+          let limit = Math.min(room, this.headroom);
+          let skip: string[] | undefined;
+          const work = this.newWork;
+          if (limit <= 0) {
+            if (this.skipFoundNone === work) break;
+            skip = this.customersAtShare();
+            limit = room;
+          }
           const now = this.clock.now();
           this.reserved += room;
           let claimed: ClaimedWork[];
           try {
-            claimed = await this.repo.claimDue(this.owner, now, new Date(now.getTime() + this.opts.leaseMs), room);
+            claimed = await this.repo.claimDue(this.owner, now, new Date(now.getTime() + this.opts.leaseMs), limit, skip);
             this.start(claimed); // in `inflight` before the reservation goes
           } finally {
             this.reserved -= room;
           }
-          if (claimed.length < room) break;
+          if (claimed.length < limit) {
+            if (skip) this.skipFoundNone = work;
+            break;
+          }
         }
       } while (this.again && this.running);
     } catch (err) {
@@ -251,7 +326,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Not `free`: a claim in flight reserves every free slot and, at light load, answers nothing;
     // an emit does not wait for it. What a claim answers beyond the slots left is given back at
     // once (see start), so `concurrency` still bounds what this worker holds.
-    const limit = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size - this.emitReserved);
+    // No more than the busiest customer or destination may still take (see shareCap).
+    const limit = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size - this.emitReserved, this.headroom);
     if (limit <= 0) return undefined;
     this.reserved += limit;
     this.emitReserved += limit;
@@ -276,7 +352,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /** One batch of outcomes, and a claim for the slots they free (see `outcomes`). */
   private async writeOutcomes(batch: RecordInput[]): Promise<boolean[]> {
     // The batch's own slots count as free: its outcomes commit in the same transaction as the claim.
-    const limit = this.running ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length)) : 0;
+    // No more than the busiest customer or destination may still take (see shareCap); when one
+    // is at its share, the slots freed here are claimed by the drain these attempts' ends wake.
+    const limit = this.running ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length, this.headroomAfter(batch))) : 0;
     this.reserved += limit;
     try {
       const now = this.clock.now();
@@ -284,6 +362,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       // The claim that rode along found fewer due rows than it asked for: nothing more was due, so
       // these attempts' ends need not wake a claim of their own (new work wakes the worker itself).
       if (limit > 0 && claimed.length < limit) for (const it of batch) this.refilled.add(it.d.id);
+      // These attempts are over (their outcomes committed): their share goes to what was claimed for them.
+      for (const it of batch) this.unhold(it.d.id);
       if (this.running) this.start(claimed, batch.length);
       // Stopping meanwhile: give the new leases back at once rather than let them expire.
       else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
@@ -291,6 +371,42 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     } finally {
       this.reserved -= limit;
     }
+  }
+
+  /** `headroom` once `batch`'s attempts (whose outcomes are being written) have given their slots back. */
+  private headroomAfter(batch: RecordInput[]): number {
+    if (batch.length === 0) return this.headroom;
+    const customers = new Map(this.byCustomer);
+    const destinations = new Map(this.byDestination);
+    for (const it of batch) {
+      const held = this.heldBy.get(it.d.id);
+      if (!held) continue;
+      customers.set(held.customer, (customers.get(held.customer) ?? 1) - 1);
+      destinations.set(held.destination, (destinations.get(held.destination) ?? 1) - 1);
+    }
+    let most = 0;
+    for (const n of customers.values()) if (n > most) most = n;
+    for (const n of destinations.values()) if (n > most) most = n;
+    return this.shareCap - most;
+  }
+
+  /** Counts the slot of an attempt that starts against its customer's and destination's share. */
+  private hold(id: string, customer: string, destination: string): void {
+    this.heldBy.set(id, { customer, destination });
+    this.byCustomer.set(customer, (this.byCustomer.get(customer) ?? 0) + 1);
+    this.byDestination.set(destination, (this.byDestination.get(destination) ?? 0) + 1);
+  }
+
+  private unhold(id: string): void {
+    const held = this.heldBy.get(id);
+    if (!held) return;
+    this.heldBy.delete(id);
+    const c = (this.byCustomer.get(held.customer) ?? 1) - 1;
+    if (c > 0) this.byCustomer.set(held.customer, c);
+    else this.byCustomer.delete(held.customer);
+    const d = (this.byDestination.get(held.destination) ?? 1) - 1;
+    if (d > 0) this.byDestination.set(held.destination, d);
+    else this.byDestination.delete(held.destination);
   }
 
   /** `freeing`: attempts still in `inflight` whose outcomes committed with this claim (their slots are free). */
@@ -304,6 +420,27 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         .releaseLeases(this.owner, excess.map((d) => d.id), this.clock.now(), 'unstarted')
         .then(() => this.wake())
         .catch(() => undefined);
+    }
+    // Past a customer's or a destination's share (a claim that skipped customers found another
+    // one's rows, an emit's lease): given back unstarted, a destination's put off a little, since
+    // no claim passes over destinations. A takeover (lostSince) is kept: its lost attempt is logged first.
+    const overCustomer: string[] = [];
+    const overDestination: string[] = [];
+    claimed = claimed.filter((d) => {
+      if (!d.webhook || this.inflight.has(d.id)) return true;
+      const destination = destinationOf(d.webhook.url);
+      if (!d.lostSince && (this.byCustomer.get(d.webhook.customerId) ?? 0) >= this.shareCap) overCustomer.push(d.id);
+      else if (!d.lostSince && (this.byDestination.get(destination) ?? 0) >= this.shareCap) overDestination.push(d.id);
+      else {
+        this.hold(d.id, d.webhook.customerId, destination);
+        return true;
+      }
+      return false;
+    });
+    if (overCustomer.length > 0) void this.repo.releaseLeases(this.owner, overCustomer, this.clock.now(), 'unstarted').then(() => this.wake()).catch(() => undefined);
+    if (overDestination.length > 0) {
+      const now = this.clock.now();
+      void this.repo.releaseLeases(this.owner, overDestination, now, 'unstarted', new Date(now.getTime() + DESTINATION_BUSY_DEFER_MS)).catch(() => undefined);
     }
     // Built once per event: a fanned-out event arrives as many rows of one claim.
     const bodies = new Map<string, (webhookId: string) => string>();
@@ -320,6 +457,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         .catch((err) => this.logger.error(`delivery ${d.id} attempt could not be recorded: ${(err as Error).message}`))
         .finally(() => {
           this.inflight.delete(d.id);
+          this.unhold(d.id);
           if (!this.refilled.delete(d.id)) this.wake();
         });
       this.inflight.set(d.id, p);

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
+import { DEFAULT_PLAN_LIMITS } from '../auth/plans';
+import { RateLimitService } from '../auth/rate-limit.service';
+import { MemoryRateLimitStore } from '../auth/rate-limit.store';
 import type { Clock } from '../common/clock';
 import { newUlid } from '../common/ids';
 import { CursorKeyRing } from '../pagination/cursor-codec';
@@ -15,7 +18,7 @@ import { fakeQueueAndWaker, InMemoryDeliveryQueue } from '../delivery/queue/in-m
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 
-function setup() {
+function setup(businessPerMinute = 1200) {
   const { queue, waker, wakes } = fakeQueueAndWaker();
   const clock: Clock = { now: () => NOW };
   const owner: TrendhooksPrincipal = { tenantId: 'cus_a', plan: 'business' };
@@ -28,7 +31,8 @@ function setup() {
     webhooks,
     new EventsService(queue, waker, clock),
     waker,
-    new PlanService({}),
+    new PlanService({ plans: { ...DEFAULT_PLAN_LIMITS, business: { ...DEFAULT_PLAN_LIMITS.business, requestsPerMinute: businessPerMinute } } }),
+    new RateLimitService(new MemoryRateLimitStore(), clock),
     new PaginationService(keys, clock, {}),
     clock,
   );
@@ -85,5 +89,17 @@ describe('DeliveriesService', () => {
     expect(res.delivery_id).toBe(deliveryId(res.event_id, hook.id));
     expect(queue.deliveries.map((d) => d.id)).toEqual([res.delivery_id]);
     expect(wakes()).toBe(1);
+  });
+
+  it('limits test events and manual retries together to a quarter of the plan’s requests per minute, per customer, with Retry-After', async () => {
+    const { queue, service, owner, hook } = setup(12);
+    const done = await delivery(queue, hook.id, 'delivered', NOW);
+    await service.retry(owner, hook.id, done);
+    await service.sendTest(owner, hook.id);
+    await service.sendTest(owner, hook.id);
+    const refused = await service.sendTest(owner, hook.id).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'RATE_LIMITED', headers: { 'Retry-After': '60' } });
+    await expect(service.retry(owner, hook.id, done)).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    expect(queue.deliveries).toHaveLength(3); // the retried one and two test events: nothing queued past the limit
   });
 });

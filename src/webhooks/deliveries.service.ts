@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
+import { RateLimitService } from '../auth/rate-limit.service';
 import { CLOCK, Clock } from '../common/clock';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
@@ -16,6 +17,15 @@ import { QueueWaker } from '../delivery/queue/queue-waker';
 
 export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 
+/**
+ * Test events and manual retries per customer and minute: a quarter of the plan's request limit.
+ * Each one is a send to an endpoint the customer chose, so they are limited apart from (and far
+ * below) the reads: a customer cannot turn its whole request budget into attempts that hang.
+ */
+export function sendsPerMinute(requestsPerMinute: number): number {
+  return Math.max(1, Math.floor(requestsPerMinute / 4));
+}
+
 /** The customer-facing delivery log, manual retry and test events; every call is scoped to the caller's webhook. */
 @Injectable()
 export class DeliveriesService {
@@ -25,6 +35,7 @@ export class DeliveriesService {
     private readonly events: EventsService,
     private readonly waker: QueueWaker,
     private readonly plans: PlanService,
+    private readonly limits: RateLimitService,
     private readonly pagination: PaginationService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -52,9 +63,18 @@ export class DeliveriesService {
     );
   }
 
+  /** Counts a test event or manual retry against the customer's own limit for them (sendsPerMinute). */
+  private async consumeSend(caller: TrendhooksPrincipal): Promise<void> {
+    const state = await this.limits.consume(`sends:tenant:${caller.tenantId}`, sendsPerMinute(this.plans.limits(caller.plan).requestsPerMinute));
+    if (!state.allowed) {
+      throw new AppError('RATE_LIMITED', `at most ${state.limit} test events and manual retries per minute; retry in ${state.resetSeconds} s`, { 'Retry-After': String(state.resetSeconds) });
+    }
+  }
+
   /** Re-queues a delivery now, under the same id (receivers deduplicate on it). */
   async retry(caller: TrendhooksPrincipal, rawWebhookId: string, rawDeliveryId: string): Promise<DeliveryResource> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
+    await this.consumeSend(caller);
     const id = rawDeliveryId.toLowerCase();
     if (!DELIVERY_ID_RE.test(id)) throw new AppError('VALIDATION_ERROR', 'delivery_id must be msg_ followed by 26 Crockford base32 characters (0-9 and a-z without i, l, o, u)');
     const d = await this.deliveries.findForWebhook(w.id, id);
@@ -69,6 +89,7 @@ export class DeliveriesService {
   /** Sends a `webhook.test` event to this webhook only. */
   async sendTest(caller: TrendhooksPrincipal, rawWebhookId: string): Promise<{ event_id: string; delivery_id: string }> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
+    await this.consumeSend(caller);
     const res = await this.events.emitTest({ id: w.id, customerId: w.customerId, subreddit: w.subreddit });
     return { event_id: res.event_id, delivery_id: deliveryId(res.event_id, w.id) };
   }

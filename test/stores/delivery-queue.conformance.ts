@@ -65,6 +65,19 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
   const delivered = { status: 200, state: 'delivered', webhookStatus: 'delivered' } as const;
   const retrying = { status: 503, state: 'pending', webhookStatus: 'retrying' } as const;
 
+  it('passes over the pending rows of the customers a claim skips, even when theirs are due first', async () => {
+    const a = await h.webhook(subreddit);
+    const b = await h.webhook(subreddit);
+    const mine = [await queued(a, 1), await queued(a, 2), await queued(a, 3)];
+    const other = await queued(b, 4);
+    const skipping = await h.queue.claimDue('worker-a', at(10), at(10 + LEASE_MS), 2, [a.customerId]);
+    expect(skipping.map((d) => d.id)).toEqual([other]);
+    expect(skipping[0]).toMatchObject({ attempts: 1, webhook: { customerId: b.customerId } });
+    // Skipping nobody is the plain claim.
+    const rest = await h.queue.claimDue('worker-a', at(11), at(11 + LEASE_MS), 5, []);
+    expect(rest.map((d) => d.id)).toEqual(mine);
+  });
+
   it('claims the oldest due deliveries first, at most `limit`, with their webhook and event, charging each an attempt', async () => {
     const w = await h.webhook(subreddit);
     const ids = [await queued(w, 3), await queued(w, 1), await queued(w, 2)];

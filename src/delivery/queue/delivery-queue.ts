@@ -36,9 +36,11 @@ export abstract class DeliveryQueue {
 
   /**
    * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, with what sending them
-   * needs, charging each an attempt.
+   * needs, charging each an attempt. Pending rows of `skipCustomers` (customers that already hold
+   * their share of the worker's slots) are passed over among the first CLAIM_SKIP_WINDOW due rows;
+   * their leases that expired are still taken over.
    */
-  abstract claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]>;
+  abstract claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]>;
 
   /**
    * Records a batch of attempts (at most RECORD_BATCH_MAX) in one transaction and moves each
@@ -70,8 +72,10 @@ export abstract class DeliveryQueue {
    * rows (claimed, never sent) go back to pending with the claim's charge given back. Rows whose
    * attempt is still `in_flight` stay charged and leased, the lease ending now: the next claim
    * takes them over as an attempt whose outcome was lost (see the worker), as if this worker had died.
+   * `dueAt` (unstarted rows only): when they are due again, `now` by default; a worker that gives
+   * back rows of a destination already at its share of slots puts them off a little.
    */
-  abstract releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight'): Promise<void>;
+  abstract releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight', dueAt?: Date): Promise<void>;
 
   /**
    * Whether the webhook still exists, asked right before a send: a DELETE that returned 204

@@ -16,10 +16,10 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     super();
   }
 
-  async releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight'): Promise<void> {
+  async releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight', dueAt?: Date): Promise<void> {
     if (ids.length === 0) return;
     const set: QueryDeepPartialEntity<DeliveryEntity> =
-      what === 'unstarted' ? { state: 'pending', attempts: () => 'attempts - 1', leaseOwner: null, nextAttemptAt: now, updatedAt: now } : { nextAttemptAt: now };
+      what === 'unstarted' ? { state: 'pending', attempts: () => 'attempts - 1', leaseOwner: null, nextAttemptAt: dueAt ?? now, updatedAt: now } : { nextAttemptAt: now };
     await this.ds
       .createQueryBuilder()
       .update(DeliveryEntity)

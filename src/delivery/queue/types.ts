@@ -78,6 +78,14 @@ export interface ClaimRequest {
   limit: number;
 }
 
+/**
+ * How many due rows, in due order, a claim that skips customers (claimDue's `skipCustomers`)
+ * looks through for others' rows: it bounds what such a claim reads when the skipped customers
+ * have a long backlog. Another customer's row behind more than this many of theirs waits until
+ * their backlog shrinks below it.
+ */
+export const CLAIM_SKIP_WINDOW = 2048;
+
 /** What recordAttempts answers: `held[i]` is about `inputs[i]`; `claimed` is the claim that rode along. */
 export interface RecordResult {
   held: boolean[];

@@ -7,10 +7,10 @@ import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toClaimed } from '../claim-row';
 import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
-import { RECORD_BATCH_MAX } from '../types';
+import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
 import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
-import { CLAIM } from './sql/claim';
+import { CLAIM, CLAIM_SKIPPING } from './sql/claim';
 import { EMIT_TO_SUBSCRIBERS, EMIT_TO_WEBHOOKS } from './sql/emit';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
@@ -98,8 +98,11 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     return lease ? { ...res, claimed: rows.filter((r) => r.id !== null).map(toClaimed) } : res;
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedWork[]> {
-    const rows = await this.prepared<ClaimRow>(CLAIM, [owner, leaseUntil.getTime(), now.getTime(), limit]);
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]> {
+    const values = [owner, leaseUntil.getTime(), now.getTime(), limit];
+    const rows = skipCustomers?.length
+      ? await this.prepared<ClaimRow>(CLAIM_SKIPPING, [...values, skipCustomers, CLAIM_SKIP_WINDOW])
+      : await this.prepared<ClaimRow>(CLAIM, values);
     return rows.map(toClaimed);
   }
 

@@ -10,9 +10,16 @@ import type { PreparedStatement } from './statement';
  * `exclude` keeps rows out (those whose outcome the same statement writes: one statement must
  * not update a row twice).
  */
-export function claimCtes(p: { owner: string; leaseUntil: string; now: string; limit: string; exclude?: string }): string {
+export function claimCtes(p: { owner: string; leaseUntil: string; now: string; limit: string; exclude?: string; skip?: { customers: string; window: string } }): string {
+  // Pending rows of `skip.customers` (customers already at their share of the worker's slots) are
+  // passed over among the first `skip.window` due rows (see ClaimRequest.skipCustomers).
+  const skip = p.skip
+    ? `
+        AND id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${p.now} ORDER BY next_attempt_at LIMIT ${p.skip.window})
+        AND NOT (customer_id = ANY(${p.skip.customers}))`
+    : '';
   return `pending AS (
-      SELECT id, next_attempt_at, NULL::bigint AS lost_since FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${p.now}
+      SELECT id, next_attempt_at, NULL::bigint AS lost_since FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${p.now}${skip}
       ORDER BY next_attempt_at LIMIT ${p.limit} FOR UPDATE SKIP LOCKED),
     expired AS (
       SELECT id, next_attempt_at, updated_at AS lost_since FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= ${p.now}${p.exclude ? ` AND NOT (id = ANY(${p.exclude}))` : ''}
@@ -34,5 +41,12 @@ export const CLAIMED_COLUMNS = `c.id, c.event_id, c.webhook_id, c.attempts, c.lo
 export const CLAIM: PreparedStatement = {
   name: 'trendhooks_claim',
   text: `WITH ${ASYNC_COMMIT_CTE}, ${claimCtes({ owner: '$1', leaseUntil: '$2', now: '$3', limit: '$4' })}
+  SELECT ${CLAIMED_COLUMNS}`,
+};
+
+/** CLAIM passing over the pending rows of $5 (customers, an array) among the first $6 due rows. */
+export const CLAIM_SKIPPING: PreparedStatement = {
+  name: 'trendhooks_claim_skipping',
+  text: `WITH ${ASYNC_COMMIT_CTE}, ${claimCtes({ owner: '$1', leaseUntil: '$2', now: '$3', limit: '$4', skip: { customers: '$5::varchar[]', window: '$6::int' } })}
   SELECT ${CLAIMED_COLUMNS}`,
 };

@@ -12,24 +12,39 @@
  */
 export const EXPIRED_LEASES = `SELECT id, updated_at FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit`;
 
+/**
+ * Pending rows of the customers in @skip (a JSON array of customer ids: those already holding
+ * their share of the worker's slots, see the worker's fairness) are passed over, among the first
+ * @window due rows: a claim reaches other customers' rows behind theirs, and reads at most that
+ * many rows to do so. Only in the `…_SKIPPING` statements: the plain ones keep the index-only scan.
+ */
+const SKIP = ` AND rowid IN (SELECT rowid FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @window)
+               AND customer_id NOT IN (SELECT value FROM json_each(@skip))`;
+
 /** @owner, @leaseUntil, @now (ms), @limit. */
-export const CLAIM = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
+const claimSql = (skip: string) => `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
          WHERE rowid IN (
            SELECT rid FROM (
-             SELECT * FROM (SELECT rowid AS rid, next_attempt_at, 1 AS fresh FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+             SELECT * FROM (SELECT rowid AS rid, next_attempt_at, 1 AS fresh FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now${skip} ORDER BY next_attempt_at LIMIT @limit)
              UNION ALL
              SELECT * FROM (SELECT rowid AS rid, next_attempt_at, 0 AS fresh FROM deliveries WHERE state = 'delivering' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
            ) ORDER BY fresh, next_attempt_at LIMIT @limit)
          RETURNING id, event_id, webhook_id, attempts`;
+export const CLAIM = claimSql('');
+/** CLAIM passing over the pending rows of the customers in @skip. */
+export const CLAIM_SKIPPING = claimSql(SKIP);
 
 /**
  * CLAIM when EXPIRED_LEASES, run just before in the same transaction, found no expired lease (the
  * usual case): the second range scan would find nothing, and leaving it out also leaves out the
  * union's sort.
  */
-export const CLAIM_PENDING = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
-         WHERE rowid IN (SELECT rowid FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
+const claimPendingSql = (skip: string) => `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseUntil, updated_at = @now
+         WHERE rowid IN (SELECT rowid FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now${skip} ORDER BY next_attempt_at LIMIT @limit)
          RETURNING id, event_id, webhook_id, attempts`;
+export const CLAIM_PENDING = claimPendingSql('');
+/** CLAIM_PENDING passing over the pending rows of the customers in @skip. */
+export const CLAIM_PENDING_SKIPPING = claimPendingSql(SKIP);
 
 /** One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each. */
 export const CLAIMED_WEBHOOKS =
