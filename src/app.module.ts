@@ -113,6 +113,7 @@ export class AppModule {
           redditBaseUrl: config.trends.redditBaseUrl,
           redditClientId: config.trends.redditClientId,
           redditClientSecret: config.trends.redditClientSecret,
+          redditClients: config.trends.redditClients,
           redditUserAgent: config.trends.redditUserAgent,
           pollIntervalMs: config.trends.pollIntervalMs,
           pollConcurrency: config.trends.pollConcurrency,

@@ -59,23 +59,24 @@ describe('TrendsPoller', () => {
     t = T0;
     calls = [];
     outcomes = [];
-    claim = { claimed: true, consecutiveFailures: 0, lastError: null };
+    claim = { claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: null };
     renewOk = true;
-    listing = { kind: 'ok', posts: [post('a1')], skipped: 0 };
+    listing = { kind: 'ok', posts: [post('a1')], skipped: 0, after: 't3_a1' };
     rereadIds = [];
     const repo: Partial<TrendSourceLeaseStore> = {
       webhookSubreddits: async () => ['node'],
       claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claim),
       renew: async (_sub, _owner, until, now) => (calls.push(`renew ${until - now}`), renewOk),
       finish: async (_sub, _owner, o) => (outcomes.push(o), true),
+      postCounts: async () => ({ counts: new Map(), polled: new Set() }),
       postsToReread: async (_sub, createdFrom, seenBefore) => (calls.push(`reread ${T0 - createdFrom} ${T0 - seenBefore}`), rereadIds),
       releaseAll: async () => void calls.push('release'),
     };
     const client: Partial<RedditClient> = {
       oauth: false,
-      fetchNew: async (sub: string, call?: CallOptions) => {
+      fetchListing: async (subs: readonly string[], _after: string | null, call?: CallOptions) => {
         await call?.beforeRequest?.();
-        calls.push(`new ${sub}`);
+        calls.push(`new ${subs.join('+')}`);
         t += 40_000; // a slow request: most of the lease is gone afterwards
         if (listing instanceof Error) throw listing;
         return listing;
@@ -121,7 +122,7 @@ describe('TrendsPoller', () => {
       'upsert old1,old2',
       'tick node',
     ]);
-    expect(outcomes).toEqual([{ ok: true, nextPollAt: T0 + 60_000, lastError: null, consecutiveFailures: 0 }]);
+    expect(outcomes).toEqual([{ ok: true, listedAt: T0, nextPollAt: T0 + 60_000, lastError: null, consecutiveFailures: 0 }]);
   });
 
   it('abandons a poll whose lease was taken over, without recording anything', async () => {
@@ -141,7 +142,7 @@ describe('TrendsPoller', () => {
   });
 
   it('records a failed poll with its error class and backs off', async () => {
-    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503' };
+    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503', lastPolledAt: null };
     listing = new RedditRequestError('http_503', 'answered 503');
     await pollOnce();
     expect(calls).not.toContain('tick node');
@@ -151,7 +152,7 @@ describe('TrendsPoller', () => {
   it('warns about an unavailable subreddit once per episode', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn');
     listing = { kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)' };
-    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404' };
+    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404', lastPolledAt: null };
     await pollOnce();
     expect(warn).not.toHaveBeenCalled();
     expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 60 * 60_000, lastError: 'unavailable_404', consecutiveFailures: 2 }]);

@@ -10,6 +10,8 @@ export interface ResolvedPollerOptions extends PollerTuning {
   baseUrl: string;
   clientId: string | null;
   clientSecret: string | null;
+  /** Every OAuth client (the REDDIT_CLIENT_ID one first); empty without OAuth. */
+  clients: { id: string; secret: string }[];
   /** null: the client's default (USER_AGENT). */
   userAgent: string | null;
   pollIntervalMs: number;
@@ -29,6 +31,7 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     baseUrl: (o.redditBaseUrl ?? DEFAULT_REDDIT_BASE_URL).replace(/\/+$/, ''),
     clientId: o.redditClientId ?? null,
     clientSecret: o.redditClientSecret ?? null,
+    clients: allClients(o),
     userAgent: o.redditUserAgent ?? null,
     pollIntervalMs,
     concurrency: o.pollConcurrency ?? 4,
@@ -49,5 +52,18 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     rereadMaxPosts: t.rereadMaxPosts ?? 300,
     tickMs: t.tickMs ?? Math.max(10, Math.min(1000, Math.floor(pollIntervalMs / 4))),
     shutdownGraceMs: t.shutdownGraceMs ?? Math.max(5000, timeoutMs),
+    maxBatchSubreddits: t.maxBatchSubreddits ?? 100,
+    batchPostsPerPoll: t.batchPostsPerPoll ?? 50,
+    quotaPerMinute: t.quotaPerMinute ?? (allClients(o).length > 0 ? 100 : 10),
+    budgetShare: t.budgetShare ?? 0.6,
+    rateWindowMs: t.rateWindowMs ?? 24 * 3600_000,
+    rateRefreshMs: t.rateRefreshMs ?? 5 * 60_000,
+    pageOverlapMs: t.pageOverlapMs ?? 60_000,
   };
+}
+
+function allClients(o: TrendsModuleOptions): { id: string; secret: string }[] {
+  const out = o.redditClientId && o.redditClientSecret ? [{ id: o.redditClientId, secret: o.redditClientSecret }] : [];
+  for (const c of o.redditClients ?? []) if (!out.some((x) => x.id === c.id)) out.push(c);
+  return out;
 }
