@@ -5,7 +5,7 @@ import type { TrendsPipeline } from '../trends.pipeline';
 import type { CallOptions, ListingResult, RedditClient } from './reddit.client';
 import { RedditRequestError } from './reddit.client';
 import type { ClaimResult, PollOutcome, TrendSourceLeaseStore } from './trend-source-lease.store';
-import { failureDelay, nextClaimAttempt, TrendsPoller, unavailableDelay } from './trends.poller';
+import { alignedNextPoll, failureDelay, nextClaimAttempt, TrendsPoller, unavailableDelay } from './trends.poller';
 
 const post = (id: string): RedditPost => ({
   id,
@@ -23,6 +23,13 @@ const post = (id: string): RedditPost => ({
 describe('poller schedule rules', () => {
   it('doubles the interval per failed poll, up to the cap', () => {
     expect([1, 2, 3, 4, 10].map((f) => failureDelay(f, 60_000, 30 * 60_000))).toEqual([60_000, 120_000, 240_000, 480_000, 1_800_000]);
+  });
+
+  it('puts the next poll on the grid of the interval, never more than one interval later', () => {
+    expect(alignedNextPoll(120_000, 60_000)).toBe(180_000);
+    expect(alignedNextPoll(121_000, 60_000)).toBe(180_000);
+    expect(alignedNextPoll(179_999, 60_000)).toBe(180_000);
+    expect(alignedNextPoll(180_000, 60_000)).toBe(240_000);
   });
 
   it('backs off unavailable subreddits long, doubling up to 8×', () => {
@@ -122,7 +129,8 @@ describe('TrendsPoller', () => {
       'upsert old1,old2',
       'tick node',
     ]);
-    expect(outcomes).toEqual([{ ok: true, listedAt: T0, nextPollAt: T0 + 60_000, lastError: null, consecutiveFailures: 0 }]);
+    // The next poll on the interval's grid: 10 020 000 is the first multiple of 60 s after T0.
+    expect(outcomes).toEqual([{ ok: true, listedAt: T0, nextPollAt: 10_020_000, lastError: null, consecutiveFailures: 0 }]);
   });
 
   it('abandons a poll whose lease was taken over, without recording anything', async () => {

@@ -278,7 +278,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       for (const sub of names) await this.pipeline.tick(sub, this.clock.now());
       for (const { sub, claim } of held) {
         if (claim.consecutiveFailures > 0) this.logger.log(`r/${sub} polled again after ${claim.consecutiveFailures} failed polls`);
-        await this.finish(sub, { ok: true, listedAt, nextPollAt: start + o.pollIntervalMs, lastError: null, consecutiveFailures: 0 });
+        await this.finish(sub, { ok: true, listedAt, nextPollAt: alignedNextPoll(start, o.pollIntervalMs), lastError: null, consecutiveFailures: 0 });
       }
     } catch (err) {
       if (this.abort.signal.aborted) return; // shutting down: leases are released in one go
@@ -372,6 +372,16 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   async settled(): Promise<void> {
     await Promise.allSettled([...this.jobs]);
   }
+}
+
+/**
+ * The next poll after one that started at `start`: on the grid of the interval (epoch multiples),
+ * at most one interval later. Subreddits first read at scattered times (one by one, after a
+ * backoff) fall into one phase, so they become due together and can share listings; a subreddit
+ * off the grid is read once a little early.
+ */
+export function alignedNextPoll(start: number, intervalMs: number): number {
+  return Math.floor((start + intervalMs) / intervalMs) * intervalMs;
 }
 
 /**
