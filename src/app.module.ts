@@ -118,6 +118,7 @@ export class AppModule {
           pollIntervalMs: config.trends.pollIntervalMs,
           pollConcurrency: config.trends.pollConcurrency,
           redditTimeoutMs: config.trends.redditTimeoutMs,
+          postsRetentionDays: config.trends.postsRetentionDays,
           pollerTuning: overrides.pollerTuning,
           params: overrides.trendParams,
         }),

@@ -270,6 +270,43 @@ describe.each(testDatabases())('Reddit poller on %s', (dbName, makeDb) => {
     expect(used).toEqual(new Set(['bearer tok-one', 'bearer tok-two']));
   });
 
+  it("keeps Reddit's deletion rule: posts removed or deleted on Reddit, or no longer served, are purged on the re-reads; a deleted author is dropped; nothing past the retention is kept", async () => {
+    const s = sub();
+    const [removed, selfDeleted, vanished, orphaned, kept] = [0, 1, 2, 3, 4].map((i) => fake.addPost(s, { ageMs: 60_000 + i * 1000, author: `author_${i}`, selftext: `text ${i}` }));
+    const ancient = fake.addPost(s, { ageMs: 3 * 86_400_000, title: 'from three days ago' });
+    const t = await start({ env: { TRACKED_SUBREDDITS: s, POSTS_RETENTION_DAYS: '2' }, tuning: { rereadMinGapMs: 0, retentionSweepMs: 300 } });
+    const ds = t.app.get<DataSource>(getDataSourceToken());
+    const q = (sql: string, ...params: unknown[]) => ds.query(dbName === 'postgres' ? sql.replace(/\?/g, (_m, i: number) => `$${sql.slice(0, i).split('?').length}`) : sql, params);
+    const ids = async () => ((await q('SELECT id FROM posts WHERE subreddit = ? ORDER BY id', s)) as { id: string }[]).map((r) => r.id);
+    await until(ids, (x) => x.length === 5, 10_000, 'five stored posts');
+    // Three days old: beyond the 2-day retention, never stored although the listing shows it.
+    expect(await ids()).not.toContain(ancient.id);
+
+    // Then, on Reddit: a moderator removes one, an author deletes a post, another post disappears
+    // from Reddit altogether, an author deletes the account. All scroll off /new: only re-reads see them.
+    for (const p of [removed, selfDeleted, vanished, orphaned, kept]) p.hiddenFromNew = true;
+    removed.removed_by_category = 'moderator';
+    selfDeleted.author = '[deleted]';
+    selfDeleted.selftext = '[deleted]';
+    fake.posts.delete(vanished.id);
+    orphaned.author = '[deleted]';
+    await until(ids, (x) => x.length === 2, 10_000, 'the removed posts purged');
+    expect(await ids()).toEqual([orphaned.id, kept.id].sort());
+    const authors = (await q('SELECT id, author, author_key FROM posts WHERE subreddit = ? ORDER BY id', s)) as { id: string; author: string; author_key: string }[];
+    expect(authors.find((r) => r.id === orphaned.id)).toMatchObject({ author: '[deleted]', author_key: '[deleted]' });
+    expect(authors.find((r) => r.id === kept.id)).toMatchObject({ author: 'author_4' });
+    expect(t.logs.lines.some((l) => l.includes('posts removed or deleted on Reddit'))).toBe(true);
+
+    // A post stored earlier and now past the retention is deleted by the poller's sweep.
+    const old = Date.now() - 5 * 86_400_000;
+    await q(
+      'INSERT INTO posts (id, subreddit, author, author_key, title, selftext, url, permalink, score, num_comments, created_at, first_seen_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'zzold1', s, 'a', 'a', 't', '', 'https://x', '/r/x/comments/zzold1/', 1, 0, old, old, old,
+    );
+    await until(ids, (x) => !x.includes('zzold1'), 10_000, 'the old post deleted');
+    expect(await ids()).toEqual([orphaned.id, kept.id].sort());
+  });
+
   it('turns a burst of posts on Reddit into a trends.surge delivered to a webhook', async () => {
     let cert: TestCert | undefined;
     let rx: Receiver | undefined;

@@ -76,6 +76,8 @@ export interface AppConfig {
     pollConcurrency: number;
     /** Total time of one Reddit request. */
     redditTimeoutMs: number;
+    /** Posts created longer ago are deleted (by the poller) and not stored. */
+    postsRetentionDays: number;
   };
   ops: {
     /** JSON log threshold (LOG_LEVEL). */
@@ -306,6 +308,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       pollIntervalMs: int(env, 'REDDIT_POLL_INTERVAL_MS', 60_000, 1000, 3_600_000),
       pollConcurrency: int(env, 'REDDIT_POLL_CONCURRENCY', 4, 1, 64),
       redditTimeoutMs: int(env, 'REDDIT_TIMEOUT_MS', 10_000, 100, 120_000),
+      postsRetentionDays: int(env, 'POSTS_RETENTION_DAYS', 30, 1, 3650),
     },
     ops: { logLevel: logLevel as LogLevelName, shutdownTimeoutMs },
   };

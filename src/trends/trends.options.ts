@@ -25,6 +25,8 @@ export interface TrendsModuleOptions {
   pollConcurrency?: number;
   /** Total time of one Reddit request. Default 10 000 ms. */
   redditTimeoutMs?: number;
+  /** The poller deletes stored posts created longer ago, and stores none older. Default 30. */
+  postsRetentionDays?: number;
   /** Finer poller and client knobs (backoffs, leases, re-reads); tests shorten them. */
   pollerTuning?: Partial<PollerTuning>;
 }
@@ -70,6 +72,10 @@ export interface PollerTuning {
   rateRefreshMs: number;
   /** A listing pages back to the previous poll's start minus this (posts Reddit lists a little late). Default 60 s. */
   pageOverlapMs: number;
+  /** Every stored post is re-read at least this often (within the re-read budget), so one removed on Reddit is found and purged. Default 40 h. */
+  deletionCheckMs: number;
+  /** How often posts past the retention are deleted. Default 1 h. */
+  retentionSweepMs: number;
 }
 
 export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS_TOKEN: TRENDS_OPTIONS } =

@@ -14,6 +14,8 @@ export interface FakePost {
   created_utc: number;
   /** Left out of /new.json (it scrolled off the first page), still served by /by_id. */
   hiddenFromNew?: boolean;
+  /** Reddit's marker of a removed post (`moderator`, `deleted`, …); null while it is up. */
+  removed_by_category?: string | null;
 }
 
 export interface FakeRequest {
@@ -265,6 +267,7 @@ function thing(p: FakePost): Record<string, unknown> {
     url: `https://www.reddit.com${permalink}`,
     subreddit_subscribers: 123456,
     created_utc: p.created_utc,
+    removed_by_category: p.removed_by_category ?? null,
     num_crossposts: 0,
   };
 }

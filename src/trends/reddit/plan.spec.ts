@@ -43,6 +43,14 @@ describe('poll plan', () => {
     expect(s.budgetPerMinute).toBe(60);
   });
 
+  it('counts the deletion checks of every kept post among the re-reads', () => {
+    const rates = [{ subreddit: 'a', postsPerHour: 100 }];
+    const base = planSummary(planUnits(rates, OPTS), rates, OPTS);
+    // 100 an hour for 30 days, less the 12 h of growth re-reads: 70,800 posts, 708 calls every 40 h.
+    const withChecks = planSummary(planUnits(rates, OPTS), rates, { ...OPTS, retentionMs: 30 * 86_400_000, deletionCheckMs: 40 * 3600_000 });
+    expect(withChecks.rereadCallsPerMinute).toBeCloseTo(base.rereadCallsPerMinute + 708 / 2400, 1);
+  });
+
   it('stretches the freshness when the listings alone exceed the budget', () => {
     const rates = Array.from({ length: 200 }, (_, i) => ({ subreddit: `b${i}`, postsPerHour: 6000 }));
     const s = planSummary(planUnits(rates, OPTS), rates, OPTS);

@@ -25,6 +25,10 @@ export interface PlanOptions {
   rereadMaxAgeMs: number;
   /** … once every this long. */
   rereadMinGapMs: number;
+  /** Posts are kept this long … */
+  retentionMs?: number;
+  /** … and each is re-read at least this often, to find the ones removed on Reddit. */
+  deletionCheckMs?: number;
 }
 
 export interface SourceRate {
@@ -47,7 +51,7 @@ export interface PlanSummary {
   groups: number;
   /** Listing requests per minute at the poll interval, pages included. */
   listingCallsPerMinute: number;
-  /** `/by_id` requests per minute to re-read every post younger than rereadMaxAgeMs once per rereadMinGapMs. */
+  /** `/by_id` requests per minute to re-read every post younger than rereadMaxAgeMs once per rereadMinGapMs, and every older one kept once per deletionCheckMs. */
   rereadCallsPerMinute: number;
   callsPerMinute: number;
   /** clients × quota × share. */
@@ -97,7 +101,11 @@ export function planSummary(units: readonly PollUnit[], rates: readonly SourceRa
   const postsPerHour = rates.reduce((s, r) => s + (r.postsPerHour ?? 0), 0);
   // Posts in the re-read window, each read once per gap.
   const live = (postsPerHour * o.rereadMaxAgeMs) / 3_600_000;
-  const reread = o.rereadMinGapMs > 0 ? Math.ceil(live / PAGE_SIZE) / (o.rereadMinGapMs / 60_000) : 0;
+  let reread = o.rereadMinGapMs > 0 ? Math.ceil(live / PAGE_SIZE) / (o.rereadMinGapMs / 60_000) : 0;
+  if (o.retentionMs && o.deletionCheckMs && o.retentionMs > o.rereadMaxAgeMs) {
+    const kept = (postsPerHour * (o.retentionMs - o.rereadMaxAgeMs)) / 3_600_000;
+    reread += Math.ceil(kept / PAGE_SIZE) / (o.deletionCheckMs / 60_000);
+  }
   const budget = o.clients * o.quotaPerMinute * o.budgetShare;
   const freshnessMs = listing <= budget ? o.pollIntervalMs : Math.ceil((o.pollIntervalMs * listing) / budget);
   return {

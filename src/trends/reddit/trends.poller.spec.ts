@@ -124,6 +124,7 @@ describe('TrendsPoller', () => {
       'new node',
       'upsert a1',
       'reread 43200000 600000', // the rising detector's defaults: 12 h of age, 10 min since the last sighting
+      'reread 2592000000 144000000', // deletion checks with the budget left: kept 30 days, not seen for 40 h
       'renew 60000', // 40 s into a 60 s lease: renewed before the next request
       'by_id old1,old2',
       'upsert old1,old2',

@@ -7,6 +7,7 @@ import { Metrics } from '../../metrics/metrics.service';
 import { IngestService } from '../../posts/ingest.service';
 import { TrendsPipeline } from '../trends.pipeline';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from '../trends.options';
+import { PostStore } from '../../posts/post.store';
 import { RedditPost } from '../../posts/reddit-parse';
 import { CallBudget, LISTING_CAP, PAGE_SIZE, planSummary, PlanSummary, planUnits, PollUnit, rereadBudget, SourceRate } from './plan';
 import { CallOptions, RedditClient, RedditRequestError } from './reddit.client';
@@ -16,6 +17,9 @@ import { resolvePollerOptions, ResolvedPollerOptions } from './tuning';
 const TICK_INTERVAL_NAME = 'trendhooks-reddit-poll';
 /** The tracked set is re-read at least this often (and at least once per poll interval). */
 const TRACKED_REFRESH_MS = 10_000;
+
+/** Posts deleted per statement of the retention sweep. */
+const RETENTION_BATCH = 5000;
 
 /** Thrown from the pre-request hook when another process took the subreddit over. */
 class LeaseLostError extends Error {
@@ -93,6 +97,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly rereads: CallBudget;
   private tracked: string[] = [];
   private trackedAt = -Infinity;
+  private sweptAt = -Infinity;
   private running = false;
   private ticking = false;
   private readonly abort = new AbortController();
@@ -109,6 +114,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     @Inject(TRENDS_OPTIONS) options: TrendsModuleOptions,
     @Optional() private readonly scheduler?: SchedulerRegistry,
     @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly posts?: PostStore,
   ) {
     this.opts = resolvePollerOptions(options);
     const creds = this.opts.clients;
@@ -150,6 +156,10 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         const unknown = this.tracked.filter((s) => !this.rates.has(s));
         if (now - this.ratesAt >= this.opts.rateRefreshMs) await this.refreshRates(this.tracked, now);
         else if (unknown.length > 0) await this.refreshRates(unknown, now);
+      }
+      if (now - this.sweptAt >= this.opts.retentionSweepMs) {
+        this.sweptAt = now;
+        await this.sweepRetention(now);
       }
       const due = this.tracked.filter((s) => !this.inflight.has(s) && (this.notBefore.get(s) ?? 0) <= now);
       if (due.length === 0) return;
@@ -266,7 +276,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         this.metrics?.pollerError(sub);
         return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: `unavailable_${read.status}`, consecutiveFailures: failures });
       }
-      if (read.posts.length > 0) await this.ingest.upsertPosts(read.posts);
+      await this.store(read.posts);
       for (const sub of names) {
         this.alone.delete(sub);
         if ((this.rates.get(sub) ?? null) === null) {
@@ -329,16 +339,56 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     return { kind: 'ok', posts };
   }
 
-  /** Growth samples for the rising detector: recent posts of these subreddits not seen in this poll, within the re-read budget. */
+  /**
+   * Re-reads within the budget: growth samples for the rising detector (recent posts of these
+   * subreddits not seen in this poll), then, with what is left, any stored post of theirs not seen
+   * for deletionCheckMs, so one removed on Reddit since is found.
+   */
   private async reread(names: readonly string[], start: number, call: CallOptions): Promise<void> {
     const o = this.opts;
     const calls = this.rereads.available(this.clock.now().getTime());
     if (calls < 1) return;
     const ids = await this.repo.postsToReread(names, start - o.rereadMaxAgeMs, start - o.rereadMinGapMs, Math.min(o.rereadMaxPosts * names.length, calls * PAGE_SIZE));
+    const room = calls * PAGE_SIZE - ids.length;
+    if (room > 0) {
+      const stale = await this.repo.postsToReread(names, start - o.retentionMs, start - o.deletionCheckMs, room);
+      const asked = new Set(ids);
+      for (const id of stale) if (!asked.has(id)) ids.push(id);
+    }
     if (ids.length === 0) return;
     this.rereads.take(Math.ceil(ids.length / PAGE_SIZE), this.clock.now().getTime());
     const current = await this.clients[this.active.indexOf(Math.min(...this.active))].fetchByIds(ids, call);
-    if (current.length > 0) await this.ingest.upsertPosts(current);
+    // Reddit leaves out of /by_id what it no longer serves at all: gone too.
+    const got = new Set(current.map((p) => p.id));
+    await this.store(current, ids.filter((id) => !got.has(id)));
+  }
+
+  /**
+   * Stores what Reddit answered, keeping Reddit's rule that deleted content must go: posts it
+   * marks removed or deleted (and `vanished` ids it no longer serves) are deleted, never stored
+   * and never shown to the pipeline; posts whose author deleted the account lose the author.
+   * Posts older than the retention are not stored.
+   */
+  private async store(posts: readonly RedditPost[], vanished: readonly string[] = []): Promise<void> {
+    const oldest = this.clock.now().getTime() - this.opts.retentionMs;
+    const gone = [...vanished, ...posts.filter((p) => p.gone === 'removed').map((p) => p.id)];
+    const keep = posts.filter((p) => p.gone !== 'removed' && p.createdAtMs >= oldest);
+    if (keep.length > 0) await this.ingest.upsertPosts(keep);
+    if (!this.posts) return;
+    if (gone.length > 0) {
+      const n = await this.posts.purge(gone);
+      if (n > 0) this.logger.log(`purged ${n} posts removed or deleted on Reddit`);
+    }
+    const anonymous = keep.filter((p) => p.gone === 'author_deleted').map((p) => p.id);
+    if (anonymous.length > 0) await this.posts.anonymise(anonymous);
+  }
+
+  /** Deletes the posts created before the retention, in batches. */
+  private async sweepRetention(now: number): Promise<void> {
+    if (!this.posts) return;
+    let total = 0;
+    for (let n = RETENTION_BATCH; n === RETENTION_BATCH && this.running; total += n) n = await this.posts.purgeCreatedBefore(now - this.opts.retentionMs, RETENTION_BATCH);
+    if (total > 0) this.logger.log(`deleted ${total} posts older than the retention (${Math.round(this.opts.retentionMs / 86_400_000)} days)`);
   }
 
   private async finish(sub: string, outcome: PollOutcome): Promise<void> {

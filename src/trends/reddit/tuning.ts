@@ -18,6 +18,7 @@ export interface ResolvedPollerOptions extends PollerTuning {
   concurrency: number;
   timeoutMs: number;
   trackedSubreddits: string[];
+  retentionMs: number;
 }
 
 /** TrendsModuleOptions with every poller and client default filled in. */
@@ -37,6 +38,7 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     concurrency: o.pollConcurrency ?? 4,
     timeoutMs,
     trackedSubreddits: o.trackedSubreddits ?? [],
+    retentionMs: (o.postsRetentionDays ?? 30) * 24 * 3600_000,
     maxRetries: t.maxRetries ?? 3,
     backoffBaseMs: t.backoffBaseMs ?? 1000,
     backoffMaxMs: t.backoffMaxMs ?? 60_000,
@@ -59,6 +61,8 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     rateWindowMs: t.rateWindowMs ?? 24 * 3600_000,
     rateRefreshMs: t.rateRefreshMs ?? 5 * 60_000,
     pageOverlapMs: t.pageOverlapMs ?? 60_000,
+    deletionCheckMs: t.deletionCheckMs ?? 40 * 3600_000,
+    retentionSweepMs: t.retentionSweepMs ?? 3600_000,
   };
 }
 
