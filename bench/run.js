@@ -101,6 +101,17 @@ const BENCHES = [
       `on counts calibrated to the real series' burstiness: velocity ${s.velocity.falseAlarmsPerSubredditWeek} false alarms per subreddit-week (recall ${s.velocity.recall}), rising ${s.rising.falseAlarmsPerSubredditWeek} (recall ${s.rising.recall})`,
     ],
   },
+  {
+    name: 'ingest',
+    script: 'bench/ingest/ingest.js',
+    args: quick ? ['--subreddits=1000', '--steady=5', '--outage=10', '--recovery=5'] : [],
+    json: 'ingest.json',
+    summary: (r) => [
+      `${r.parameters.subreddits} subreddits on ${r.parameters.clients} OAuth client(s), simulated time ×${r.parameters.time_scale}, poll interval ${r.parameters.poll_interval_s} s: ${r.requests.steady.requests_per_min_per_client} requests/min per client = **${Math.round(r.requests.steady.share_of_quota * 1000) / 10} %** of the quota (planned with 12 h of growth re-reads and 30 days of deletion checks: ${Math.round(r.plan_at_mean_rates_with_all_rereads.quotaShare * 1000) / 10} %); ${r.listings.listings_per_poll} listings a poll (median ${r.listings.subreddits_per_listing_median} subreddits each)`,
+      `posts missed: ${r.posts.missed_steady} in steady state, ${r.posts.missed_during_outage} created during a ${r.parameters.outage_min}-min outage, ${r.posts.missed_total} of ${r.posts.generated} in all; creation → storage p50 ${r.delay_s.steady.p50} s, p99 ${r.delay_s.steady.p99} s; CPU ${r.cpu.ms_per_poll_interval_per_1000_subreddits} ms per poll interval per 1,000 subreddits`,
+      `targets: ${r.pass ? 'met' : `missed: ${r.missed.join(', ')}`}`,
+    ],
+  },
 ];
 
 function main() {

@@ -9,6 +9,7 @@ import { addCustomersCommands } from './cli/customers';
 import { addDemoCommand } from './cli/demo';
 import { addEncryptionCommands } from './cli/encryption';
 import { addEventsCommands } from './cli/events';
+import { addSourcesCommands } from './cli/sources';
 import { addIngestCommand } from './cli/ingest';
 import { addKeysCommands } from './cli/keys';
 import { addListenCommand } from './cli/listen';
@@ -56,6 +57,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
   addIngestCommand(program, config);
   addOpenApiCommand(program);
   addEventsCommands(program, config);
+  addSourcesCommands(program, config);
   addBacktestCommand(program);
   addDemoCommand(program, env);
   addListenCommand(program, env);

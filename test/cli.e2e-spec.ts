@@ -189,6 +189,27 @@ describe('trendhooks CLI', () => {
     expectOneLineError(await trendhooks(['openapi', '--check', out]), 1, 'differs from the code');
   });
 
+  it('plans the polling of the tracked subreddits: never-read ones alone, quiet ones grouped once their rates are known, the budget per client', async () => {
+    const db = { DATABASE_URL: `sqlite:${path.join(dir, 'plan.db')}`, TRACKED_SUBREDDITS: 'planone,plantwo' };
+    const before = await trendhooks(['sources', 'plan', '--json'], db);
+    expect(before.code).toBe(0);
+    expect(JSON.parse(before.stdout)).toMatchObject({ subreddits: 2, alone: 2, groups: 0, budgetPerMinute: 6, freshnessMs: 60_000 });
+
+    const now = Math.floor(Date.now() / 1000);
+    const file = path.join(dir, 'plan.ndjson');
+    const line = (id: string, sub: string, age: number) => JSON.stringify({ id, subreddit: sub, author: 'someone', title: `title ${id}`, selftext: '', created_utc: now - age, score: 1, num_comments: 0 });
+    fs.writeFileSync(file, [line('pa1', 'planone', 600), line('pa2', 'planone', 7200), line('pb1', 'plantwo', 3600)].join('\n') + '\n');
+    expect((await trendhooks(['ingest', '--file', file], db)).code).toBe(0);
+    const after = await trendhooks(['sources', 'plan', '--json'], { ...db, REDDIT_CLIENTS: 'c1:s1,c2:s2' });
+    expect(after.code).toBe(0);
+    const plan = JSON.parse(after.stdout);
+    expect(plan).toMatchObject({ subreddits: 2, alone: 0, groups: 1, listingCallsPerMinute: 1, budgetPerMinute: 120 });
+    expect(plan.units).toEqual([{ subreddits: ['planone', 'plantwo'], posts_per_poll: expect.any(Number) }]);
+    const text = await trendhooks(['sources', 'plan'], db);
+    expect(text.stdout).toMatch(/^tracked subreddits +2 \(0 never read yet\)$/m);
+    expect(text.stdout).toMatch(/^freshness reachable +60 s$/m);
+  });
+
   it('draws no progress bar when stderr is not a terminal, and one when it is', async () => {
     const file = path.join(dir, 'many.ndjson');
     const post = (i: number) => JSON.stringify({ id: `pb${i.toString(36)}`, subreddit: 'progressbar', title: 't', author: 'a_b', created_utc: 1_700_000_000, score: 1, num_comments: 0 });

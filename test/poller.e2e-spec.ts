@@ -14,7 +14,8 @@ import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
 const UA = /^node:trendhooks:\d+\.\d+\.\d+ \(by \/u\/trendhooks; \+https:\/\/github\.com\/\S+\)$/;
 /** Short enough that a test sees several polls in a second or two. */
 const POLL_MS = 200;
-const TUNING: Partial<PollerTuning> = { backoffBaseMs: 300, backoffMaxMs: 2000, maxRetries: 1, shutdownGraceMs: 2000 };
+// A quota far above what polls every 200 ms cost, so re-reads are never held back by the budget here.
+const TUNING: Partial<PollerTuning> = { backoffBaseMs: 300, backoffMaxMs: 2000, maxRetries: 1, shutdownGraceMs: 2000, quotaPerMinute: 100_000 };
 
 async function until<T>(fn: () => Promise<T> | T, pred: (v: T) => boolean, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -191,6 +192,119 @@ describe.each(testDatabases())('Reddit poller on %s', (dbName, makeDb) => {
       expect(t.logs.lines.filter((l) => l.startsWith('warn') && l.includes(`r/${s} is unavailable`))).toHaveLength(1);
     }
     expect(await storedPosts(t, fine)).toHaveLength(1);
+  });
+
+  it('reads quiet subreddits together in multireddit listings once it knows them, and re-reads their posts 100 ids a call', async () => {
+    const subs = Array.from({ length: 5 }, sub);
+    for (const s of subs) for (let i = 0; i < 3; i++) fake.addPost(s, { ageMs: 3600_000 * (i + 1) });
+    const t = await start({ env: { TRACKED_SUBREDDITS: subs.join(',') }, tuning: { maxBatchSubreddits: 3, rereadMinGapMs: 0 } });
+    // First sight: each alone (that is where Reddit says whether it serves a subreddit).
+    for (const s of subs) await fake.waitUntil((f) => f.newRequests(s).length >= 1, 10_000, `the first read of ${s}`);
+    for (const s of subs) expect(fake.newRequests(s)[0].subreddits).toEqual([s]);
+    // Then in groups of at most three: two listings per round for the five.
+    await fake.waitUntil((f) => subs.every((s) => f.newRequests(s).filter((r) => r.subreddits.length > 1).length >= 3), 10_000, 'three grouped polls of each');
+    const grouped = fake.newRequests().filter((r) => r.subreddits.length > 1);
+    for (const r of grouped) {
+      expect(r.subreddits.length).toBeLessThanOrEqual(3);
+      expect(r.path).toMatch(/^\/r\/poll[a-z0-9]+(\+poll[a-z0-9]+)+\/new\.json\?limit=100&raw_json=1$/);
+    }
+    // The posts stay stored once each, and a post that scrolled off is found again through /by_id.
+    const hidden = [...fake.posts.values()].find((p) => p.subreddit === subs[0])!;
+    hidden.hiddenFromNew = true;
+    hidden.score = 77;
+    await until(() => storedPosts(t, subs[0]), (p) => p.find((x) => x.id === hidden.id)?.score === 77, 10_000, 'the re-read score');
+    for (const r of fake.requests.filter((x) => x.path.startsWith('/by_id/'))) {
+      expect(decodeURIComponent(r.path).split(',').length).toBeLessThanOrEqual(100);
+    }
+    for (const s of subs) expect(await storedPosts(t, s)).toHaveLength(3);
+    expect(fake.overlaps).toEqual([]);
+  });
+
+  it('pages a listing with `after` back to the last poll, so a burst of more than 100 posts between polls, or during an outage, is stored whole', async () => {
+    const [busy, quiet] = [sub(), sub()];
+    fake.addPost(busy, { ageMs: 120_000 });
+    fake.addPost(quiet, { ageMs: 120_000 });
+    let down = false;
+    fake.behaviour = (r) => (down && r.path.startsWith('/r/') ? { status: 503, body: 'down' } : undefined);
+    const t = await start({ env: { TRACKED_SUBREDDITS: `${busy},${quiet}` }, tuning: { pageOverlapMs: 0 } });
+    await until(() => storedPosts(t, busy), (p) => p.length === 1, 10_000, 'the first post');
+    await fake.waitUntil((f) => f.newRequests(quiet).length >= 2, 10_000, 'a second poll');
+
+    // An outage, during which 250 posts arrive in one subreddit and 3 in the other.
+    down = true;
+    const failedBefore = fake.requests.length;
+    await fake.waitUntil((f) => f.requests.length >= failedBefore + 2, 10_000, 'failed polls');
+    const burst = Array.from({ length: 250 }, (_, i) => fake.addPost(busy, { title: `burst ${i}` }));
+    for (let i = 0; i < 3; i++) fake.addPost(quiet, { title: `quiet ${i}` });
+    const pagesFrom = fake.requests.length;
+    down = false;
+
+    const ds = t.app.get<DataSource>(getDataSourceToken());
+    const count = async (s: string) => Number((await ds.query(`SELECT COUNT(*) AS n FROM posts WHERE subreddit = ${dbName === 'postgres' ? '$1' : '?'}`, [s]))[0].n);
+    await until(() => count(busy), (n) => n === 251, 20_000, 'all 251 posts of the busy subreddit');
+    await until(() => count(quiet), (n) => n === 4, 10_000, 'all 4 posts of the quiet subreddit');
+    // It paged: after=… on the requests that read past the first 100.
+    const paged = fake.newRequests().filter((r) => r.n > pagesFrom && r.path.includes('&after=t3_'));
+    expect(paged.length).toBeGreaterThanOrEqual(2);
+    expect(burst.every((p) => p.id)).toBe(true);
+  }, 40_000);
+
+  it('spreads its polls over the OAuth clients of REDDIT_CLIENTS, each with its own token', async () => {
+    const subs = Array.from({ length: 4 }, sub);
+    for (const s of subs) fake.addPost(s);
+    fake.credentials = { id: 'one', secret: 's1' };
+    const issued: string[] = [];
+    fake.behaviour = (r) => {
+      if (r.path !== '/api/v1/access_token') return undefined;
+      const [id, secret] = Buffer.from(String(r.headers.authorization).replace(/^Basic /, ''), 'base64').toString().split(':');
+      if (!((id === 'one' && secret === 's1') || (id === 'two' && secret === 's2'))) return { status: 401, body: '{}' };
+      const token = `tok-${id}`;
+      issued.push(token);
+      fake.tokens.push(token);
+      return { body: JSON.stringify({ access_token: token, token_type: 'bearer', expires_in: 86400 }) };
+    };
+    await start({ env: { REDDIT_CLIENTS: 'one:s1,two:s2', TRACKED_SUBREDDITS: subs.join(',') }, concurrency: 2 });
+    await fake.waitUntil((f) => subs.every((s) => f.newRequests(s).length >= 3), 10_000, 'three polls of each');
+    expect(issued.sort()).toEqual(['tok-one', 'tok-two']);
+    const used = new Set(fake.apiRequests().map((r) => r.headers.authorization));
+    expect(used).toEqual(new Set(['bearer tok-one', 'bearer tok-two']));
+  });
+
+  it("keeps Reddit's deletion rule: posts removed or deleted on Reddit, or no longer served, are purged on the re-reads; a deleted author is dropped; nothing past the retention is kept", async () => {
+    const s = sub();
+    const [removed, selfDeleted, vanished, orphaned, kept] = [0, 1, 2, 3, 4].map((i) => fake.addPost(s, { ageMs: 60_000 + i * 1000, author: `author_${i}`, selftext: `text ${i}` }));
+    const ancient = fake.addPost(s, { ageMs: 3 * 86_400_000, title: 'from three days ago' });
+    const t = await start({ env: { TRACKED_SUBREDDITS: s, POSTS_RETENTION_DAYS: '2' }, tuning: { rereadMinGapMs: 0, retentionSweepMs: 300 } });
+    const ds = t.app.get<DataSource>(getDataSourceToken());
+    const q = (sql: string, ...params: unknown[]) => ds.query(dbName === 'postgres' ? sql.replace(/\?/g, (_m, i: number) => `$${sql.slice(0, i).split('?').length}`) : sql, params);
+    const ids = async () => ((await q('SELECT id FROM posts WHERE subreddit = ? ORDER BY id', s)) as { id: string }[]).map((r) => r.id);
+    await until(ids, (x) => x.length === 5, 10_000, 'five stored posts');
+    // Three days old: beyond the 2-day retention, never stored although the listing shows it.
+    expect(await ids()).not.toContain(ancient.id);
+
+    // Then, on Reddit: a moderator removes one, an author deletes a post, another post disappears
+    // from Reddit altogether, an author deletes the account. All scroll off /new: only re-reads see them.
+    for (const p of [removed, selfDeleted, vanished, orphaned, kept]) p.hiddenFromNew = true;
+    removed.removed_by_category = 'moderator';
+    selfDeleted.author = '[deleted]';
+    selfDeleted.selftext = '[deleted]';
+    fake.posts.delete(vanished.id);
+    orphaned.author = '[deleted]';
+    await until(ids, (x) => x.length === 2, 10_000, 'the removed posts purged');
+    expect(await ids()).toEqual([orphaned.id, kept.id].sort());
+    const authors = (await q('SELECT id, author, author_key FROM posts WHERE subreddit = ? ORDER BY id', s)) as { id: string; author: string; author_key: string }[];
+    expect(authors.find((r) => r.id === orphaned.id)).toMatchObject({ author: '[deleted]', author_key: '[deleted]' });
+    expect(authors.find((r) => r.id === kept.id)).toMatchObject({ author: 'author_4' });
+    expect(t.logs.lines.some((l) => l.includes('posts removed or deleted on Reddit'))).toBe(true);
+
+    // A post stored earlier and now past the retention is deleted by the poller's sweep.
+    const old = Date.now() - 5 * 86_400_000;
+    await q(
+      'INSERT INTO posts (id, subreddit, author, author_key, title, selftext, url, permalink, score, num_comments, created_at, first_seen_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'zzold1', s, 'a', 'a', 't', '', 'https://x', '/r/x/comments/zzold1/', 1, 0, old, old, old,
+    );
+    await until(ids, (x) => !x.includes('zzold1'), 10_000, 'the old post deleted');
+    expect(await ids()).toEqual([orphaned.id, kept.id].sort());
   });
 
   it('turns a burst of posts on Reddit into a trends.surge delivered to a webhook', async () => {

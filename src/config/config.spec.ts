@@ -113,6 +113,15 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must start with/],
     [{ TRACKED_SUBREDDITS: 'node,no spaces' }, /TRACKED_SUBREDDITS: "no spaces" is not a subreddit name/],
     [{ REDDIT_CLIENT_ID: 'only-the-id' }, /go together/],
+    [{ POSTS_RETENTION_DAYS: '0' }, /POSTS_RETENTION_DAYS must be between 1 and 3650, got 0/],
+    [{ POSTS_RETENTION_DAYS: 'a month' }, /POSTS_RETENTION_DAYS must be an integer/],
+    [{ REDDIT_CLIENTS: 'abc' }, /^REDDIT_CLIENTS entry 1 \("abc"\) must be client_id:client_secret$/],
+    [{ REDDIT_CLIENTS: 'abc:s1,,def:s2' }, /^REDDIT_CLIENTS entry 2 is empty/],
+    [{ REDDIT_CLIENTS: 'abc:' }, /^REDDIT_CLIENTS entry 1 \("abc"\) must be client_id:client_secret$/],
+    [{ REDDIT_CLIENTS: 'abc:s1,abc:s2' }, /^REDDIT_CLIENTS entry 2 \("abc"\): client id "abc" is listed twice/],
+    [{ REDDIT_CLIENTS: 'abc:s1', REDDIT_CLIENT_ID: 'abc', REDDIT_CLIENT_SECRET: 'x' }, /client id "abc" is listed twice/],
+    [{ REDDIT_CLIENTS: 'a b:s1' }, /^REDDIT_CLIENTS entry 1: the client id must be 1 to 64 printable ASCII characters/],
+    [{ REDDIT_CLIENTS: 'abc:s 1' }, /^REDDIT_CLIENTS entry 1 \("abc"\): the client secret must be/],
     [{ REDDIT_BASE_URL: 'https://www.reddit.com/r/x' }, /REDDIT_BASE_URL must be an http\(s\) origin/],
     [{ REDDIT_USER_AGENT: 'bad\u0007agent' }, /REDDIT_USER_AGENT must be 1 to 256 printable ASCII/],
     [{ REDDIT_USER_AGENT: 'x'.repeat(257) }, /REDDIT_USER_AGENT/],
@@ -138,6 +147,24 @@ describe('loadConfig', () => {
     [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1" is not an IP:port destination/],
     [{ SSRF_ALLOW_DESTINATIONS: '127.0.0.1:0' }, /^SSRF_ALLOW_DESTINATIONS: "127.0.0.1:0": the port must be from 1 to 65535/],
   ])('refuses %j', (env, message) => bad(env as Record<string, string>, message));
+});
+
+describe('REDDIT_CLIENTS', () => {
+  it('reads id:secret pairs besides REDDIT_CLIENT_ID, and never echoes a secret in an error', () => {
+    expect(loadConfig({ REDDIT_CLIENTS: ' one:s-1 , two:s:2 ' }).trends.redditClients).toEqual([
+      { id: 'one', secret: 's-1' },
+      { id: 'two', secret: 's:2' },
+    ]);
+    expect(loadConfig({}).trends.redditClients).toEqual([]);
+    for (const bad of ['one:topsecret,one:othersecret', 'x:top secret']) {
+      expect(() => loadConfig({ REDDIT_CLIENTS: bad })).toThrow(ConfigError);
+      try {
+        loadConfig({ REDDIT_CLIENTS: bad });
+      } catch (err) {
+        expect((err as Error).message).not.toMatch(/topsecret|othersecret|top secret/);
+      }
+    }
+  });
 });
 
 describe('encryption keys', () => {

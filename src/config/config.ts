@@ -71,6 +71,8 @@ export interface AppConfig {
     redditBaseUrl: string;
     redditClientId: string | null;
     redditClientSecret: string | null;
+    /** More OAuth clients from REDDIT_CLIENTS (`id:secret,id:secret`), sharing the polling load. */
+    redditClients: { id: string; secret: string }[];
     /** Sent on every Reddit call; null: trendhooks' own (Reddit throttles generic agents). */
     redditUserAgent: string | null;
     pollIntervalMs: number;
@@ -78,6 +80,8 @@ export interface AppConfig {
     pollConcurrency: number;
     /** Total time of one Reddit request. */
     redditTimeoutMs: number;
+    /** Posts created longer ago are deleted (by the poller) and not stored. */
+    postsRetentionDays: number;
   };
   ops: {
     /** JSON log threshold (LOG_LEVEL). */
@@ -175,6 +179,29 @@ export function parsePlanRateLimits(raw: string | null): Partial<Record<Plan, nu
   return out;
 }
 
+/**
+ * `REDDIT_CLIENTS=id:secret,id:secret`: OAuth clients that share the polling load. A malformed
+ * entry or an id given twice stops the start, naming the entry (never the secret).
+ */
+export function parseRedditClients(raw: string | null, primaryId: string | null): { id: string; secret: string }[] {
+  if (raw === null) return [];
+  const out: { id: string; secret: string }[] = [];
+  const entries = raw.split(',').map((e) => e.trim());
+  entries.forEach((entry, i) => {
+    const colon = entry.indexOf(':');
+    const id = colon < 0 ? entry : entry.slice(0, colon);
+    const secret = colon < 0 ? '' : entry.slice(colon + 1);
+    const what = `REDDIT_CLIENTS entry ${i + 1}${id && /^[\x21-\x7e]{1,64}$/.test(id) ? ` ("${id}")` : ''}`;
+    if (entry === '') throw new ConfigError(`${what} is empty: list id:secret pairs separated by commas`);
+    if (colon < 0 || secret === '') throw new ConfigError(`${what} must be client_id:client_secret`);
+    if (!/^[\x21-\x7e]{1,64}$/.test(id) || id.includes(':')) throw new ConfigError(`${what}: the client id must be 1 to 64 printable ASCII characters without spaces`);
+    if (!/^[\x21-\x7e]{1,256}$/.test(secret)) throw new ConfigError(`${what}: the client secret must be 1 to 256 printable ASCII characters without spaces or commas`);
+    if (id === primaryId || out.some((c) => c.id === id)) throw new ConfigError(`${what}: client id "${id}" is listed twice (REDDIT_CLIENT_ID and REDDIT_CLIENTS together list each client once)`);
+    out.push({ id, secret });
+  });
+  return out;
+}
+
 export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const overrides = parsePlanRateLimits(str(env, 'PLAN_RATE_LIMITS'));
   const plans = {} as Record<Plan, PlanLimits>;
@@ -239,6 +266,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const redditClientId = str(env, 'REDDIT_CLIENT_ID');
   const redditClientSecret = str(env, 'REDDIT_CLIENT_SECRET');
   if ((redditClientId === null) !== (redditClientSecret === null)) throw new ConfigError('REDDIT_CLIENT_ID and REDDIT_CLIENT_SECRET go together: set both or neither');
+  const redditClients = parseRedditClients(str(env, 'REDDIT_CLIENTS'), redditClientId);
   const redditUserAgent = str(env, 'REDDIT_USER_AGENT');
   if (redditUserAgent !== null && !/^[\x20-\x7e]{1,256}$/.test(redditUserAgent)) {
     throw new ConfigError('REDDIT_USER_AGENT must be 1 to 256 printable ASCII characters, such as "linux:com.example.trends:1.0 (by /u/yourname)"');
@@ -289,10 +317,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       redditBaseUrl: redditBaseUrl.replace(/\/$/, ''),
       redditClientId,
       redditClientSecret,
+      redditClients,
       redditUserAgent,
       pollIntervalMs: int(env, 'REDDIT_POLL_INTERVAL_MS', 60_000, 1000, 3_600_000),
       pollConcurrency: int(env, 'REDDIT_POLL_CONCURRENCY', 4, 1, 64),
       redditTimeoutMs: int(env, 'REDDIT_TIMEOUT_MS', 10_000, 100, 120_000),
+      postsRetentionDays: int(env, 'POSTS_RETENTION_DAYS', 30, 1, 3650),
     },
     ops: { logLevel: logLevel as LogLevelName, shutdownTimeoutMs },
   };

@@ -31,6 +31,15 @@ export abstract class PostStore {
 
   /** Inserts new posts and refreshes the mutable fields of known ones. Returns the ids that were new. */
   abstract upsertMany(posts: readonly PostEntity[]): Promise<{ insertedIds: Set<string> }>;
+
+  /** Deletes these posts (removed or deleted on Reddit). Returns how many were stored. */
+  abstract purge(ids: readonly string[]): Promise<number>;
+
+  /** Drops the author of these posts (the account was deleted on Reddit): `[deleted]`. Returns how many changed. */
+  abstract anonymise(ids: readonly string[]): Promise<number>;
+
+  /** Deletes the posts created before `before` (epoch ms), at most `limit` of them, oldest first. Returns how many. */
+  abstract purgeCreatedBefore(before: number, limit: number): Promise<number>;
 }
 
 /** Whether a cursor position is the (created_at ms, id) pair posts pages are keyed by. */

@@ -1,3 +1,4 @@
+import { DELETED_AUTHOR } from './reddit-parse';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, SelectQueryBuilder } from 'typeorm';
 import type { CursorPosition } from '../pagination/cursor-codec';
@@ -134,6 +135,46 @@ export abstract class TypeOrmPostStore extends PostStore {
       await this.ds.query(`INSERT INTO posts (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')} ON CONFLICT (id) DO UPDATE SET ${set}`, values);
     }
     return { insertedIds };
+  }
+
+  async purge(ids: readonly string[]): Promise<number> {
+    let n = 0;
+    for (let i = 0; i < ids.length; i += UPSERT_CHUNK) {
+      const chunk = ids.slice(i, i + UPSERT_CHUNK);
+      n += await this.changes(`DELETE FROM posts WHERE id IN (${this.placeholders(0, chunk.length)})`, chunk);
+    }
+    return n;
+  }
+
+  async anonymise(ids: readonly string[]): Promise<number> {
+    let n = 0;
+    for (let i = 0; i < ids.length; i += UPSERT_CHUNK) {
+      const chunk = ids.slice(i, i + UPSERT_CHUNK);
+      n += await this.changes(
+        `UPDATE posts SET author = ${this.placeholder(0)}, author_key = ${this.placeholder(1)} WHERE author <> ${this.placeholder(2)} AND id IN (${this.placeholders(3, chunk.length)})`,
+        [DELETED_AUTHOR, DELETED_AUTHOR, DELETED_AUTHOR, ...chunk],
+      );
+    }
+    return n;
+  }
+
+  async purgeCreatedBefore(before: number, limit: number): Promise<number> {
+    // Through the (subreddit, created_at, id) index would need a subreddit; a bounded batch by id keeps each statement short.
+    return this.changes(
+      `DELETE FROM posts WHERE id IN (SELECT id FROM posts WHERE created_at < ${this.placeholder(0)} ORDER BY created_at LIMIT ${this.placeholder(1)})`,
+      [before, limit],
+    );
+  }
+
+  /** Rows a DELETE or UPDATE changed (TypeORM's structured result, on both drivers). */
+  private async changes(sql: string, params: unknown[]): Promise<number> {
+    const qr = this.ds.createQueryRunner();
+    try {
+      const res = await qr.query(sql, params, true);
+      return Number(res.affected ?? 0);
+    } finally {
+      await qr.release();
+    }
   }
 
   private placeholders(offset: number, n: number): string {

@@ -30,6 +30,15 @@ class FakePostStore extends PostStore {
   async upsertMany(): Promise<never> {
     throw new Error('not used by PostsService');
   }
+  async purge(): Promise<never> {
+    throw new Error('not used by PostsService');
+  }
+  async anonymise(): Promise<never> {
+    throw new Error('not used by PostsService');
+  }
+  async purgeCreatedBefore(): Promise<never> {
+    throw new Error('not used by PostsService');
+  }
   private page(rows: PostEntity[], req: PageRequest) {
     const key = (p: PostEntity): [number, string] => [p.createdAt.getTime(), p.id];
     const cmp = (a: [number, string], b: [number, string]) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);

@@ -114,6 +114,17 @@ describe('parsePost', () => {
     expect(reason(value)).toMatch(/expected a post object/);
   });
 
+  it("marks what Reddit's record says is gone: removed or deleted posts, deleted authors; an absent author is not a deleted one", () => {
+    const base = { id: 'g1', subreddit: 'x_sub', title: 'T', created_utc: CREATED, author: 'someone', selftext: 'text' };
+    expect(ok(base).gone).toBeUndefined();
+    expect(ok({ ...base, removed_by_category: 'moderator' }).gone).toBe('removed');
+    expect(ok({ ...base, removed_by_category: null }).gone).toBeUndefined();
+    expect(ok({ ...base, selftext: '[removed]' }).gone).toBe('removed');
+    expect(ok({ ...base, author: '[deleted]', selftext: '[deleted]' }).gone).toBe('removed');
+    expect(ok({ ...base, author: '[deleted]' }).gone).toBe('author_deleted');
+    expect(ok({ id: 'g2', subreddit: 'x_sub', title: 'T', created_utc: CREATED }).gone).toBeUndefined();
+  });
+
   it('fills absent optional fields with what Reddit means by them', () => {
     const p = ok({ id: 'q1', subreddit: 'r/AskReddit', title: 'T', created_utc: CREATED });
     expect(p).toEqual({

@@ -24,6 +24,12 @@ export interface RedditPost {
   numComments: number;
   /** created_utc in epoch milliseconds. */
   createdAtMs: number;
+  /**
+   * What Reddit's own record says is gone: `removed` (removed_by_category set, or the text replaced
+   * by `[removed]` / `[deleted]`), `author_deleted` (the author is `[deleted]`, the post still up).
+   * Absent when neither. The poller acts on it (Reddit's rule: deleted content must go).
+   */
+  gone?: 'removed' | 'author_deleted';
 }
 
 export interface ParseIssue {
@@ -192,6 +198,13 @@ export function parsePost(value: unknown): Result<RedditPost> {
   const numComments = optionalInt(data, 'num_comments', 0);
   if (!numComments.ok) return numComments;
 
+  const removedBy = data.removed_by_category;
+  const gone =
+    (typeof removedBy === 'string' && removedBy !== '') || selftext.value === '[removed]' || selftext.value === '[deleted]'
+      ? 'removed'
+      : data.author === DELETED_AUTHOR
+        ? 'author_deleted'
+        : undefined;
   return {
     ok: true,
     value: {
@@ -205,6 +218,7 @@ export function parsePost(value: unknown): Result<RedditPost> {
       score: score.value,
       numComments: numComments.value,
       createdAtMs: created.value,
+      ...(gone ? { gone } : {}),
     },
   };
 }

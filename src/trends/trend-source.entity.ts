@@ -26,7 +26,7 @@ export class TrendSourceEntity {
   @TimestampColumn({ name: 'next_poll_at', nullable: true })
   nextPollAt: Date | null;
 
-  /** End of the last successful poll. */
+  /** When the last successful poll's listing started: the next listing pages back to it. */
   @TimestampColumn({ name: 'last_polled_at', nullable: true })
   lastPolledAt: Date | null;
 

@@ -15,6 +15,8 @@ export interface TrendsModuleOptions {
   /** App-only OAuth when both are set; the public endpoints otherwise. */
   redditClientId?: string | null;
   redditClientSecret?: string | null;
+  /** More OAuth clients sharing the load (`REDDIT_CLIENTS`); each has its own token and its own rate-limit budget. */
+  redditClients?: { id: string; secret: string }[];
   /** User-Agent of every Reddit call; Reddit asks for `<platform>:<app id>:<version> (by /u/<user>)`. Default trendhooks' own. */
   redditUserAgent?: string | null;
   /** How often each subreddit is polled. Default 60 000 ms. */
@@ -23,6 +25,8 @@ export interface TrendsModuleOptions {
   pollConcurrency?: number;
   /** Total time of one Reddit request. Default 10 000 ms. */
   redditTimeoutMs?: number;
+  /** The poller deletes stored posts created longer ago, and stores none older. Default 30. */
+  postsRetentionDays?: number;
   /** Finer poller and client knobs (backoffs, leases, re-reads); tests shorten them. */
   pollerTuning?: Partial<PollerTuning>;
 }
@@ -54,6 +58,24 @@ export interface PollerTuning {
   tickMs: number;
   /** Shutdown waits this long for polls in flight before it cancels them. */
   shutdownGraceMs: number;
+  /** At most this many subreddits in one multireddit listing. Default 100. */
+  maxBatchSubreddits: number;
+  /** Subreddits are grouped while the group's expected posts per poll stay under this. Default 50 (half a page). */
+  batchPostsPerPoll: number;
+  /** Reddit's queries per minute per client. Default 100 under OAuth, 10 without. */
+  quotaPerMinute: number;
+  /** The share of the quota the poller plans to use (re-reads get what listings leave). Default 0.6. */
+  budgetShare: number;
+  /** Post rates are measured over this much stored history. Default 24 h. */
+  rateWindowMs: number;
+  /** Rates and groups are recomputed this often. Default 5 min. */
+  rateRefreshMs: number;
+  /** A listing pages back to the previous poll's start minus this (posts Reddit lists a little late). Default 60 s. */
+  pageOverlapMs: number;
+  /** Every stored post is re-read at least this often (within the re-read budget), so one removed on Reddit is found and purged. Default 40 h. */
+  deletionCheckMs: number;
+  /** How often posts past the retention are deleted. Default 1 h. */
+  retentionSweepMs: number;
 }
 
 export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS_TOKEN: TRENDS_OPTIONS } =

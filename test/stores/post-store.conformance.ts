@@ -99,4 +99,28 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     await f.store.upsertMany([second]);
     expect((await f.store.pageBySubreddit(sub, { limit: 5 })).map((p) => p.id)).toEqual([second.id, first.id]);
   });
+
+  it('purges posts by id, anonymises authors by id, and deletes posts created before a time, oldest first and bounded', async () => {
+    const sub = uniqueName('gone');
+    const [a, b, c] = [post(sub, BASE_MS), post(sub, BASE_MS + 1), post(sub, BASE_MS + 2, { author: 'Named' })];
+    await f.store.upsertMany([a, b, c]);
+    expect(await f.store.purge([a.id, 'nosuchpost'])).toBe(1);
+    expect(await f.store.anonymise([c.id])).toBe(1);
+    expect(await f.store.anonymise([c.id])).toBe(0);
+    const rows = await f.ds.getRepository(PostEntity).find({ where: { subreddit: sub }, order: { id: 'ASC' } });
+    expect(rows.map((r) => [r.id, r.author, r.authorKey])).toEqual([
+      [b.id, 'Someone', 'someone'],
+      [c.id, '[deleted]', '[deleted]'],
+    ]);
+
+    // Older than anything else the suite stores: 2001.
+    const old = Date.UTC(2001, 0, 1);
+    const olds = [post(sub, old), post(sub, old + 1), post(sub, old + 2)];
+    await f.store.upsertMany(olds);
+    expect(await f.store.purgeCreatedBefore(old + 3, 2)).toBe(2);
+    expect((await f.ds.getRepository(PostEntity).findOneBy({ id: olds[2].id }))?.id).toBe(olds[2].id);
+    expect(await f.store.purgeCreatedBefore(old + 3, 2)).toBe(1);
+    expect(await f.store.purgeCreatedBefore(old + 3, 2)).toBe(0);
+    expect(await f.ds.getRepository(PostEntity).countBy({ subreddit: sub })).toBe(2);
+  });
 }

@@ -16,7 +16,7 @@ export function trendSourceLeaseStoreConformance(f: StoreFixture<TrendSourceLeas
 
   it('leases a subreddit seen for the first time, and refuses it to another owner while held', async () => {
     const sub = uniqueName('lease');
-    expect(await claim(sub, 'a', T0)).toEqual({ claimed: true, consecutiveFailures: 0, lastError: null });
+    expect(await claim(sub, 'a', T0)).toEqual({ claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: null });
     expect(await claim(sub, 'b', T0 + 1000)).toEqual({ claimed: false, state: { leaseOwner: 'a', leaseUntil: T0 + LEASE, nextPollAt: null } });
   });
 
@@ -54,9 +54,10 @@ export function trendSourceLeaseStoreConformance(f: StoreFixture<TrendSourceLeas
     const sub = uniqueName('fail');
     await claim(sub, 'a', T0);
     await f.store.finish(sub, 'a', { ok: false, nextPollAt: T0 + 1000, lastError: 'http_503', consecutiveFailures: 3 }, T0 + 10);
-    expect(await claim(sub, 'a', T0 + 1000)).toEqual({ claimed: true, consecutiveFailures: 3, lastError: 'http_503' });
+    expect(await claim(sub, 'a', T0 + 1000)).toEqual({ claimed: true, consecutiveFailures: 3, lastError: 'http_503', lastPolledAt: null });
     await f.store.finish(sub, 'a', ok(T0 + 2000), T0 + 1010);
-    expect(await claim(sub, 'a', T0 + 2000)).toEqual({ claimed: true, consecutiveFailures: 0, lastError: null });
+    // Without a listing start, the end of the poll stands for it.
+    expect(await claim(sub, 'a', T0 + 2000)).toEqual({ claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: T0 + 1010 });
   });
 
   it("releasing all of an owner's leases lets anyone take them at once, and leaves others' alone", async () => {
@@ -105,7 +106,26 @@ export function trendSourceLeaseStoreConformance(f: StoreFixture<TrendSourceLeas
       post(p('d'), T0 + 300, T0 + 300),
       post(p('elsewhere'), T0 + 300, T0 + 300, uniqueName('other')),
     ]);
-    expect(await f.store.postsToReread(sub, T0, T0 + 500, 10)).toEqual([p('d'), p('c'), p('b'), p('a')]);
-    expect(await f.store.postsToReread(sub, T0, T0 + 500, 2)).toEqual([p('d'), p('c')]);
+    expect(await f.store.postsToReread([sub], T0, T0 + 500, 10)).toEqual([p('d'), p('c'), p('b'), p('a')]);
+    expect(await f.store.postsToReread([sub], T0, T0 + 500, 2)).toEqual([p('d'), p('c')]);
+    // A group's posts, newest first across its subreddits.
+    expect(await f.store.postsToReread([sub, 'nosuchsub'], T0, T0 + 500, 3)).toEqual([p('d'), p('c'), p('b')]);
+    const other = (await f.ds.getRepository(PostEntity).findOneByOrFail({ id: p('elsewhere') })).subreddit;
+    expect(await f.store.postsToReread([other, sub], T0, T0 + 500, 2)).toEqual([p('elsewhere'), p('d')]);
+
+    // Rates: posts since a time per subreddit, with the oldest; subreddits without posts are absent.
+    const counts = await f.store.postCounts([sub, other, 'nosuchsub'], T0 + 100);
+    expect(counts.counts.get(sub)).toEqual({ n: 5, oldest: T0 + 100 });
+    expect(counts.counts.get(other)).toEqual({ n: 1, oldest: T0 + 300 });
+    expect(counts.counts.has('nosuchsub')).toBe(false);
+  });
+
+  it('records when the last successful listing started, hands it to the next claim, and says which subreddits were ever polled', async () => {
+    const [sub, never] = [uniqueName('mark'), uniqueName('never')];
+    await claim(sub, 'a', T0);
+    await claim(never, 'a', T0);
+    expect(await f.store.finish(sub, 'a', { ...ok(T0 + 1000), listedAt: T0 + 5 }, T0 + 900)).toBe(true);
+    expect(await claim(sub, 'a', T0 + 1000)).toEqual({ claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: T0 + 5 });
+    expect((await f.store.postCounts([sub, never], T0)).polled).toEqual(new Set([sub]));
   });
 }

@@ -14,6 +14,8 @@ export interface FakePost {
   created_utc: number;
   /** Left out of /new.json (it scrolled off the first page), still served by /by_id. */
   hiddenFromNew?: boolean;
+  /** Reddit's marker of a removed post (`moderator`, `deleted`, …); null while it is up. */
+  removed_by_category?: string | null;
 }
 
 export interface FakeRequest {
@@ -164,7 +166,7 @@ export class FakeReddit {
 
   private subredditsOf(pathname: string): string[] {
     const sub = /^\/r\/([^/]+)\/new\.json$/.exec(pathname);
-    if (sub) return [decodeURIComponent(sub[1]).toLowerCase()];
+    if (sub) return decodeURIComponent(sub[1]).toLowerCase().split('+');
     const byId = /^\/by_id\/(.+)\.json$/.exec(pathname);
     if (byId) {
       const subs = new Set<string>();
@@ -186,15 +188,21 @@ export class FakeReddit {
     }
     const sub = /^\/r\/([^/]+)\/new\.json$/.exec(url.pathname);
     if (sub) {
-      const name = decodeURIComponent(sub[1]).toLowerCase();
-      if (this.unknown.has(name)) return { status: 302, headers: { location: `/subreddits/search.json?q=${name}` }, body: '' };
-      if (this.private.has(name)) return { status: 403, headers: limits, body: JSON.stringify({ reason: 'private', message: 'Forbidden', error: 403 }) };
-      const limit = Number(url.searchParams.get('limit') ?? 25);
-      const posts = [...this.posts.values()]
-        .filter((p) => p.subreddit.toLowerCase() === name && !p.hiddenFromNew)
-        .sort((a, b) => b.created_utc - a.created_utc)
-        .slice(0, limit);
-      return { headers: limits, body: listing(posts) };
+      // One subreddit, or a multireddit (`a+b+c`): Reddit leaves unknown and private members out of a multireddit.
+      const names = decodeURIComponent(sub[1]).toLowerCase().split('+');
+      if (names.length === 1) {
+        const [name] = names;
+        if (this.unknown.has(name)) return { status: 302, headers: { location: `/subreddits/search.json?q=${name}` }, body: '' };
+        if (this.private.has(name)) return { status: 403, headers: limits, body: JSON.stringify({ reason: 'private', message: 'Forbidden', error: 403 }) };
+      }
+      const wanted = new Set(names.filter((n) => !this.unknown.has(n) && !this.private.has(n)));
+      const limit = Math.min(100, Number(url.searchParams.get('limit') ?? 25));
+      const all = [...this.posts.values()].filter((p) => wanted.has(p.subreddit.toLowerCase()) && !p.hiddenFromNew).sort((a, b) => b.created_utc - a.created_utc || (a.id < b.id ? 1 : -1));
+      // `after=t3_x`: the posts after x in this order; Reddit serves no more than 1,000 items of a listing.
+      const after = url.searchParams.get('after');
+      const from = after ? all.findIndex((p) => `t3_${p.id}` === after) + 1 : 0;
+      const posts = from === 0 && after ? [] : all.slice(0, 1000).slice(from, from + limit);
+      return { headers: limits, body: listing(posts, from + posts.length < Math.min(all.length, 1000)) };
     }
     const byId = /^\/by_id\/(.+)\.json$/.exec(url.pathname);
     if (byId) {
@@ -219,11 +227,11 @@ export class FakeReddit {
 }
 
 /** `{"kind": "Listing", "data": {…, "children": [{"kind": "t3", "data": {…}}]}}` as Reddit sends it. */
-function listing(posts: FakePost[]): string {
+function listing(posts: FakePost[], more = posts.length > 0): string {
   return JSON.stringify({
     kind: 'Listing',
     data: {
-      after: posts.length > 0 ? `t3_${posts[posts.length - 1].id}` : null,
+      after: more && posts.length > 0 ? `t3_${posts[posts.length - 1].id}` : null,
       dist: posts.length,
       modhash: '',
       geo_filter: null,
@@ -259,6 +267,7 @@ function thing(p: FakePost): Record<string, unknown> {
     url: `https://www.reddit.com${permalink}`,
     subreddit_subscribers: 123456,
     created_utc: p.created_utc,
+    removed_by_category: p.removed_by_category ?? null,
     num_crossposts: 0,
   };
 }

@@ -47,7 +47,8 @@ export class RedditRequestError extends Error {
 }
 
 export type ListingResult =
-  | { kind: 'ok'; posts: RedditPost[]; skipped: number }
+  /** `after`: the fullname to page on with (null at the end of the listing). */
+  | { kind: 'ok'; posts: RedditPost[]; skipped: number; after: string | null }
   /** Reddit redirects unknown subreddits (to search) and answers 403 (private) or 404 (banned). */
   | { kind: 'unavailable'; status: number; detail: string };
 
@@ -86,7 +87,10 @@ export class RedditClient implements OnApplicationShutdown {
   /** Token requests made (tests and metrics). */
   tokenRequests = 0;
 
-  constructor(@Inject(TRENDS_OPTIONS) options: TrendsModuleOptions, @Optional() @Inject(REDDIT_RUNTIME) runtime?: RedditRuntime) {
+  constructor(
+    @Inject(TRENDS_OPTIONS) private readonly options: TrendsModuleOptions,
+    @Optional() @Inject(REDDIT_RUNTIME) runtime?: RedditRuntime,
+  ) {
     this.opts = resolvePollerOptions(options);
     this.rt = runtime ?? SYSTEM_RUNTIME;
     this.limiter = new RateLimiter(this.rt);
@@ -103,12 +107,26 @@ export class RedditClient implements OnApplicationShutdown {
     return this.opts.clientId !== null && this.opts.clientSecret !== null;
   }
 
+  /** Another client of the same settings under other OAuth credentials: its own token and its own rate-limit budget. */
+  withCredentials(clientId: string, clientSecret: string): RedditClient {
+    return new RedditClient({ ...this.options, redditClientId: clientId, redditClientSecret: clientSecret }, this.rt);
+  }
+
   /** The newest posts of a subreddit (one page of 100). */
-  async fetchNew(subreddit: string, call: CallOptions = {}): Promise<ListingResult> {
-    const res = await this.get(`/r/${encodeURIComponent(subreddit)}/new.json?limit=100&raw_json=1`, call, true);
-    if (res.status >= 200 && res.status < 300) return this.parseListing(res, `r/${subreddit}`);
+  fetchNew(subreddit: string, call: CallOptions = {}): Promise<ListingResult> {
+    return this.fetchListing([subreddit], null, call);
+  }
+
+  /**
+   * One page (100) of the newest posts of one subreddit, or of several as a multireddit
+   * (`/r/a+b+c/new.json`), older than the fullname `after` when given.
+   */
+  async fetchListing(subreddits: readonly string[], after: string | null, call: CallOptions = {}): Promise<ListingResult> {
+    const name = subreddits.map((s) => encodeURIComponent(s)).join('+');
+    const res = await this.get(`/r/${name}/new.json?limit=100&raw_json=1${after ? `&after=${encodeURIComponent(after)}` : ''}`, call, true);
+    if (res.status >= 200 && res.status < 300) return this.parseListing(res, `r/${name}`);
     if (!(res.status >= 300 && res.status < 400) && res.status !== 403 && res.status !== 404) {
-      throw new RedditRequestError(`http_${res.status}`, `GET /r/${subreddit}/new.json answered ${res.status}`);
+      throw new RedditRequestError(`http_${res.status}`, `GET /r/${name}/new.json answered ${res.status}`);
     }
     const location = first(res.headers.location);
     const detail = location ? `HTTP ${res.status} to ${location}` : `HTTP ${res.status}${reasonOf(res.text)}`;
@@ -135,9 +153,11 @@ export class RedditClient implements OnApplicationShutdown {
 
   private parseListing(res: Answer, what: string): ListingResult {
     // get() only returns 2xx with a body that parsed as JSON.
-    const doc = parseJsonDocument(JSON.parse(res.text ?? 'null'));
+    const json = JSON.parse(res.text ?? 'null') as unknown;
+    const doc = parseJsonDocument(json);
     if (doc.issues.length > 0) this.logger.debug(`${what}: ${doc.issues.length} records skipped (${doc.issues[0].reason})`);
-    return { kind: 'ok', posts: doc.records.map((r) => r.post), skipped: doc.issues.length };
+    const after = (json as { data?: { after?: unknown } } | null)?.data?.after;
+    return { kind: 'ok', posts: doc.records.map((r) => r.post), skipped: doc.issues.length, after: typeof after === 'string' && after !== '' ? after : null };
   }
 
   /**

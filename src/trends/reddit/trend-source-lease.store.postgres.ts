@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../database/data-source.token';
 import { DataSource } from 'typeorm';
-import { ClaimResult, PollOutcome, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+import { ClaimResult, PollOutcome, PostCounts, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 
 /** An UPDATE through TypeORM's postgres driver answers [rows, affected count]. */
 type UpdateResult<R = unknown> = [R[], number];
@@ -20,11 +20,13 @@ export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
       `UPDATE trend_sources SET lease_owner = $1, lease_until = $2, updated_at = $3
        WHERE subreddit = $4 AND (lease_until IS NULL OR lease_until < $3) AND (next_poll_at IS NULL OR next_poll_at <= $3)
          AND (lease_owner IS NULL OR lease_owner = $1 OR next_poll_at IS NULL OR next_poll_at <= $5)
-       RETURNING consecutive_failures, last_error`,
+       RETURNING consecutive_failures, last_error, last_polled_at`,
       [owner, leaseUntil, now, subreddit, strangerFrom],
-    )) as UpdateResult<{ consecutive_failures: unknown; last_error: string | null }>;
+    )) as UpdateResult<{ consecutive_failures: unknown; last_error: string | null; last_polled_at: unknown }>;
     const row = res[0][0];
-    if (row) return { claimed: true, consecutiveFailures: Number(row.consecutive_failures), lastError: row.last_error };
+    if (row) {
+      return { claimed: true, consecutiveFailures: Number(row.consecutive_failures), lastError: row.last_error, lastPolledAt: row.last_polled_at === null ? null : Number(row.last_polled_at) };
+    }
     const rows = (await this.ds.query('SELECT lease_owner, lease_until, next_poll_at FROM trend_sources WHERE subreddit = $1', [subreddit])) as Record<string, unknown>[];
     return { claimed: false, state: sourceState(rows[0]) };
   }
@@ -40,9 +42,9 @@ export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
   async finish(subreddit: string, owner: string, o: PollOutcome, now: number): Promise<boolean> {
     const res = (await (o.ok
       ? this.ds.query(
-          `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_polled_at = $2, last_error = NULL, consecutive_failures = 0, updated_at = $2
+          `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_polled_at = $5, last_error = NULL, consecutive_failures = 0, updated_at = $2
            WHERE subreddit = $3 AND lease_owner = $4 AND lease_until IS NOT NULL`,
-          [o.nextPollAt, now, subreddit, owner],
+          [o.nextPollAt, now, subreddit, owner, o.listedAt ?? now],
         )
       : this.ds.query(
           `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_error = $2, consecutive_failures = $3, updated_at = $4
@@ -60,11 +62,20 @@ export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
     return ((await this.ds.query('SELECT DISTINCT subreddit FROM webhooks')) as { subreddit: string }[]).map((r) => r.subreddit);
   }
 
-  async postsToReread(subreddit: string, createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
+  async postsToReread(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
     const rows = (await this.ds.query(
-      'SELECT id FROM posts WHERE subreddit = $1 AND created_at >= $2 AND updated_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4',
-      [subreddit, createdFrom, seenBefore, limit],
+      'SELECT id FROM posts WHERE subreddit = ANY($1::varchar[]) AND created_at >= $2 AND updated_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4',
+      [subreddits, createdFrom, seenBefore, limit],
     )) as { id: string }[];
     return rows.map((r) => r.id);
+  }
+
+  async postCounts(subreddits: readonly string[], since: number): Promise<PostCounts> {
+    const counts = (await this.ds.query('SELECT subreddit, COUNT(*) AS n, MIN(created_at) AS oldest FROM posts WHERE subreddit = ANY($1::varchar[]) AND created_at >= $2 GROUP BY subreddit', [
+      subreddits,
+      since,
+    ])) as { subreddit: string; n: unknown; oldest: unknown }[];
+    const polled = (await this.ds.query('SELECT subreddit FROM trend_sources WHERE subreddit = ANY($1::varchar[]) AND last_polled_at IS NOT NULL', [subreddits])) as { subreddit: string }[];
+    return { counts: new Map(counts.map((r) => [r.subreddit, { n: Number(r.n), oldest: Number(r.oldest) }])), polled: new Set(polled.map((r) => r.subreddit)) };
   }
 }

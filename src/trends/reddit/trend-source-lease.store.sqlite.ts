@@ -3,7 +3,7 @@ import { InjectTrendhooksDataSource } from '../../database/data-source.token';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../database/data-source';
-import { ClaimResult, PollOutcome, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+import { ClaimResult, PollOutcome, PostCounts, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 
 /**
  * Statements prepared once on the better-sqlite3 handle; the claim (insert + conditional update +
@@ -29,7 +29,7 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
         `UPDATE trend_sources SET lease_owner = @owner, lease_until = @until, updated_at = @now
          WHERE subreddit = @sub AND (lease_until IS NULL OR lease_until < @now) AND (next_poll_at IS NULL OR next_poll_at <= @now)
            AND (lease_owner IS NULL OR lease_owner = @owner OR next_poll_at IS NULL OR next_poll_at <= @strangerFrom)
-         RETURNING consecutive_failures, last_error`,
+         RETURNING consecutive_failures, last_error, last_polled_at`,
       ),
       state: db.prepare('SELECT lease_owner, lease_until, next_poll_at FROM trend_sources WHERE subreddit = ?'),
       renew: db.prepare('UPDATE trend_sources SET lease_until = ?, updated_at = ? WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL'),
@@ -43,7 +43,11 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
       ),
       releaseAll: db.prepare('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE lease_owner = ?'),
       tracked: db.prepare('SELECT DISTINCT subreddit FROM webhooks'),
-      reread: db.prepare('SELECT id FROM posts WHERE subreddit = ? AND created_at >= ? AND updated_at < ? ORDER BY created_at DESC, id DESC LIMIT ?'),
+      reread: db.prepare(
+        'SELECT id FROM posts WHERE subreddit IN (SELECT value FROM json_each(?)) AND created_at >= ? AND updated_at < ? ORDER BY created_at DESC, id DESC LIMIT ?',
+      ),
+      counts: db.prepare('SELECT subreddit, COUNT(*) AS n, MIN(created_at) AS oldest FROM posts WHERE subreddit IN (SELECT value FROM json_each(?)) AND created_at >= ? GROUP BY subreddit'),
+      polled: db.prepare('SELECT subreddit FROM trend_sources WHERE subreddit IN (SELECT value FROM json_each(?)) AND last_polled_at IS NOT NULL'),
     };
   }
 
@@ -56,8 +60,10 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
     const s = this.sq;
     return this.sqlite.transaction((): ClaimResult => {
       s.insert.run(subreddit, now);
-      const row = s.claim.get({ owner, until: leaseUntil, now, sub: subreddit, strangerFrom }) as { consecutive_failures: unknown; last_error: string | null } | undefined;
-      if (row) return { claimed: true, consecutiveFailures: Number(row.consecutive_failures), lastError: row.last_error };
+      const row = s.claim.get({ owner, until: leaseUntil, now, sub: subreddit, strangerFrom }) as
+        | { consecutive_failures: unknown; last_error: string | null; last_polled_at: unknown }
+        | undefined;
+      if (row) return { claimed: true, consecutiveFailures: Number(row.consecutive_failures), lastError: row.last_error, lastPolledAt: row.last_polled_at === null ? null : Number(row.last_polled_at) };
       return { claimed: false, state: sourceState(s.state.get(subreddit) as Record<string, unknown> | undefined) };
     })();
   }
@@ -68,7 +74,7 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
 
   async finish(subreddit: string, owner: string, o: PollOutcome, now: number): Promise<boolean> {
     const r = o.ok
-      ? this.sq.finishOk.run(o.nextPollAt, now, now, subreddit, owner)
+      ? this.sq.finishOk.run(o.nextPollAt, o.listedAt ?? now, now, subreddit, owner)
       : this.sq.finishFailed.run(o.nextPollAt, o.lastError, o.consecutiveFailures, now, subreddit, owner);
     return r.changes === 1;
   }
@@ -81,7 +87,14 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
     return (this.sq.tracked.all() as { subreddit: string }[]).map((r) => r.subreddit);
   }
 
-  async postsToReread(subreddit: string, createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
-    return (this.sq.reread.all(subreddit, createdFrom, seenBefore, limit) as { id: string }[]).map((r) => r.id);
+  async postsToReread(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
+    return (this.sq.reread.all(JSON.stringify(subreddits), createdFrom, seenBefore, limit) as { id: string }[]).map((r) => r.id);
+  }
+
+  async postCounts(subreddits: readonly string[], since: number): Promise<PostCounts> {
+    const list = JSON.stringify(subreddits);
+    const rows = this.sq.counts.all(list, since) as { subreddit: string; n: unknown; oldest: unknown }[];
+    const counts = new Map(rows.map((r) => [r.subreddit, { n: Number(r.n), oldest: Number(r.oldest) }]));
+    return { counts, polled: new Set((this.sq.polled.all(list) as { subreddit: string }[]).map((r) => r.subreddit)) };
   }
 }

@@ -6,12 +6,15 @@ export interface SourceState {
 }
 
 export type ClaimResult =
-  | { claimed: true; consecutiveFailures: number; lastError: string | null }
+  /** lastPolledAt: when the last successful poll's listing started (epoch ms); a listing pages back to it. */
+  | { claimed: true; consecutiveFailures: number; lastError: string | null; lastPolledAt: number | null }
   | { claimed: false; state: SourceState | null };
 
 /** How a poll ended, written back under the lease. */
 export interface PollOutcome {
   ok: boolean;
+  /** On success: when the poll's listing started, recorded as last_polled_at (the next listing pages back to it). */
+  listedAt?: number;
   nextPollAt: number;
   lastError: string | null;
   consecutiveFailures: number;
@@ -45,10 +48,20 @@ export abstract class TrendSourceLeaseStore {
   abstract webhookSubreddits(): Promise<string[]>;
 
   /**
-   * Ids of the subreddit's stored posts created at or after `createdFrom` and last seen before
+   * Ids of the subreddits' stored posts created at or after `createdFrom` and last seen before
    * `seenBefore`, newest first: the ones worth re-reading for growth.
    */
-  abstract postsToReread(subreddit: string, createdFrom: number, seenBefore: number, limit: number): Promise<string[]>;
+  abstract postsToReread(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]>;
+
+  /** Stored posts per subreddit created at or after `since` (absent: none), and which of them were ever polled successfully. */
+  abstract postCounts(subreddits: readonly string[], since: number): Promise<PostCounts>;
+}
+
+/** Per subreddit with posts since the window's start: how many, and the oldest one's creation (epoch ms). */
+export interface PostCounts {
+  counts: Map<string, { n: number; oldest: number }>;
+  /** Subreddits with a successful poll on record. */
+  polled: Set<string>;
 }
 
 /** A `trend_sources` row (lease_owner, lease_until, next_poll_at) as SourceState; either driver's BIGINT shape. */

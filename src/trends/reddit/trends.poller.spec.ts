@@ -5,7 +5,7 @@ import type { TrendsPipeline } from '../trends.pipeline';
 import type { CallOptions, ListingResult, RedditClient } from './reddit.client';
 import { RedditRequestError } from './reddit.client';
 import type { ClaimResult, PollOutcome, TrendSourceLeaseStore } from './trend-source-lease.store';
-import { failureDelay, nextClaimAttempt, TrendsPoller, unavailableDelay } from './trends.poller';
+import { alignedNextPoll, failureDelay, nextClaimAttempt, TrendsPoller, unavailableDelay } from './trends.poller';
 
 const post = (id: string): RedditPost => ({
   id,
@@ -23,6 +23,13 @@ const post = (id: string): RedditPost => ({
 describe('poller schedule rules', () => {
   it('doubles the interval per failed poll, up to the cap', () => {
     expect([1, 2, 3, 4, 10].map((f) => failureDelay(f, 60_000, 30 * 60_000))).toEqual([60_000, 120_000, 240_000, 480_000, 1_800_000]);
+  });
+
+  it('puts the next poll on the grid of the interval, never more than one interval later', () => {
+    expect(alignedNextPoll(120_000, 60_000)).toBe(180_000);
+    expect(alignedNextPoll(121_000, 60_000)).toBe(180_000);
+    expect(alignedNextPoll(179_999, 60_000)).toBe(180_000);
+    expect(alignedNextPoll(180_000, 60_000)).toBe(240_000);
   });
 
   it('backs off unavailable subreddits long, doubling up to 8×', () => {
@@ -59,23 +66,24 @@ describe('TrendsPoller', () => {
     t = T0;
     calls = [];
     outcomes = [];
-    claim = { claimed: true, consecutiveFailures: 0, lastError: null };
+    claim = { claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: null };
     renewOk = true;
-    listing = { kind: 'ok', posts: [post('a1')], skipped: 0 };
+    listing = { kind: 'ok', posts: [post('a1')], skipped: 0, after: 't3_a1' };
     rereadIds = [];
     const repo: Partial<TrendSourceLeaseStore> = {
       webhookSubreddits: async () => ['node'],
       claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claim),
       renew: async (_sub, _owner, until, now) => (calls.push(`renew ${until - now}`), renewOk),
       finish: async (_sub, _owner, o) => (outcomes.push(o), true),
+      postCounts: async () => ({ counts: new Map(), polled: new Set() }),
       postsToReread: async (_sub, createdFrom, seenBefore) => (calls.push(`reread ${T0 - createdFrom} ${T0 - seenBefore}`), rereadIds),
       releaseAll: async () => void calls.push('release'),
     };
     const client: Partial<RedditClient> = {
       oauth: false,
-      fetchNew: async (sub: string, call?: CallOptions) => {
+      fetchListing: async (subs: readonly string[], _after: string | null, call?: CallOptions) => {
         await call?.beforeRequest?.();
-        calls.push(`new ${sub}`);
+        calls.push(`new ${subs.join('+')}`);
         t += 40_000; // a slow request: most of the lease is gone afterwards
         if (listing instanceof Error) throw listing;
         return listing;
@@ -116,12 +124,14 @@ describe('TrendsPoller', () => {
       'new node',
       'upsert a1',
       'reread 43200000 600000', // the rising detector's defaults: 12 h of age, 10 min since the last sighting
+      'reread 2592000000 144000000', // deletion checks with the budget left: kept 30 days, not seen for 40 h
       'renew 60000', // 40 s into a 60 s lease: renewed before the next request
       'by_id old1,old2',
       'upsert old1,old2',
       'tick node',
     ]);
-    expect(outcomes).toEqual([{ ok: true, nextPollAt: T0 + 60_000, lastError: null, consecutiveFailures: 0 }]);
+    // The next poll on the interval's grid: 10 020 000 is the first multiple of 60 s after T0.
+    expect(outcomes).toEqual([{ ok: true, listedAt: T0, nextPollAt: 10_020_000, lastError: null, consecutiveFailures: 0 }]);
   });
 
   it('abandons a poll whose lease was taken over, without recording anything', async () => {
@@ -141,7 +151,7 @@ describe('TrendsPoller', () => {
   });
 
   it('records a failed poll with its error class and backs off', async () => {
-    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503' };
+    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503', lastPolledAt: null };
     listing = new RedditRequestError('http_503', 'answered 503');
     await pollOnce();
     expect(calls).not.toContain('tick node');
@@ -151,7 +161,7 @@ describe('TrendsPoller', () => {
   it('warns about an unavailable subreddit once per episode', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn');
     listing = { kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)' };
-    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404' };
+    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404', lastPolledAt: null };
     await pollOnce();
     expect(warn).not.toHaveBeenCalled();
     expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 60 * 60_000, lastError: 'unavailable_404', consecutiveFailures: 2 }]);

@@ -7,13 +7,19 @@ import { Metrics } from '../../metrics/metrics.service';
 import { IngestService } from '../../posts/ingest.service';
 import { TrendsPipeline } from '../trends.pipeline';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from '../trends.options';
-import { RedditClient, RedditRequestError } from './reddit.client';
-import { SourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+import { PostStore } from '../../posts/post.store';
+import { RedditPost } from '../../posts/reddit-parse';
+import { CallBudget, LISTING_CAP, PAGE_SIZE, planSummary, PlanSummary, planUnits, PollUnit, rereadBudget, SourceRate } from './plan';
+import { CallOptions, RedditClient, RedditRequestError } from './reddit.client';
+import { ClaimResult, PollOutcome, SourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 import { resolvePollerOptions, ResolvedPollerOptions } from './tuning';
 
 const TICK_INTERVAL_NAME = 'trendhooks-reddit-poll';
 /** The tracked set is re-read at least this often (and at least once per poll interval). */
 const TRACKED_REFRESH_MS = 10_000;
+
+/** Posts deleted per statement of the retention sweep. */
+const RETENTION_BATCH = 5000;
 
 /** Thrown from the pre-request hook when another process took the subreddit over. */
 class LeaseLostError extends Error {
@@ -45,11 +51,28 @@ export function nextClaimAttempt(state: SourceState | null, owner: string, now: 
   return Math.max(at, now + minWaitMs);
 }
 
+/** A subreddit this process claimed for one poll. */
+interface Claimed {
+  sub: string;
+  claim: Extract<ClaimResult, { claimed: true }>;
+}
+
+/** The plan for the tracked set as it stands: the groups, and what they cost. */
+export interface SourcesPlan {
+  units: PollUnit[];
+  summary: PlanSummary;
+  rates: SourceRate[];
+}
+
 /**
  * Polls Reddit for every tracked subreddit (webhook subscriptions ∪ TRACKED_SUBREDDITS) every
- * pollIntervalMs: new posts → posts store (the pipeline listens) → re-read of recent posts for
- * growth → store again → pipeline tick. A few subreddits run in parallel on one client (one
- * rate-limit budget). Each poll runs under a lease in `trend_sources`, so across processes on one
+ * pollIntervalMs. Quiet subreddits share multireddit listings (`/r/a+b+c/new`), busy ones and
+ * never-read ones are read alone (plan.ts); a listing pages with `after` back to the previous
+ * poll's start (up to Reddit's 1,000 items), so nothing posted between two polls is lost, an
+ * outage included. Then: posts store (the pipeline listens) → re-read of recent posts for growth,
+ * 100 ids a call, within what the listings leave of the budget → store again → pipeline tick per
+ * subreddit. Polls spread over the configured OAuth clients, each with its own rate-limit budget.
+ * Each subreddit is polled under its lease in `trend_sources`, so across processes on one
  * database a subreddit is never polled twice at once; failures and unavailable subreddits back off
  * through the same row.
  */
@@ -59,16 +82,27 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   /** Lease owner: unique per process start. */
   readonly owner = `${hostname().slice(0, 40)}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly opts: ResolvedPollerOptions;
+  /** Per subreddit, the poll it is part of. */
   private readonly inflight = new Map<string, Promise<void>>();
+  private readonly jobs = new Set<Promise<void>>();
   /** Per subreddit, no claim is tried before this (learnt from its row); absent = now. */
   private readonly notBefore = new Map<string, number>();
+  /** Measured posts per hour; null: never read (its first read is alone). */
+  private readonly rates = new Map<string, number | null>();
+  private ratesAt = -Infinity;
+  /** Read alone next time: a multireddit with them in it was refused. */
+  private readonly alone = new Set<string>();
+  private readonly clients: RedditClient[];
+  private readonly active: number[];
+  private readonly rereads: CallBudget;
   private tracked: string[] = [];
   private trackedAt = -Infinity;
+  private sweptAt = -Infinity;
   private running = false;
   private ticking = false;
   private readonly abort = new AbortController();
   private timer?: NodeJS.Timeout;
-  /** Polls completed (successful or not), for tests and metrics. */
+  /** Polls completed (successful or not; a group's poll counts once), for tests and metrics. */
   polls = 0;
 
   constructor(
@@ -80,19 +114,29 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     @Inject(TRENDS_OPTIONS) options: TrendsModuleOptions,
     @Optional() private readonly scheduler?: SchedulerRegistry,
     @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly posts?: PostStore,
   ) {
     this.opts = resolvePollerOptions(options);
+    const creds = this.opts.clients;
+    // The injected client serves the first OAuth client (or the public endpoints); the others are its siblings.
+    this.clients = creds.length === 0 ? [client] : creds.map((c, i) => (i === 0 && c.id === this.opts.clientId ? client : client.withCredentials(c.id, c.secret)));
+    this.active = this.clients.map(() => 0);
+    this.rereads = new CallBudget(this.budgetPerMinute, this.clock.now().getTime());
   }
 
   get enabled(): boolean {
     return this.opts.enabled;
   }
 
+  private get budgetPerMinute(): number {
+    return this.clients.length * this.opts.quotaPerMinute * this.opts.budgetShare;
+  }
+
   onApplicationBootstrap(): void {
     if (!this.opts.enabled) return;
     this.running = true;
-    const what = this.client.oauth ? 'app-only OAuth' : 'public endpoints';
-    this.logger.log(`polling Reddit (${this.opts.baseUrl}, ${what}) every ${this.opts.pollIntervalMs} ms, ${this.opts.concurrency} subreddits at a time`);
+    const what = this.client.oauth || this.clients.length > 1 ? `app-only OAuth, ${this.clients.length} client(s)` : 'public endpoints';
+    this.logger.log(`polling Reddit (${this.opts.baseUrl}, ${what}) every ${this.opts.pollIntervalMs} ms, ${this.opts.concurrency} listings at a time`);
     // Not unref'd: in a pipeline-only process this timer is what keeps the process alive.
     const timer = setInterval(() => void this.tick(), this.opts.tickMs);
     if (this.scheduler) this.scheduler.addInterval(TICK_INTERVAL_NAME, timer);
@@ -100,7 +144,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     void this.tick();
   }
 
-  /** Starts polls of due subreddits while there is room. */
+  /** Starts polls of due subreddits, grouped, while there is room. */
   async tick(): Promise<void> {
     if (!this.running || this.ticking) return;
     this.ticking = true;
@@ -109,22 +153,40 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       if (now - this.trackedAt >= Math.min(TRACKED_REFRESH_MS, this.opts.pollIntervalMs)) {
         this.tracked = await this.trackedSubreddits();
         this.trackedAt = now;
+        const unknown = this.tracked.filter((s) => !this.rates.has(s));
+        if (now - this.ratesAt >= this.opts.rateRefreshMs) await this.refreshRates(this.tracked, now);
+        else if (unknown.length > 0) await this.refreshRates(unknown, now);
       }
-      const due = this.tracked
-        .filter((s) => !this.inflight.has(s) && (this.notBefore.get(s) ?? 0) <= now)
-        .sort((a, b) => (this.notBefore.get(a) ?? 0) - (this.notBefore.get(b) ?? 0));
-      for (const sub of due) {
-        if (!this.running || this.inflight.size >= this.opts.concurrency) break;
-        const p = this.pollOne(sub)
+      if (now - this.sweptAt >= this.opts.retentionSweepMs) {
+        this.sweptAt = now;
+        await this.sweepRetention(now);
+      }
+      const due = this.tracked.filter((s) => !this.inflight.has(s) && (this.notBefore.get(s) ?? 0) <= now);
+      if (due.length === 0) return;
+      const units = planUnits(
+        due.map((s) => ({ subreddit: s, postsPerHour: this.alone.has(s) ? null : (this.rates.get(s) ?? null) })),
+        this.opts,
+      );
+      // Those waiting longest first.
+      const waited = (u: PollUnit) => Math.min(...u.subreddits.map((s) => this.notBefore.get(s) ?? 0));
+      units.sort((a, b) => waited(a) - waited(b));
+      for (const unit of units) {
+        if (!this.running || this.jobs.size >= this.opts.concurrency) break;
+        const c = this.active.indexOf(Math.min(...this.active));
+        this.active[c]++;
+        const job = this.pollUnit(unit.subreddits, this.clients[c])
           .catch((err) => {
-            this.notBefore.set(sub, this.clock.now().getTime() + this.opts.pollIntervalMs);
-            this.logger.error(`poll of r/${sub} could not be recorded: ${(err as Error).message}`);
+            for (const sub of unit.subreddits) this.notBefore.set(sub, this.clock.now().getTime() + this.opts.pollIntervalMs);
+            this.logger.error(`poll of ${unit.subreddits.map((s) => `r/${s}`).join(', ')} could not be recorded: ${(err as Error).message}`);
           })
           .finally(() => {
-            this.inflight.delete(sub);
+            for (const sub of unit.subreddits) this.inflight.delete(sub);
+            this.jobs.delete(job);
+            this.active[c]--;
             this.polls++;
           });
-        this.inflight.set(sub, p);
+        this.jobs.add(job);
+        for (const sub of unit.subreddits) this.inflight.set(sub, job);
       }
     } catch (err) {
       // Database unreachable or similar: the next tick tries again.
@@ -140,65 +202,196 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     return [...all].sort();
   }
 
-  /** One poll of one subreddit, under its lease (nothing when another process has it or it is not due). */
-  private async pollOne(sub: string): Promise<void> {
+  /** Measured rates of the tracked set, the groups they make and what polling them costs (`trendhooks sources plan`). */
+  async plan(): Promise<SourcesPlan> {
+    const now = this.clock.now().getTime();
+    const tracked = await this.trackedSubreddits();
+    const rates = await this.measureRates(tracked, now);
+    const units = planUnits(rates, this.opts);
+    return { units, rates, summary: planSummary(units, rates, { ...this.opts, clients: this.clients.length }) };
+  }
+
+  private async measureRates(subs: readonly string[], now: number): Promise<SourceRate[]> {
+    if (subs.length === 0) return [];
+    const { counts, polled } = await this.repo.postCounts(subs, now - this.opts.rateWindowMs);
+    return subs.map((s) => {
+      const c = counts.get(s);
+      return { subreddit: s, postsPerHour: c ? postRate(c.n, c.oldest, now, this.opts.rateWindowMs) : polled.has(s) ? 0 : null };
+    });
+  }
+
+  /** Rates from the stored posts; the re-read budget follows what the listings of the whole tracked set cost. */
+  private async refreshRates(subs: readonly string[], now: number): Promise<void> {
+    for (const r of await this.measureRates(subs, now)) this.rates.set(r.subreddit, r.postsPerHour);
+    if (subs.length === this.tracked.length) {
+      this.ratesAt = now;
+      for (const s of [...this.rates.keys()]) if (!this.tracked.includes(s)) this.rates.delete(s);
+    }
+    const rates = this.tracked.map((s) => ({ subreddit: s, postsPerHour: this.rates.get(s) ?? null }));
+    const summary = planSummary(planUnits(rates, this.opts), rates, { ...this.opts, clients: this.clients.length });
+    this.rereads.setRate(rereadBudget(summary.listingCallsPerMinute, this.budgetPerMinute), now);
+  }
+
+  /** One poll of one subreddit or a group, under the leases of those it could claim. */
+  private async pollUnit(subs: readonly string[], client: RedditClient): Promise<void> {
     const o = this.opts;
     const start = this.clock.now().getTime();
-    const claim = await this.repo.claim(sub, this.owner, start, start + o.leaseMs, start - o.pollIntervalMs);
-    if (!claim.claimed) {
-      this.notBefore.set(sub, nextClaimAttempt(claim.state, this.owner, start, o.pollIntervalMs, o.tickMs));
-      return;
+    const held: Claimed[] = [];
+    for (const sub of subs) {
+      const claim = await this.repo.claim(sub, this.owner, start, start + o.leaseMs, start - o.pollIntervalMs);
+      if (claim.claimed) held.push({ sub, claim });
+      else this.notBefore.set(sub, nextClaimAttempt(claim.state, this.owner, start, o.pollIntervalMs, o.tickMs));
     }
+    if (held.length === 0) return;
+    const names = held.map((h) => h.sub);
     let leaseUntil = start + o.leaseMs;
-    const call = {
+    const call: CallOptions = {
       signal: this.abort.signal,
       // Rate-limit waits can outlast a lease: renew it before each request, or stop if it was taken over.
       beforeRequest: async () => {
         const now = this.clock.now().getTime();
         if (now < leaseUntil - o.leaseMs / 2) return;
-        if (!(await this.repo.renew(sub, this.owner, now + o.leaseMs, now))) throw new LeaseLostError(sub);
+        for (const sub of names) if (!(await this.repo.renew(sub, this.owner, now + o.leaseMs, now))) throw new LeaseLostError(sub);
         leaseUntil = now + o.leaseMs;
       },
     };
     try {
-      const listing = await this.client.fetchNew(sub, call);
-      if (listing.kind === 'unavailable') {
+      const listedAt = this.clock.now().getTime();
+      const read = await this.readListing(names, held, client, call);
+      if (read.kind === 'unavailable') {
+        if (names.length > 1) {
+          // Reddit refused the group: each is read alone next, which tells which one it was.
+          for (const sub of names) this.alone.add(sub);
+          this.logger.log(`a multireddit of ${names.length} subreddits answered ${read.status}; reading them one by one`);
+          for (const h of held) await this.finish(h.sub, { ok: false, nextPollAt: this.clock.now().getTime(), lastError: h.claim.lastError, consecutiveFailures: h.claim.consecutiveFailures });
+          return;
+        }
+        const [{ sub, claim }] = held;
         const failures = claim.consecutiveFailures + 1;
         const delay = unavailableDelay(failures, o.unavailableBackoffMs);
         // Once per episode: a refused subreddit stays refused for hours, and would flood the log.
         if (!claim.lastError?.startsWith('unavailable_')) {
-          this.logger.warn(`r/${sub} is unavailable (${listing.detail}): unknown, private or banned; next try in ${Math.round(delay / 60_000)} min`);
+          this.logger.warn(`r/${sub} is unavailable (${read.detail}): unknown, private or banned; next try in ${Math.round(delay / 60_000)} min`);
         }
         this.metrics?.pollerError(sub);
-        return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: `unavailable_${listing.status}`, consecutiveFailures: failures });
+        return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: `unavailable_${read.status}`, consecutiveFailures: failures });
       }
-      await this.ingest.upsertPosts(listing.posts);
-      // Growth samples for the rising detector: recent posts not seen in this poll's listing.
-      const ids = await this.repo.postsToReread(sub, start - o.rereadMaxAgeMs, start - o.rereadMinGapMs, o.rereadMaxPosts);
-      if (ids.length > 0) {
-        const current = await this.client.fetchByIds(ids, call);
-        if (current.length > 0) await this.ingest.upsertPosts(current);
+      await this.store(read.posts);
+      for (const sub of names) {
+        this.alone.delete(sub);
+        if ((this.rates.get(sub) ?? null) === null) {
+          const own = read.posts.filter((p) => p.subreddit === sub && p.createdAtMs >= listedAt - o.rateWindowMs);
+          this.rates.set(sub, own.length === 0 ? 0 : postRate(own.length, Math.min(...own.map((p) => p.createdAtMs)), listedAt, o.rateWindowMs));
+        }
       }
-      await this.pipeline.tick(sub, this.clock.now());
-      if (claim.consecutiveFailures > 0) this.logger.log(`r/${sub} polled again after ${claim.consecutiveFailures} failed polls`);
-      await this.finish(sub, { ok: true, nextPollAt: start + o.pollIntervalMs, lastError: null, consecutiveFailures: 0 });
+      await this.reread(names, start, call);
+      for (const sub of names) await this.pipeline.tick(sub, this.clock.now());
+      for (const { sub, claim } of held) {
+        if (claim.consecutiveFailures > 0) this.logger.log(`r/${sub} polled again after ${claim.consecutiveFailures} failed polls`);
+        await this.finish(sub, { ok: true, listedAt, nextPollAt: alignedNextPoll(start, o.pollIntervalMs), lastError: null, consecutiveFailures: 0 });
+      }
     } catch (err) {
       if (this.abort.signal.aborted) return; // shutting down: leases are released in one go
       if (err instanceof LeaseLostError) {
         this.logger.warn(`${err.message} mid-poll; another process polls it now`);
-        this.notBefore.set(sub, this.clock.now().getTime() + o.pollIntervalMs);
+        for (const sub of names) this.notBefore.set(sub, this.clock.now().getTime() + o.pollIntervalMs);
         return;
       }
-      const failures = claim.consecutiveFailures + 1;
       const errorClass = err instanceof RedditRequestError ? err.errorClass : 'internal';
-      const delay = failureDelay(failures, o.pollIntervalMs, o.failureBackoffMaxMs);
-      this.metrics?.pollerError(sub);
-      this.logger.warn(`poll of r/${sub} failed (${failures} in a row): ${(err as Error).message}; next try in ${Math.round(delay / 1000)} s`);
-      await this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: errorClass, consecutiveFailures: failures });
+      for (const { sub, claim } of held) {
+        const failures = claim.consecutiveFailures + 1;
+        const delay = failureDelay(failures, o.pollIntervalMs, o.failureBackoffMaxMs);
+        this.metrics?.pollerError(sub);
+        this.logger.warn(`poll of r/${sub} failed (${failures} in a row): ${(err as Error).message}; next try in ${Math.round(delay / 1000)} s`);
+        await this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: errorClass, consecutiveFailures: failures });
+      }
     }
   }
 
-  private async finish(sub: string, outcome: { ok: boolean; nextPollAt: number; lastError: string | null; consecutiveFailures: number }): Promise<void> {
+  /**
+   * The listing of `names` (one subreddit, or a multireddit), paged with `after` until it reaches
+   * the previous poll's start (less pageOverlapMs) of every subreddit that had one, the end of the
+   * listing, or Reddit's 1,000-item cap. Never-read subreddits take one page.
+   */
+  private async readListing(
+    names: string[],
+    held: readonly Claimed[],
+    client: RedditClient,
+    call: CallOptions,
+  ): Promise<{ kind: 'ok'; posts: RedditPost[] } | { kind: 'unavailable'; status: number; detail: string }> {
+    const marks = held.map((h) => h.claim.lastPolledAt).filter((m): m is number => m !== null);
+    const stopAt = marks.length > 0 ? Math.min(...marks) - this.opts.pageOverlapMs : null;
+    const posts: RedditPost[] = [];
+    let after: string | null = null;
+    for (let read = 0; read < LISTING_CAP; read += PAGE_SIZE) {
+      const page = await client.fetchListing(names, after, call);
+      if (page.kind === 'unavailable') {
+        if (read === 0) return page;
+        break; // refused mid-way: keep what the first pages said
+      }
+      posts.push(...page.posts);
+      const full = page.posts.length + page.skipped >= PAGE_SIZE;
+      if (!full || page.after === null || stopAt === null) break;
+      const oldest = Math.min(...page.posts.map((p) => p.createdAtMs));
+      if (page.posts.length > 0 && oldest < stopAt) break;
+      after = page.after;
+    }
+    return { kind: 'ok', posts };
+  }
+
+  /**
+   * Re-reads within the budget: growth samples for the rising detector (recent posts of these
+   * subreddits not seen in this poll), then, with what is left, any stored post of theirs not seen
+   * for deletionCheckMs, so one removed on Reddit since is found.
+   */
+  private async reread(names: readonly string[], start: number, call: CallOptions): Promise<void> {
+    const o = this.opts;
+    const calls = this.rereads.available(this.clock.now().getTime());
+    if (calls < 1) return;
+    const ids = await this.repo.postsToReread(names, start - o.rereadMaxAgeMs, start - o.rereadMinGapMs, Math.min(o.rereadMaxPosts * names.length, calls * PAGE_SIZE));
+    const room = calls * PAGE_SIZE - ids.length;
+    if (room > 0) {
+      const stale = await this.repo.postsToReread(names, start - o.retentionMs, start - o.deletionCheckMs, room);
+      const asked = new Set(ids);
+      for (const id of stale) if (!asked.has(id)) ids.push(id);
+    }
+    if (ids.length === 0) return;
+    this.rereads.take(Math.ceil(ids.length / PAGE_SIZE), this.clock.now().getTime());
+    const current = await this.clients[this.active.indexOf(Math.min(...this.active))].fetchByIds(ids, call);
+    // Reddit leaves out of /by_id what it no longer serves at all: gone too.
+    const got = new Set(current.map((p) => p.id));
+    await this.store(current, ids.filter((id) => !got.has(id)));
+  }
+
+  /**
+   * Stores what Reddit answered, keeping Reddit's rule that deleted content must go: posts it
+   * marks removed or deleted (and `vanished` ids it no longer serves) are deleted, never stored
+   * and never shown to the pipeline; posts whose author deleted the account lose the author.
+   * Posts older than the retention are not stored.
+   */
+  private async store(posts: readonly RedditPost[], vanished: readonly string[] = []): Promise<void> {
+    const oldest = this.clock.now().getTime() - this.opts.retentionMs;
+    const gone = [...vanished, ...posts.filter((p) => p.gone === 'removed').map((p) => p.id)];
+    const keep = posts.filter((p) => p.gone !== 'removed' && p.createdAtMs >= oldest);
+    if (keep.length > 0) await this.ingest.upsertPosts(keep);
+    if (!this.posts) return;
+    if (gone.length > 0) {
+      const n = await this.posts.purge(gone);
+      if (n > 0) this.logger.log(`purged ${n} posts removed or deleted on Reddit`);
+    }
+    const anonymous = keep.filter((p) => p.gone === 'author_deleted').map((p) => p.id);
+    if (anonymous.length > 0) await this.posts.anonymise(anonymous);
+  }
+
+  /** Deletes the posts created before the retention, in batches. */
+  private async sweepRetention(now: number): Promise<void> {
+    if (!this.posts) return;
+    let total = 0;
+    for (let n = RETENTION_BATCH; n === RETENTION_BATCH && this.running; total += n) n = await this.posts.purgeCreatedBefore(now - this.opts.retentionMs, RETENTION_BATCH);
+    if (total > 0) this.logger.log(`deleted ${total} posts older than the retention (${Math.round(this.opts.retentionMs / 86_400_000)} days)`);
+  }
+
+  private async finish(sub: string, outcome: PollOutcome): Promise<void> {
     this.notBefore.set(sub, outcome.nextPollAt);
     const held = await this.repo.finish(sub, this.owner, outcome, this.clock.now().getTime());
     if (!held) this.logger.warn(`lease on r/${sub} expired during the poll; its outcome was not recorded`);
@@ -216,15 +409,38 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     this.abort.abort();
     await Promise.race([settled(), within(1000)]);
     await this.repo.releaseAll(this.owner, this.clock.now().getTime()).catch((err) => this.logger.warn(`releasing poll leases failed: ${(err as Error).message}`));
+    // The injected client closes itself at application shutdown; its siblings are the poller's.
+    for (const c of this.clients) if (c !== this.client) await c.onApplicationShutdown();
   }
 
   /** Polls in flight (tests). */
   get inFlight(): number {
-    return this.inflight.size;
+    return this.jobs.size;
   }
 
   /** Resolves when the polls in flight now have ended. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.inflight.values()]);
+    await Promise.allSettled([...this.jobs]);
   }
+}
+
+/**
+ * The next poll after one that started at `start`: on the grid of the interval (epoch multiples),
+ * at most one interval later. Subreddits first read at scattered times (one by one, after a
+ * backoff) fall into one phase, so they become due together and can share listings; a subreddit
+ * off the grid is read once a little early.
+ */
+export function alignedNextPoll(start: number, intervalMs: number): number {
+  return Math.floor((start + intervalMs) / intervalMs) * intervalMs;
+}
+
+/**
+ * Posts per hour from `n` posts stored within the window, the oldest at `oldest`. A subreddit read
+ * for the first time holds one page: when that page (100 or more) spans less than the window, the
+ * rate is over its span, not over a window it has not filled.
+ */
+export function postRate(n: number, oldest: number, now: number, windowMs: number): number {
+  const span = now - oldest;
+  if (n >= PAGE_SIZE && span < windowMs) return n / (Math.max(60_000, span) / 3_600_000);
+  return n / (windowMs / 3_600_000);
 }

@@ -10,12 +10,15 @@ export interface ResolvedPollerOptions extends PollerTuning {
   baseUrl: string;
   clientId: string | null;
   clientSecret: string | null;
+  /** Every OAuth client (the REDDIT_CLIENT_ID one first); empty without OAuth. */
+  clients: { id: string; secret: string }[];
   /** null: the client's default (USER_AGENT). */
   userAgent: string | null;
   pollIntervalMs: number;
   concurrency: number;
   timeoutMs: number;
   trackedSubreddits: string[];
+  retentionMs: number;
 }
 
 /** TrendsModuleOptions with every poller and client default filled in. */
@@ -29,11 +32,13 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     baseUrl: (o.redditBaseUrl ?? DEFAULT_REDDIT_BASE_URL).replace(/\/+$/, ''),
     clientId: o.redditClientId ?? null,
     clientSecret: o.redditClientSecret ?? null,
+    clients: allClients(o),
     userAgent: o.redditUserAgent ?? null,
     pollIntervalMs,
     concurrency: o.pollConcurrency ?? 4,
     timeoutMs,
     trackedSubreddits: o.trackedSubreddits ?? [],
+    retentionMs: (o.postsRetentionDays ?? 30) * 24 * 3600_000,
     maxRetries: t.maxRetries ?? 3,
     backoffBaseMs: t.backoffBaseMs ?? 1000,
     backoffMaxMs: t.backoffMaxMs ?? 60_000,
@@ -49,5 +54,20 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     rereadMaxPosts: t.rereadMaxPosts ?? 300,
     tickMs: t.tickMs ?? Math.max(10, Math.min(1000, Math.floor(pollIntervalMs / 4))),
     shutdownGraceMs: t.shutdownGraceMs ?? Math.max(5000, timeoutMs),
+    maxBatchSubreddits: t.maxBatchSubreddits ?? 100,
+    batchPostsPerPoll: t.batchPostsPerPoll ?? 50,
+    quotaPerMinute: t.quotaPerMinute ?? (allClients(o).length > 0 ? 100 : 10),
+    budgetShare: t.budgetShare ?? 0.6,
+    rateWindowMs: t.rateWindowMs ?? 24 * 3600_000,
+    rateRefreshMs: t.rateRefreshMs ?? 5 * 60_000,
+    pageOverlapMs: t.pageOverlapMs ?? 60_000,
+    deletionCheckMs: t.deletionCheckMs ?? 40 * 3600_000,
+    retentionSweepMs: t.retentionSweepMs ?? 3600_000,
   };
+}
+
+function allClients(o: TrendsModuleOptions): { id: string; secret: string }[] {
+  const out = o.redditClientId && o.redditClientSecret ? [{ id: o.redditClientId, secret: o.redditClientSecret }] : [];
+  for (const c of o.redditClients ?? []) if (!out.some((x) => x.id === c.id)) out.push(c);
+  return out;
 }
