@@ -57,8 +57,8 @@ describe('BucketWindow', () => {
   });
 });
 
-function post(i: number, createdAtMs: number, title = `post number ${i}`): ObservedPost {
-  return { id: `p${i.toString(36)}`, createdAtMs, title, selftext: '', permalink: `/r/t/comments/p${i}/`, score: 1, numComments: 0 };
+function post(i: number, createdAtMs: number, title = `post number ${i}`, author = `user${i % 50}`): ObservedPost {
+  return { id: `p${i.toString(36)}`, createdAtMs, author, title, selftext: '', permalink: `/r/t/comments/p${i}/`, score: 1, numComments: 0 };
 }
 
 /** A steady subreddit (4 posts / 5 min) for `buckets` buckets, then `burst` posts in one bucket. */
@@ -71,7 +71,7 @@ function feed(st: SubredditTrends, buckets: number, burst: number) {
     detections.push(...st.advance());
   }
   const at = T0 + buckets * 5 * MIN;
-  const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, `quantum breakthrough announced ${k}`));
+  const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, `quantum breakthrough announced ${k}`, `reader${k}`));
   detections.push(...st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN));
   detections.push(...st.advance(at + 20 * MIN));
   return detections;
@@ -154,14 +154,17 @@ describe('trend events', () => {
       score: 10,
       window_buckets: 3,
       seasonal: true,
+      distinct_authors: 0,
     });
     const velocity = toTrendEvent('t', {
       kind: 'trends.velocity',
       keyword: 'eclipse',
+      keywords: ['eclipse', 'totality'],
       bucketStart: T0,
       bucketEnd: T0 + 30 * MIN,
       count: 12,
       posts: 200,
+      distinctAuthors: 9,
       share: 0.06,
       baselineShare: 0.002,
       score: 7.5,
@@ -171,6 +174,7 @@ describe('trend events', () => {
       permalinks: ['/r/t/comments/a/', '/r/t/comments/b/'],
     });
     expect(velocity.data).toMatchObject({ observed: 12, expected: 0.4, lift: 30, threshold: 4, score: 7.5, min_count: 5, keyword: 'eclipse', post_ids: ['a', 'b'] });
+    expect(velocity.data).toMatchObject({ keywords: ['eclipse', 'totality'], distinct_authors: 9 });
     expect(velocity.data).toMatchObject({ window_start: new Date(T0).toISOString(), window_end: new Date(T0 + 30 * MIN).toISOString() });
     const rising = toTrendEvent('t', risingDetection('t', 2.5));
     expect(rising.data).toMatchObject({

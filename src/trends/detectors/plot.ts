@@ -23,6 +23,8 @@ export interface PlotOptions {
   readonly yLabel?: string;
   readonly width?: number;
   readonly height?: number;
+  /** Events to mark at their time (a replay's deliveries), each with a short label. */
+  readonly events?: readonly { readonly timeMs: number; readonly label: string }[];
 }
 
 const MARGIN = { left: 64, right: 16, top: 40, bottom: 64 };
@@ -148,6 +150,23 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     );
   }
 
+  // Events of a replay: a marker at the time each was emitted, its label on hover and, sparse enough, in the plot.
+  const events = opts.events ?? [];
+  let lastLabelX = -Infinity;
+  let row = 0;
+  for (const e of events) {
+    const xx = x(e.timeMs);
+    if (xx < MARGIN.left || xx > MARGIN.left + plotW) continue;
+    out.push(
+      `<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#7b2cbf" stroke-width="1.2" stroke-dasharray="3 2"><title>${esc(
+        `${new Date(e.timeMs).toISOString()} ${e.label}`,
+      )}</title></line>`,
+    );
+    row = xx - lastLabelX < 90 ? (row + 1) % 4 : 0;
+    lastLabelX = xx;
+    out.push(`<text x="${f(xx + 3)}" y="${MARGIN.top + 12 + row * 13}" fill="#7b2cbf" font-size="10">${esc(e.label.replace(/^trends\./, ''))}</text>`);
+  }
+
   // Legend.
   const ly = height - 18;
   const legend: [string, string][] = [
@@ -157,6 +176,7 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     ['#d62728', `detections (${detections.length})`],
   ];
   if ((opts.windows ?? []).length > 0) legend.push(['#f2c200', `labelled windows (${opts.windows!.length})`]);
+  if (events.length > 0) legend.push(['#7b2cbf', `events (${events.length})`]);
   let lx = MARGIN.left;
   for (const [color, label] of legend) {
     out.push(`<rect x="${lx}" y="${ly - 9}" width="14" height="10" fill="${color}"/>`);
