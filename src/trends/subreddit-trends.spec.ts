@@ -77,6 +77,47 @@ function feed(st: SubredditTrends, buckets: number, burst: number) {
   return detections;
 }
 
+/** `feed` with the burst's posts written by `author(k)`. */
+function feedBurst(st: SubredditTrends, burst: number, author: (k: number) => string, title: (k: number) => string) {
+  const detections = [];
+  let n = 0;
+  for (let b = 0; b < 400; b++) {
+    const posts = Array.from({ length: 4 }, (_, k) => post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
+    st.observe(posts, new Set(posts.map((p) => p.id)), T0 + (b + 1) * 5 * MIN);
+    st.advance();
+  }
+  const at = T0 + 400 * 5 * MIN;
+  const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, title(k), author(k)));
+  detections.push(...st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN));
+  detections.push(...st.advance(at + 40 * MIN));
+  return detections.filter((d) => d.kind !== 'trends.rising');
+}
+
+describe('SubredditTrends spam', () => {
+  const news = (k: number) => `quantum breakthrough announced ${['today', 'in labs', 'by physicists', 'finally'][k % 4]} ${k}`;
+
+  it('fires surge and velocity on a burst from many authors, saying how many', () => {
+    const loud = feedBurst(new SubredditTrends('t'), 250, (k) => `reader${k}`, news);
+    const surge = loud.find((d) => d.kind === 'trends.surge');
+    expect(surge && surge.distinctAuthors).toBeGreaterThanOrEqual(250);
+    const velocity = loud.find((d) => d.kind === 'trends.velocity');
+    expect(velocity && velocity.distinctAuthors).toBe(250);
+  });
+
+  it('fires neither on the same burst from one or two authors', () => {
+    expect(feedBurst(new SubredditTrends('t'), 250, (k) => (k % 2 ? 'spam1' : 'spam2'), news)).toEqual([]);
+    expect(feedBurst(new SubredditTrends('t'), 250, () => 'spam1', news)).toEqual([]);
+  });
+
+  it('fires neither on one title reposted by deleted accounts, but does on different titles of deleted accounts', () => {
+    expect(feedBurst(new SubredditTrends('t'), 250, () => '[deleted]', () => 'Quantum breakthrough announced!!')).toEqual([]);
+    const varied = feedBurst(new SubredditTrends('t'), 250, () => '[deleted]', (k) => `quantum breakthrough ${k.toString(36)}x${k}`);
+    expect(varied.map((d) => d.kind)).toEqual(expect.arrayContaining(['trends.surge', 'trends.velocity']));
+    // The window's steady posts have authors; the burst's keywords have none.
+    expect(varied.find((d) => d.kind === 'trends.velocity')).toMatchObject({ distinctAuthors: 0 });
+  });
+});
+
 describe('SubredditTrends', () => {
   it('stays quiet on a steady subreddit and fires surge and velocity on a burst', () => {
     const quiet = feed(new SubredditTrends('t'), 400, 4);
