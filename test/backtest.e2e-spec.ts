@@ -254,5 +254,5 @@ describe('trendhooks backtest --posts, bad input', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });
