@@ -147,8 +147,9 @@ export class SubredditTrends {
     const out: Detection[] = [];
     for (const p of posts) {
       if (newIds.has(p.id)) {
-        this.surgeWindow.add(p.createdAtMs, { source: postSource(p), author: knownAuthor(p.author) });
-        this.velocityWindow.add(p.createdAtMs, { id: p.id, title: p.title, selftext: p.selftext, permalink: p.permalink, author: p.author });
+        const source = postSource(p);
+        this.surgeWindow.add(p.createdAtMs, { source, author: knownAuthor(p.author) });
+        this.velocityWindow.add(p.createdAtMs, { id: p.id, title: p.title, selftext: p.selftext, permalink: p.permalink, author: p.author, source });
         if (p.createdAtMs > this.maxCreatedAtMs) this.maxCreatedAtMs = p.createdAtMs;
       }
       const r = observeRising(this.rising, {

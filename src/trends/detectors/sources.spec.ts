@@ -15,8 +15,9 @@ describe('post sources', () => {
     expect(a).not.toBe(c);
   });
 
-  it('keeps a title of stopwords alone to its own post', () => {
-    expect(titleSignature('what is this')).toBe('');
-    expect(postSource({ id: 'x1', title: 'what is this' })).not.toBe(postSource({ id: 'x2', title: 'what is this' }));
+  it('keeps a title without letters or digits to its own post', () => {
+    expect(titleSignature('🚀🚀 !!')).toBe('');
+    expect(postSource({ id: 'x1', title: '🚀🚀 !!' })).not.toBe(postSource({ id: 'x2', title: '🚀🚀 !!' }));
+    expect(titleSignature('Café, Москва!')).toBe('caféмосква');
   });
 });

@@ -20,6 +20,8 @@ export interface VelocityPost {
   readonly permalink?: string;
   /** Reddit author; absent, `[deleted]` or `[removed]` when unknown (then the title stands in, see sources.ts). */
   readonly author?: string;
+  /** The post's `postSource` key when the caller has it already (the pipeline computes it once for both detectors). */
+  readonly source?: string;
 }
 
 /**
@@ -125,7 +127,7 @@ export function observeVelocityPosts(
   const sources = new Map<string, number>();
   for (const post of posts) {
     if (counter.seenPost(post.id)) continue;
-    const key = postSource(post);
+    const key = post.source ?? postSource(post);
     let si = sources.get(key);
     if (si === undefined) sources.set(key, (si = sources.size));
     sourceOf.push(si);
