@@ -12,6 +12,8 @@ import { mulberry32 } from '../src/common/prng';
 import { poisson } from './support/random';
 
 const exec = promisify(execFile);
+// Every case starts the CLI a few times; on a loaded machine one start takes seconds.
+jest.setTimeout(120_000);
 const CLI = path.resolve(__dirname, '../dist/cli.js');
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
