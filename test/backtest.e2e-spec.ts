@@ -12,6 +12,8 @@ import { mulberry32 } from '../src/common/prng';
 import { poisson } from './support/random';
 
 const exec = promisify(execFile);
+// Every case starts the CLI a few times; on a loaded machine one start takes seconds.
+jest.setTimeout(120_000);
 const CLI = path.resolve(__dirname, '../dist/cli.js');
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
@@ -153,4 +155,119 @@ describe('trendhooks backtest', () => {
     const plot = await trendhooks(['backtest', '--kind', 'surge', '--series', series, '--plot', path.join(dir, 'no', 'such', 'dir.svg')]);
     expect(plot.stderr).toMatch(/^error: cannot write plot .*ENOENT/);
   });
+});
+
+/**
+ * `backtest --posts` on the real r/wallstreetbets posts beside the project (`../shared/data/reddit-wsb`,
+ * whose README lists the stories and repost floods checked here). Without the data the suite is
+ * skipped, except in CI (CI=true), where missing data fails it.
+ */
+const WSB = path.resolve(__dirname, '../../shared/data/reddit-wsb');
+const haveWsb = fs.existsSync(path.join(WSB, 'wsb-2021-01.ndjson')) && fs.existsSync(path.join(WSB, 'wsb-2021-05.ndjson'));
+const describeWsb = haveWsb || process.env.CI === 'true' ? describe : describe.skip;
+
+interface ReplayLine {
+  type: string;
+  subreddit: string;
+  time: string;
+  data: { keyword?: string; keywords?: string[]; distinct_authors?: number; window_start: string; window_end: string; event_id: string };
+}
+
+describeWsb('trendhooks backtest --posts on r/wallstreetbets', () => {
+  const at = (iso: string) => Date.parse(iso);
+  const minutes = (n: number) => n * MIN;
+  async function replay(file: string): Promise<ReplayLine[]> {
+    const run = await trendhooks(['backtest', '--posts', path.join(WSB, file), '--json']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    return run.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as ReplayLine);
+  }
+  /** Velocity events emitted in [from, to] whose keywords include one of `words`. */
+  const about = (events: ReplayLine[], from: string, to: string, words: string[]) =>
+    events.filter((e) => e.type === 'trends.velocity' && at(e.time) >= at(from) && at(e.time) <= at(to) && e.data.keywords!.some((k) => words.includes(k)));
+
+  it('January: reports the Cohen, Musk and TV stories (the TV one as one event), no repost flood, at most 15 velocity events', async () => {
+    const events = await replay('wsb-2021-01.ndjson');
+    const velocity = events.filter((e) => e.type === 'trends.velocity');
+    expect(velocity.length).toBeGreaterThanOrEqual(3);
+    expect(velocity.length).toBeLessThanOrEqual(15);
+    for (const e of events.filter((x) => x.type === 'trends.velocity' || x.type === 'trends.surge')) {
+      expect(e.data.distinct_authors).toEqual(expect.any(Number));
+      expect(e.subreddit).toBe('wallstreetbets');
+    }
+    for (const e of velocity) {
+      expect(e.data.keywords![0]).toBe(e.data.keyword);
+      // Emitted once its bucket has closed, never before.
+      expect(at(e.time)).toBeGreaterThanOrEqual(at(e.data.window_end));
+    }
+    // GameStop names Ryan Cohen to its board, first post 12:36:56: reported within the hour.
+    expect(about(events, '2021-01-11T12:36:56Z', '2021-01-11T13:40:00Z', ['cohen', 'ryan'])).toHaveLength(1);
+    // "Elon Musk is now the richest person", 15:20 on: reported within two hours, as one event.
+    expect(about(events, '2021-01-07T15:20:00Z', '2021-01-07T17:30:00Z', ['musk', 'elon', 'richest'])).toHaveLength(1);
+    // Josh Brown praises the subreddit on TV, first post 19:31:14: one event carrying both words.
+    const tv = about(events, '2021-01-11T19:31:14Z', '2021-01-11T21:00:00Z', ['josh', 'brown']);
+    expect(tv).toHaveLength(1);
+    expect(tv[0].data.keywords).toEqual(expect.arrayContaining(['josh', 'brown']));
+    expect(tv[0].data.distinct_authors).toBeGreaterThanOrEqual(5);
+    // The three repost floods (one or two accounts): no event of any kind while they run or just after.
+    for (const [from, to] of [
+      ['2021-01-12T00:10:00Z', '2021-01-12T01:35:00Z'],
+      ['2021-01-08T14:52:00Z', '2021-01-08T15:35:00Z'],
+      ['2021-01-12T20:19:00Z', '2021-01-12T21:35:00Z'],
+    ]) {
+      expect(events.filter((e) => at(e.time) >= at(from) && at(e.time) <= at(to) + minutes(0))).toEqual([]);
+    }
+  }, 120_000);
+
+  it('May (no authors at all): reports the SOS pump of 2021-05-06', async () => {
+    const events = await replay('wsb-2021-05.ndjson');
+    const sos = about(events, '2021-05-06T02:40:00Z', '2021-05-06T05:00:00Z', ['sos']);
+    expect(sos).toHaveLength(1);
+    expect(sos[0].data.distinct_authors).toBe(0);
+    expect(events.filter((e) => e.type === 'trends.velocity').length).toBeLessThanOrEqual(6);
+  }, 120_000);
+
+  it('--plot draws the replay: the posts and every event', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-replay-'));
+    const svg = path.join(dir, 'may.svg');
+    try {
+      const run = await trendhooks(['backtest', '--posts', path.join(WSB, 'wsb-2021-05.ndjson'), '--plot', svg]);
+      expect(run.code).toBe(0);
+      const events = run.stdout.trim().split('\n').filter(Boolean);
+      expect(run.stderr).toMatch(new RegExp(`replayed 9406 posts \\(r/wallstreetbets 9406\\), 0 skipped; ${events.length} events`));
+      const text = fs.readFileSync(svg, 'utf8');
+      expect(text).toMatch(new RegExp(`events \\(${events.length}\\)`));
+      expect(text).toMatch(/velocity: [a-z]*sos/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('trendhooks backtest --posts, bad input', () => {
+  it('one error line for a file it cannot use or options that do not go with --posts', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-replay-bad-'));
+    try {
+      const junk = path.join(dir, 'junk.ndjson');
+      fs.writeFileSync(junk, '{"not": "a post"}\n');
+      for (const [args, msg] of [
+        [['--posts', path.join(dir, 'missing.ndjson')], /cannot read posts .*ENOENT/],
+        [['--posts', junk], /no Reddit post could be read \(line 1: /],
+        [['--posts', junk, '--kind', 'surge'], /--kind applies to --series only/],
+        [['--posts', junk, '--series', junk], /give exactly one of --series FILE \(with --kind\) or --posts FILE/],
+        [[], /give exactly one of --series/],
+        [['--series', junk], /--series needs --kind/],
+      ] as const) {
+        const run = await trendhooks(['backtest', ...args]);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/^error: [^\n]+\n$/);
+        expect(run.stderr).toMatch(msg);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -89,6 +89,10 @@ describe.each(testDatabases())('trend pipeline on %s', (name, makeDb) => {
     // one's delivery arrives first is not fixed (concurrent sends), so any of them is right.
     expect(velocity.data.keyword).toMatch(/^(quantum|breakthrough|announc|today)/);
     expect(velocity.data.permalinks[0]).toMatch(/^https:\/\/www\.reddit\.com\/r\//);
+    // Who stands behind them: the fixture's posts come from 50 accounts.
+    expect(surge.data.distinct_authors).toBeGreaterThanOrEqual(10);
+    expect(velocity.data.distinct_authors).toBeGreaterThanOrEqual(10);
+    expect(velocity.data.keywords[0]).toBe(velocity.data.keyword);
     // No false alarm over the steady part.
     for (const b of bodies) expect(new Date(b.body.data.window_end).getTime()).toBeGreaterThan(T0 + 400 * 5 * MIN);
 

@@ -3,7 +3,7 @@
  * Quality of the DEFAULT detector parameters on seeded synthetic series with labelled bursts.
  *
  *   npx tsc -p tsconfig.build.json            # or compile only the detectors, see README
- *   node bench/detectors/quality.js [--dist=/tmp/det-dist] [--seed=42] [--quick] [--only=surge|velocity|rising]
+ *   node bench/detectors/quality.js [--dist=/tmp/det-dist] [--seed=42] [--quick] [--only=surge|velocity|rising|real|wsb]
  *
  * Prints tables and writes bench/results/detectors-quality.json.
  * A burst counts as detected when an event fires from its first bucket to `GRACE` buckets after its
@@ -598,6 +598,74 @@ function evaluateWsbVolume(det, dir, params = {}) {
   return out;
 }
 
+/**
+ * Real Reddit (`--only=wsb`): every r/wallstreetbets post of `--wsb-data=DIR` (default
+ * ../shared/data/reddit-wsb beside the project) replayed through the trend pipeline's own code path
+ * (dist/trends/replay.js, what `trendhooks backtest --posts` runs), checked against the stories and
+ * repost floods its README lists: a story is caught when a velocity event carrying one of its words
+ * is emitted from its first post to two hours after; a flood is ignored when no event of any kind is
+ * emitted from its first post to an hour after its last.
+ */
+const WSB_STORIES = [
+  { name: 'Musk richest person', file: 'wsb-2021-01.ndjson', from: '2021-01-07T15:20:00Z', words: ['musk', 'elon', 'richest'] },
+  { name: 'YouTuber buys a GameStop store (minor)', file: 'wsb-2021-01.ndjson', from: '2021-01-09T21:10:00Z', words: ['beast', 'store', 'youtuber'] },
+  { name: 'Cohen joins the GameStop board', file: 'wsb-2021-01.ndjson', from: '2021-01-11T12:36:56Z', words: ['cohen', 'ryan', 'board'] },
+  { name: 'TV shout-out (Josh Brown)', file: 'wsb-2021-01.ndjson', from: '2021-01-11T19:31:14Z', words: ['josh', 'brown'] },
+  { name: 'SOS pump', file: 'wsb-2021-05.ndjson', from: '2021-05-06T02:40:00Z', words: ['sos'] },
+];
+const WSB_FLOODS = [
+  { file: 'wsb-2021-01.ndjson', from: '2021-01-08T14:52:00Z', to: '2021-01-08T14:57:00Z' },
+  { file: 'wsb-2021-01.ndjson', from: '2021-01-12T00:10:00Z', to: '2021-01-12T00:35:00Z' },
+  { file: 'wsb-2021-01.ndjson', from: '2021-01-12T20:19:00Z', to: '2021-01-12T20:24:00Z' },
+];
+
+function evaluateWsb(argv) {
+  const dir = path.resolve(L.flag(argv, 'wsb-data', path.join(__dirname, '../../../shared/data/reddit-wsb')));
+  if (!fs.existsSync(dir)) return null;
+  const distArg = argv.find((a) => a.startsWith('--dist='));
+  const dist = distArg ? path.resolve(distArg.slice('--dist='.length), '../..') : path.join(__dirname, '../../dist');
+  const { replayPosts } = require(path.join(dist, 'trends/replay.js'));
+  const { parseRedditText } = require(path.join(dist, 'posts/reddit-parse.js'));
+  const at = (iso) => Date.parse(iso);
+  const out = { files: {}, stories: [], floods: [] };
+  const runs = {};
+  for (const file of [...new Set([...WSB_STORIES, ...WSB_FLOODS].map((x) => x.file))]) {
+    const posts = parseRedditText(fs.readFileSync(path.join(dir, file), 'utf8')).records.map((r) => r.post);
+    const events = replayPosts(posts).events.map((e) => ({ type: e.type, timeMs: e.timeMs, data: e.event.data }));
+    runs[file] = events;
+    const days = (posts[posts.length - 1].createdAtMs - posts[0].createdAtMs) / L.DAY;
+    out.files[file] = {
+      posts: posts.length,
+      velocityEvents: events.filter((e) => e.type === 'trends.velocity').length,
+      surgeEvents: events.filter((e) => e.type === 'trends.surge').length,
+      days: L.round(days, 1),
+      events: events.map((e) => ({ time: new Date(e.timeMs).toISOString(), type: e.type, keywords: e.data.keywords, distinct_authors: e.data.distinct_authors })),
+    };
+  }
+  for (const s of WSB_STORIES) {
+    const hit = runs[s.file].find((e) => e.type === 'trends.velocity' && e.timeMs >= at(s.from) && e.timeMs <= at(s.from) + 2 * 3600_000 && e.data.keywords.some((k) => s.words.includes(k)));
+    out.stories.push({ story: s.name, caught: !!hit, minutesAfterFirstPost: hit ? Math.round((hit.timeMs - at(s.from)) / 60_000) : null, keywords: hit ? hit.data.keywords.join('+') : null });
+  }
+  for (const f of WSB_FLOODS) {
+    const events = runs[f.file].filter((e) => e.timeMs >= at(f.from) && e.timeMs <= at(f.to) + 3600_000);
+    out.floods.push({ flood: `${f.from.slice(0, 16)}–${f.to.slice(11, 16)}`, ignored: events.length === 0 });
+  }
+  return out;
+}
+
+function printWsb(r) {
+  console.log('\nr/wallstreetbets replayed through the pipeline (backtest --posts)');
+  console.table(r.stories);
+  console.table(r.floods);
+  for (const [file, f] of Object.entries(r.files)) {
+    console.log(`${file}: ${f.posts} posts over ${f.days} days, ${f.velocityEvents} velocity events, ${f.surgeEvents} surge events`);
+    for (const e of f.events) console.log(`  ${e.time}  ${e.type}  ${(e.keywords ?? []).join('+')}  distinct_authors=${e.distinct_authors}`);
+  }
+  const caught = r.stories.filter((s) => s.caught).length;
+  const ignored = r.floods.filter((f) => f.ignored).length;
+  console.log(`stories caught ${caught}/${r.stories.length}, floods ignored ${ignored}/${r.floods.length}`);
+}
+
 function main() {
   const argv = process.argv.slice(2);
   const det = L.loadDetectors(argv);
@@ -641,6 +709,11 @@ function main() {
       console.table(result.surgeWsbVolume.map(({ events, ...r }) => ({ ...r, events: events.map((e) => e.at).join(' ') })));
     } else console.log(`\n(no r/wallstreetbets data in ${wsb}: skipped)`);
   }
+  if (only === 'all' || only === 'wsb') {
+    result.wsb = evaluateWsb(argv);
+    if (result.wsb) printWsb(result.wsb);
+    else console.log('\n(no r/wallstreetbets posts beside the project: the wsb section is skipped)');
+  }
   result.elapsedSeconds = Math.round((Date.now() - t0) / 100) / 10;
   if (!quick && only === 'all') {
     const out = path.join(__dirname, '../results/detectors-quality.json');
@@ -650,6 +723,6 @@ function main() {
   } else console.log(`\n(${result.elapsedSeconds}s; JSON is written only by a full run)`);
 }
 
-module.exports = { SCENARIOS, genScenarioSeries, evaluateScenarios, evaluateWsbVolume, REAL_FORMS, candidateSets, selectSet, loadNab, evaluateReal, leaveOneFileOut, loadRealSeries, scoreRealFile, realSummary, evaluateSurge, evaluateVelocity, evaluateRising, generateSurge, surgeConfig, velocityConfig, printTable };
+module.exports = { SCENARIOS, genScenarioSeries, evaluateScenarios, evaluateWsbVolume, evaluateWsb, REAL_FORMS, candidateSets, selectSet, loadNab, evaluateReal, leaveOneFileOut, loadRealSeries, scoreRealFile, realSummary, evaluateSurge, evaluateVelocity, evaluateRising, generateSurge, surgeConfig, velocityConfig, printTable };
 
 if (require.main === module) main();

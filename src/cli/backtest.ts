@@ -7,14 +7,25 @@ import { BACKTEST_KINDS } from '../trends/detectors/backtest';
 export function addBacktestCommand(program: Command): void {
   program
     .command('backtest')
-    .description(`run the production ${orList(BACKTEST_KINDS)} detector over a timestamp,value CSV and print each detection at its row timestamp`)
-    .addOption(new Option('--kind <kind>', 'detector').choices(BACKTEST_KINDS).makeOptionMandatory())
-    .requiredOption('--series <file>', 'CSV of timestamp,value[,total] rows (ISO 8601 or unix seconds/ms; header optional)')
-    .option('--json', 'one JSON object per detection: {"timestamp" (the row\'s own), "bucket_start", "value", "expected", "lift", "score"}; with --labels a last {"nab": …} line')
+    .description(
+      `run the production ${orList(BACKTEST_KINDS)} detector over a timestamp,value CSV and print each detection at its row timestamp; ` +
+        'or replay Reddit posts through the whole trend pipeline and print the events subscribers would have received',
+    )
+    .addOption(new Option('--kind <kind>', 'detector (with --series)').choices(BACKTEST_KINDS))
+    .option('--series <file>', 'CSV of timestamp,value[,total] rows (ISO 8601 or unix seconds/ms; header optional)')
+    .option(
+      '--posts <file>',
+      'Reddit posts (a listing, a JSON array of listings, or NDJSON: what ingest reads) fed in event time to every detector as the pipeline would; prints each event at the time it would have been emitted',
+    )
+    .option(
+      '--json',
+      'one JSON object per detection: {"timestamp" (the row\'s own), "bucket_start", "value", "expected", "lift", "score"}; with --labels a last {"nab": …} line. ' +
+        'With --posts: {"type", "subreddit", "time" (when the pipeline would have emitted it), "data" (the delivered data, without webhook_id)}',
+    )
     .option('--bucket <duration>', 'bucket width, e.g. 5m, 30m, 1h (default: the series\' most common row spacing)')
     .option('--assumed-total <posts>', 'velocity: posts per bucket when the series has no total column (default 1000)')
     .option('--labels <file>', 'score against labelled windows (NAB standard profile): NAB windows.json keyed by file name, or a list of [start, end]')
-    .option('--plot <file>', 'write an SVG of the series, the baseline and threshold band, the detections and the labelled windows')
+    .option('--plot <file>', 'write an SVG of the series, the baseline and threshold band, the detections and the labelled windows (with --posts: posts per 30 min and the events)')
     .action((opts: BacktestCommandOptions) => {
       runBacktestCommand(
         opts,

@@ -1,7 +1,9 @@
 /**
  * `trendhooks backtest`: the production surge or velocity detector over a CSV series, each detection
  * printed with the series' own row timestamp, optionally scored against labelled windows (NAB
- * standard profile) and drawn as an SVG. The file I/O lives here; the detectors stay pure.
+ * standard profile) and drawn as an SVG; or (`--posts`) Reddit posts replayed through the whole
+ * trend pipeline, printing the events subscribers would have received. The file I/O lives here;
+ * the detectors stay pure.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,10 +12,16 @@ import { backtest, parseLabelWindows, parseSeriesCsv, scoreBacktest } from './de
 import type { BacktestKind, BacktestPoint, LabelledScore, SeriesPoint } from './detectors/backtest';
 import type { NabWindow } from './detectors/nab';
 import { backtestSvg } from './detectors/plot';
+import { EVENT_CATALOGUE, EventKind, ReceivedData } from '../events/catalogue';
+import { parseRedditText, RedditPost } from '../posts/reddit-parse';
+import { replayPosts } from './replay';
 
 export interface BacktestCommandOptions {
-  kind: BacktestKind;
-  series: string;
+  /** With --series: the detector to run. */
+  kind?: BacktestKind;
+  series?: string;
+  /** Reddit posts (the files `ingest` reads) replayed through the whole trend pipeline. */
+  posts?: string;
   json?: boolean;
   /** Bucket width as text (`5m`, `30m`, `1h`, `300s`, `300000ms`); inferred from the series when absent. */
   bucket?: string;
@@ -52,6 +60,96 @@ function describeMs(ms: number): string {
 
 /** Runs the command; lines go to `out` (stdout) and `err` (stderr). */
 export function runBacktestCommand(opts: BacktestCommandOptions, out: (line: string) => void, err: (line: string) => void): void {
+  if ((opts.series === undefined) === (opts.posts === undefined)) throw new AppError('VALIDATION_ERROR', 'give exactly one of --series FILE (with --kind) or --posts FILE');
+  if (opts.posts !== undefined) {
+    for (const [given, name] of [
+      [opts.kind, '--kind'],
+      [opts.bucket, '--bucket'],
+      [opts.assumedTotal, '--assumed-total'],
+      [opts.labels, '--labels'],
+    ] as const) {
+      if (given !== undefined) throw new AppError('VALIDATION_ERROR', `${name} applies to --series only; --posts replays every detector of the pipeline`);
+    }
+    runPostsReplay(opts.posts, opts, out, err);
+    return;
+  }
+  if (opts.kind === undefined) throw new AppError('VALIDATION_ERROR', '--series needs --kind surge or velocity');
+  runSeriesBacktest({ ...opts, kind: opts.kind, series: opts.series! }, out, err);
+}
+
+/**
+ * `--posts FILE`: the posts replayed through the trend pipeline's code path (replay.ts); prints the
+ * events a subscriber would have received, at the instant the pipeline would have emitted them.
+ */
+function runPostsReplay(file: string, opts: BacktestCommandOptions, out: (line: string) => void, err: (line: string) => void): void {
+  const parsed = parseRedditText(readText(file, 'posts'));
+  if (parsed.records.length === 0) {
+    const why = parsed.issues[0] ? `${parsed.issues[0].at}: ${parsed.issues[0].reason}` : 'the file is empty';
+    throw new AppError('VALIDATION_ERROR', `${file}: no Reddit post could be read (${why})`);
+  }
+  const run = replayPosts(parsed.records.map((r) => r.post));
+  const lines = run.events.map((e) => {
+    const data = { event_id: e.event.id, subreddit: e.subreddit, ...e.event.data };
+    const time = new Date(e.timeMs).toISOString();
+    return opts.json
+      ? JSON.stringify({ type: e.type, subreddit: e.subreddit, time, data })
+      : `${time}  ${e.type}  r/${e.subreddit}  ${EVENT_CATALOGUE[e.type].describe(data as unknown as ReceivedData)}`;
+  });
+  if (opts.plot !== undefined) {
+    const subreddit = Object.entries(run.posts).sort((a, b) => b[1] - a[1])[0][0];
+    const posts = parsed.records.map((r) => r.post).filter((p) => p.subreddit === subreddit);
+    const svg = backtestSvg(postsPerBucket(posts, POSTS_PLOT_BUCKET_MS), {
+      title: `r/${subreddit} — ${path.basename(file)} replayed through the trend pipeline`,
+      yLabel: `posts per ${describeMs(POSTS_PLOT_BUCKET_MS)}`,
+      events: run.events
+        .filter((e) => e.subreddit === subreddit)
+        .map((e) => ({ timeMs: e.timeMs, label: eventLabel(e.type, e.event.data as unknown as Record<string, unknown>) })),
+    });
+    writePlot(opts.plot, svg);
+  }
+  if (!opts.json) {
+    const subs = Object.entries(run.posts)
+      .map(([s, n]) => `r/${s} ${n}`)
+      .join(', ');
+    err(`replayed ${parsed.records.length} posts (${subs}), ${parsed.issues.length} skipped; ${run.events.length} events`);
+    if (opts.plot !== undefined) err(`plot written to ${opts.plot}`);
+  }
+  for (const line of lines) out(line);
+}
+
+const POSTS_PLOT_BUCKET_MS = 30 * 60_000;
+
+/** Posts per bucket, every bucket from the first post to the last (the plot's series). */
+function postsPerBucket(posts: readonly RedditPost[], bucketMs: number): BacktestPoint[] {
+  const counts = new Map<number, number>();
+  for (const p of posts) {
+    const b = Math.floor(p.createdAtMs / bucketMs) * bucketMs;
+    counts.set(b, (counts.get(b) ?? 0) + 1);
+  }
+  const starts = [...counts.keys()];
+  const first = Math.min(...starts);
+  const last = Math.max(...starts);
+  const points: BacktestPoint[] = [];
+  for (let b = first; b <= last; b += bucketMs) {
+    points.push({ timestamp: b, rowTimestamp: b, rows: 1, value: counts.get(b) ?? 0, score: 0, expected: NaN, upper: NaN, detected: false });
+  }
+  return points;
+}
+
+function eventLabel(type: EventKind, data: Record<string, unknown>): string {
+  if (Array.isArray(data.keywords)) return `${type}: ${(data.keywords as string[]).join(' + ')}`;
+  return type;
+}
+
+function writePlot(file: string, svg: string): void {
+  try {
+    fs.writeFileSync(file, svg);
+  } catch (e) {
+    throw new AppError('VALIDATION_ERROR', `cannot write plot ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+function runSeriesBacktest(opts: BacktestCommandOptions & { kind: BacktestKind; series: string }, out: (line: string) => void, err: (line: string) => void): void {
   const bucketMs = opts.bucket === undefined ? undefined : parseBucket(opts.bucket);
   let assumedTotal: number | undefined;
   if (opts.assumedTotal !== undefined) {
@@ -107,11 +205,7 @@ export function runBacktestCommand(opts: BacktestCommandOptions, out: (line: str
       windows,
       yLabel: opts.kind === 'surge' ? `count per ${describeMs(usedBucketMs)}` : `keyword count per ${describeMs(usedBucketMs)}`,
     });
-    try {
-      fs.writeFileSync(opts.plot, svg);
-    } catch (e) {
-      throw new AppError('VALIDATION_ERROR', `cannot write plot ${opts.plot}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
+    writePlot(opts.plot, svg);
   }
   if (!opts.json) {
     err(`${opts.kind} backtest of ${series.length} rows in ${points.length} buckets of ${describeMs(usedBucketMs)} (${bucketSource})`);

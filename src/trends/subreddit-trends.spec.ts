@@ -57,8 +57,8 @@ describe('BucketWindow', () => {
   });
 });
 
-function post(i: number, createdAtMs: number, title = `post number ${i}`): ObservedPost {
-  return { id: `p${i.toString(36)}`, createdAtMs, title, selftext: '', permalink: `/r/t/comments/p${i}/`, score: 1, numComments: 0 };
+function post(i: number, createdAtMs: number, title = `post number ${i}`, author = `user${i % 50}`): ObservedPost {
+  return { id: `p${i.toString(36)}`, createdAtMs, author, title, selftext: '', permalink: `/r/t/comments/p${i}/`, score: 1, numComments: 0 };
 }
 
 /** A steady subreddit (4 posts / 5 min) for `buckets` buckets, then `burst` posts in one bucket. */
@@ -71,11 +71,52 @@ function feed(st: SubredditTrends, buckets: number, burst: number) {
     detections.push(...st.advance());
   }
   const at = T0 + buckets * 5 * MIN;
-  const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, `quantum breakthrough announced ${k}`));
+  const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, `quantum breakthrough announced ${k}`, `reader${k}`));
   detections.push(...st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN));
   detections.push(...st.advance(at + 20 * MIN));
   return detections;
 }
+
+/** `feed` with the burst's posts written by `author(k)`. */
+function feedBurst(st: SubredditTrends, burst: number, author: (k: number) => string, title: (k: number) => string) {
+  const detections = [];
+  let n = 0;
+  for (let b = 0; b < 400; b++) {
+    const posts = Array.from({ length: 4 }, (_, k) => post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
+    st.observe(posts, new Set(posts.map((p) => p.id)), T0 + (b + 1) * 5 * MIN);
+    st.advance();
+  }
+  const at = T0 + 400 * 5 * MIN;
+  const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, title(k), author(k)));
+  detections.push(...st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN));
+  detections.push(...st.advance(at + 40 * MIN));
+  return detections.filter((d) => d.kind !== 'trends.rising');
+}
+
+describe('SubredditTrends spam', () => {
+  const news = (k: number) => `quantum breakthrough announced ${['today', 'in labs', 'by physicists', 'finally'][k % 4]} ${k}`;
+
+  it('fires surge and velocity on a burst from many authors, saying how many', () => {
+    const loud = feedBurst(new SubredditTrends('t'), 250, (k) => `reader${k}`, news);
+    const surge = loud.find((d) => d.kind === 'trends.surge');
+    expect(surge && surge.distinctAuthors).toBeGreaterThanOrEqual(250);
+    const velocity = loud.find((d) => d.kind === 'trends.velocity');
+    expect(velocity && velocity.distinctAuthors).toBe(250);
+  });
+
+  it('fires neither on the same burst from one or two authors', () => {
+    expect(feedBurst(new SubredditTrends('t'), 250, (k) => (k % 2 ? 'spam1' : 'spam2'), news)).toEqual([]);
+    expect(feedBurst(new SubredditTrends('t'), 250, () => 'spam1', news)).toEqual([]);
+  });
+
+  it('fires neither on one title reposted by deleted accounts, but does on different titles of deleted accounts', () => {
+    expect(feedBurst(new SubredditTrends('t'), 250, () => '[deleted]', () => 'Quantum breakthrough announced!!')).toEqual([]);
+    const varied = feedBurst(new SubredditTrends('t'), 250, () => '[deleted]', (k) => `quantum breakthrough ${k.toString(36)}x${k}`);
+    expect(varied.map((d) => d.kind)).toEqual(expect.arrayContaining(['trends.surge', 'trends.velocity']));
+    // The window's steady posts have authors; the burst's keywords have none.
+    expect(varied.find((d) => d.kind === 'trends.velocity')).toMatchObject({ distinctAuthors: 0 });
+  });
+});
 
 describe('SubredditTrends', () => {
   it('stays quiet on a steady subreddit and fires surge and velocity on a burst', () => {
@@ -154,14 +195,17 @@ describe('trend events', () => {
       score: 10,
       window_buckets: 3,
       seasonal: true,
+      distinct_authors: 0,
     });
     const velocity = toTrendEvent('t', {
       kind: 'trends.velocity',
       keyword: 'eclipse',
+      keywords: ['eclipse', 'totality'],
       bucketStart: T0,
       bucketEnd: T0 + 30 * MIN,
       count: 12,
       posts: 200,
+      distinctAuthors: 9,
       share: 0.06,
       baselineShare: 0.002,
       score: 7.5,
@@ -171,6 +215,7 @@ describe('trend events', () => {
       permalinks: ['/r/t/comments/a/', '/r/t/comments/b/'],
     });
     expect(velocity.data).toMatchObject({ observed: 12, expected: 0.4, lift: 30, threshold: 4, score: 7.5, min_count: 5, keyword: 'eclipse', post_ids: ['a', 'b'] });
+    expect(velocity.data).toMatchObject({ keywords: ['eclipse', 'totality'], distinct_authors: 9 });
     expect(velocity.data).toMatchObject({ window_start: new Date(T0).toISOString(), window_end: new Date(T0 + 30 * MIN).toISOString() });
     const rising = toTrendEvent('t', risingDetection('t', 2.5));
     expect(rising.data).toMatchObject({

@@ -1,4 +1,4 @@
-import type { Detection } from '../events/catalogue';
+import type { Detection, SurgeDetection } from '../events/catalogue';
 import {
   createRisingState,
   createSurgeState,
@@ -14,11 +14,14 @@ import {
   VelocityPost,
   VelocityState,
 } from './detectors';
+import { knownAuthor, postSource } from './detectors/sources';
 
 /** What the pipeline knows of a post at one observation. */
 export interface ObservedPost {
   id: string;
   createdAtMs: number;
+  /** As Reddit gives it; `[deleted]` (or absent) when unknown. */
+  author?: string;
   title: string;
   selftext: string;
   permalink: string;
@@ -78,15 +81,47 @@ export class BucketWindow<T> {
   }
 }
 
+/** A post as the surge window keeps it: who stands behind it (sources.ts) and its known author. */
+interface SurgeItem {
+  source: string;
+  author: string | null;
+}
+
+/** A closed surge bucket's sources (posts each) and known authors, kept to judge the window of a surge that fires. */
+interface SurgeBucketSources {
+  bucketStart: number;
+  sources: Map<string, number>;
+  authors: Set<string>;
+}
+
+/**
+ * How far back the closed surge buckets' sources are kept: `distinct_authors` and the spam gate
+ * look at the window of a detection, at most this far back.
+ */
+export const SURGE_SOURCES_HISTORY_MS = 6 * 3600_000;
+
+/**
+ * A surge is delivered only if the window's excess over its baseline is not carried by one or two
+ * sources: without the two most active ones, the window must keep at least this share of it.
+ */
+export const SURGE_MIN_EXCESS_BEYOND_TOP_SOURCES = 0.5;
+
 /**
  * All detector state of one subreddit: surge over post counts, velocity over the posts' words (both
  * by event-time bucket), rising over repeated observations of the same posts.
+ *
+ * Spam: both bucket detectors count sources, not posts (sources.ts: a known author, or for unknown
+ * authors a title's keywords): a source counts once per surge bucket and a keyword once per source
+ * per velocity bucket, so one account reposting a title moves neither much. A surge is also held
+ * back when two sources carry its window's excess, and every surge and velocity detection says how
+ * many distinct authors stand behind it.
  */
 export class SubredditTrends {
   private readonly surge: SurgeState;
   private readonly velocity: VelocityState;
   private readonly rising: RisingState;
-  private readonly surgeWindow: BucketWindow<string>;
+  private readonly surgeWindow: BucketWindow<SurgeItem>;
+  private readonly surgeHistory: SurgeBucketSources[] = [];
   private readonly velocityWindow: BucketWindow<VelocityPost>;
   /** Highest creation time seen: the event-time watermark. */
   private maxCreatedAtMs = -Infinity;
@@ -112,8 +147,9 @@ export class SubredditTrends {
     const out: Detection[] = [];
     for (const p of posts) {
       if (newIds.has(p.id)) {
-        this.surgeWindow.add(p.createdAtMs, p.id);
-        this.velocityWindow.add(p.createdAtMs, { id: p.id, title: p.title, selftext: p.selftext, permalink: p.permalink });
+        const source = postSource(p);
+        this.surgeWindow.add(p.createdAtMs, { source, author: knownAuthor(p.author) });
+        this.velocityWindow.add(p.createdAtMs, { id: p.id, title: p.title, selftext: p.selftext, permalink: p.permalink, author: p.author, source });
         if (p.createdAtMs > this.maxCreatedAtMs) this.maxCreatedAtMs = p.createdAtMs;
       }
       const r = observeRising(this.rising, {
@@ -139,13 +175,48 @@ export class SubredditTrends {
     const wm = watermarkMs ?? this.maxCreatedAtMs;
     const out: Detection[] = [];
     for (const b of this.surgeWindow.advance(wm)) {
-      const d = observeSurgeBucket(this.surge, b.bucketStart, b.items.length);
-      if (d) out.push(d);
+      const sources = new Map<string, number>();
+      const authors = new Set<string>();
+      for (const it of b.items) {
+        sources.set(it.source, (sources.get(it.source) ?? 0) + 1);
+        if (it.author !== null) authors.add(it.author);
+      }
+      if (b.items.length > 0) this.surgeHistory.push({ bucketStart: b.bucketStart, sources, authors });
+      while (this.surgeHistory.length > 0 && this.surgeHistory[0].bucketStart < b.bucketStart - SURGE_SOURCES_HISTORY_MS) this.surgeHistory.shift();
+      const d = observeSurgeBucket(this.surge, b.bucketStart, sources.size);
+      if (d) {
+        const judged = this.judgeSurge(d);
+        if (judged) out.push(judged);
+      }
     }
     for (const b of this.velocityWindow.advance(wm)) {
       if (b.items.length > 0) out.push(...observeVelocityPosts(this.velocity, b.bucketStart, b.items));
     }
     return out;
+  }
+
+  /**
+   * The surge with its window's distinct authors, or null when two sources carry its excess (each
+   * source counted once per bucket, as the detector was fed).
+   */
+  private judgeSurge(d: SurgeDetection): SurgeDetection | null {
+    const perSource = new Map<string, number>();
+    const authors = new Set<string>();
+    for (const h of this.surgeHistory) {
+      if (h.bucketStart < d.bucketStart || h.bucketStart >= d.bucketEnd) continue;
+      for (const src of h.sources.keys()) perSource.set(src, (perSource.get(src) ?? 0) + 1);
+      for (const a of h.authors) authors.add(a);
+    }
+    const top = [...perSource.values()].sort((a, b) => b - a);
+    const topTwo = (top[0] ?? 0) + (top[1] ?? 0);
+    const excess = d.count - d.baseline;
+    if (d.count - topTwo < d.baseline + SURGE_MIN_EXCESS_BEYOND_TOP_SOURCES * excess) return null;
+    return { ...d, distinctAuthors: authors.size };
+  }
+
+  /** The widest bucket of the two bucket detectors: a watermark this far past a post has closed its buckets (plus lateness). */
+  get maxBucketMs(): number {
+    return Math.max(this.surgeWindow.bucketMs, this.velocityWindow.bucketMs);
   }
 
   get latePosts(): number {

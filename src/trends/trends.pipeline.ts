@@ -1,50 +1,19 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, LessThan, MoreThanOrEqual } from 'typeorm';
-import { crockfordBase32 } from '../common/base32';
 import { CLOCK, Clock } from '../common/clock';
 import { EventsService } from '../delivery/events.service';
-import { definitionOf, Detection, EventKind, TrendEventDataByKind } from '../events/catalogue';
+import { Detection } from '../events/catalogue';
 import type { IngestListener } from '../posts/ingest.service';
 import { PostEntity } from '../posts/post.entity';
-import { eventKey } from './detectors';
-import { ObservedPost, SubredditTrends } from './subreddit-trends';
+import { SubredditTrends } from './subreddit-trends';
+import { observedPost, toTrendEvent } from './trend-event';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
 
+export { toTrendEvent, trendEventId } from './trend-event';
+export type { TrendEvent } from './trend-event';
+
 const DEFAULT_HISTORY_MS = 3 * 24 * 3600_000;
-
-/** `evt_` + 26 base32 characters of SHA-256(event key): the same detection always has the same id. */
-export function trendEventId(key: string): string {
-  return `evt_${crockfordBase32(createHash('sha256').update(key).digest(), 26)}`;
-}
-
-/** A trend event before delivery: deterministic id, the detector's evidence as typed snake_case `data`. */
-export interface TrendEvent<K extends EventKind = EventKind> {
-  id: string;
-  type: K;
-  createdAt: Date;
-  data: TrendEventDataByKind[K];
-}
-
-/** The event a detection becomes: its kind's definition in the event catalogue says how. */
-export function toTrendEvent(subreddit: string, d: Detection): TrendEvent {
-  const kind = definitionOf(d);
-  const { windowStartMs, discriminator, createdAtMs } = kind.identity(d);
-  return { id: trendEventId(eventKey(d.kind, subreddit, windowStartMs, discriminator)), type: d.kind, createdAt: new Date(createdAtMs), data: kind.toData(d) };
-}
-
-function observed(p: PostEntity): ObservedPost {
-  return {
-    id: p.id,
-    createdAtMs: p.createdAt.getTime(),
-    title: p.title,
-    selftext: p.selftext,
-    permalink: p.permalink,
-    score: p.score,
-    numComments: p.numComments,
-  };
-}
 
 /**
  * posts store → detectors (event-time order) → events → deliveries. Fed by the poller and by
@@ -86,7 +55,7 @@ export class TrendsPipeline implements IngestListener {
       order: { createdAt: 'ASC', id: 'ASC' },
     });
     if (history.length > 0) {
-      const posts = history.map(observed);
+      const posts = history.map(observedPost);
       st.observe(posts, new Set(posts.map((p) => p.id)), this.startedAt.getTime());
       st.advance(); // detections over history are not announced again
     }
@@ -105,7 +74,7 @@ export class TrendsPipeline implements IngestListener {
       list.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
       const st = await this.state(subreddit);
       const observedAt = Math.max(...list.map((p) => p.updatedAt.getTime()));
-      const detections = st.observe(list.map(observed), info.insertedIds, observedAt);
+      const detections = st.observe(list.map(observedPost), info.insertedIds, observedAt);
       detections.push(...st.advance());
       await this.emit(subreddit, detections);
     }

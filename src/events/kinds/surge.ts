@@ -22,6 +22,11 @@ export interface SurgeDetection {
   readonly windowBuckets: number;
   /** Whether the hour-of-day offset was part of the baseline. */
   readonly seasonal: boolean;
+  /**
+   * Distinct known authors of the window's posts. The detector counts posts; the trend pipeline,
+   * which knows the authors, sets this (absent: 0, no author known).
+   */
+  readonly distinctAuthors?: number;
 }
 
 /** `trends.surge`: the subreddit posts far more than usual. */
@@ -38,6 +43,8 @@ export interface SurgeEventData extends TrendEvidence {
   window_buckets: number;
   /** Whether the hour-of-day pattern was part of `baseline`. */
   seasonal: boolean;
+  /** Distinct known authors of the window's posts; 0 when no author is known (deleted accounts). */
+  distinct_authors: number;
 }
 
 export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEventData> = {
@@ -51,6 +58,7 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
     score: field('number', 'The detector score that reached `threshold`.'),
     window_buckets: field('integer', 'Five-minute buckets in the window that fired (3 or 36 by default: a 15-minute burst or a 3-hour lift).'),
     seasonal: field('boolean', 'Whether the hour-of-day pattern was part of `baseline`.'),
+    distinct_authors: field('integer', "Distinct known authors of the window's posts; 0 when no author is known (deleted accounts)."),
   },
   example: {
     type: 'trends.surge',
@@ -71,6 +79,7 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
       score: 9.6,
       window_buckets: 36,
       seasonal: true,
+      distinct_authors: 23,
     },
   },
   toData: (d) => ({
@@ -86,6 +95,7 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
     score: round(d.score),
     window_buckets: d.windowBuckets,
     seasonal: d.seasonal,
+    distinct_authors: d.distinctAuthors ?? 0,
   }),
   identity: (d) => ({ windowStartMs: d.bucketStart, discriminator: '', createdAtMs: d.bucketEnd }),
   visibleAt: 'window_end',

@@ -1,4 +1,4 @@
-/** `trends.velocity`: one keyword's share of the subreddit's posts spikes (detector: src/trends/detectors/velocity.ts). */
+/** `trends.velocity`: one keyword's (one story's) share of the subreddit's posts spikes (detector: src/trends/detectors/velocity.ts). */
 import { absolutePermalink, EventKindDefinition, EVIDENCE_FIELDS, field, fixed, iso, lift, minutes, percent, round, round6, TrendEvidence } from '../kind';
 
 /** What the velocity detector reports for a keyword that fired in a bucket. */
@@ -7,10 +7,14 @@ export interface VelocityDetection {
   readonly keyword: string;
   readonly bucketStart: number;
   readonly bucketEnd: number;
-  /** Posts in the bucket containing the keyword. */
+  /** The story's keywords: `keyword` first, then the others that fired in the same posts, by score. */
+  readonly keywords: readonly string[];
+  /** Independent posts in the bucket containing the keyword (one per known author, one per distinct title of unknown authors). */
   readonly count: number;
-  /** Posts in the bucket. */
+  /** Independent posts in the bucket. */
   readonly posts: number;
+  /** Distinct known authors of the posts containing the keyword (0 when no author is known). */
+  readonly distinctAuthors: number;
   /** count / posts. */
   readonly share: number;
   /** Share the score was measured against: the keyword's EWMA share, floored at `priorShare`. */
@@ -27,12 +31,16 @@ export interface VelocityDetection {
 
 /** `trends.velocity`: one keyword's share of the subreddit's posts spikes. */
 export interface VelocityEventData extends TrendEvidence {
-  /** The keyword, lower-cased and lightly stemmed (`movies` → `movy`). */
+  /** The keyword, lower-cased and lightly stemmed (`movies` → `movy`); a ticker without its `$`. The story's highest-scoring keyword. */
   keyword: string;
-  /** Posts in the window containing the keyword (= `observed`). */
+  /** Every keyword of the story: `keyword` first, then the others that spiked in the same posts (`josh`, `brown`). */
+  keywords: string[];
+  /** Posts in the window containing the keyword (= `observed`), counted independently: a known author's posts count once, and so do reposts of one title by unknown authors. */
   count: number;
-  /** All posts of the subreddit in the window. */
+  /** All posts of the subreddit in the window, counted the same way. */
   posts: number;
+  /** Distinct known authors of the posts containing the keyword; 0 when no author is known (deleted accounts), where distinct titles were counted instead. */
+  distinct_authors: number;
   /** count / posts. */
   share: number;
   /** The keyword's usual share (floored at the detector's prior); `expected` = posts × baseline_share. */
@@ -52,9 +60,11 @@ export const VELOCITY: EventKindDefinition<'trends.velocity', VelocityDetection,
   summary: "One keyword's share of the subreddit's posts spikes.",
   fields: {
     ...EVIDENCE_FIELDS,
-    keyword: field('string', 'The keyword, lower-cased and lightly stemmed.'),
-    count: field('integer', 'Posts in the window containing the keyword (= observed).'),
-    posts: field('integer', 'All posts of the subreddit in the window.'),
+    keyword: field('string', "The keyword, lower-cased and lightly stemmed (a ticker without its `$`): the story's highest-scoring keyword."),
+    keywords: field('string[]', 'Every keyword of the story, `keyword` first, then the others that spiked in the same posts.'),
+    count: field('integer', "Posts in the window containing the keyword (= observed); a known author's posts count once, and so do reposts of one title by unknown authors."),
+    posts: field('integer', 'All posts of the subreddit in the window, counted the same way.'),
+    distinct_authors: field('integer', 'Distinct known authors of the posts containing the keyword; 0 when no author is known (deleted accounts), where distinct titles were counted instead.'),
     share: field('number', 'count / posts.'),
     baseline_share: field('number', "The keyword's usual share; expected = posts × baseline_share."),
     score: field('number', 'Signed root of the binomial deviance over the dispersion (≈ z-score).'),
@@ -76,8 +86,10 @@ export const VELOCITY: EventKindDefinition<'trends.velocity', VelocityDetection,
       lift: 212.121,
       threshold: 5,
       keyword: 'eclipse',
+      keywords: ['eclipse', 'totality'],
       count: 14,
       posts: 33,
+      distinct_authors: 12,
       share: 0.424242,
       baseline_share: 0.002,
       score: 9.3,
@@ -96,8 +108,10 @@ export const VELOCITY: EventKindDefinition<'trends.velocity', VelocityDetection,
       lift: lift(d.count, expected),
       threshold: d.threshold,
       keyword: d.keyword,
+      keywords: [...d.keywords],
       count: d.count,
       posts: d.posts,
+      distinct_authors: d.distinctAuthors,
       share: round6(d.share),
       baseline_share: round6(d.baselineShare),
       score: round(d.score),
@@ -109,5 +123,6 @@ export const VELOCITY: EventKindDefinition<'trends.velocity', VelocityDetection,
   identity: (d) => ({ windowStartMs: d.bucketStart, discriminator: d.keyword, createdAtMs: d.bucketEnd }),
   visibleAt: 'window_end',
   describe: (data) =>
-    `"${data.keyword}" in ${data.count} of ${data.posts} posts in ${minutes(data.window_start, data.window_end)} (${percent(data.share)} vs ${percent(data.baseline_share)} usual, score ${fixed(data.score)})`,
+    // Events stored before `keywords` existed have `keyword` alone.
+    `"${Array.isArray(data.keywords) ? data.keywords.join(' + ') : data.keyword}" in ${data.count} of ${data.posts} posts in ${minutes(data.window_start, data.window_end)} (${percent(data.share)} vs ${percent(data.baseline_share)} usual, score ${fixed(data.score)})`,
 };

@@ -40,6 +40,11 @@ export interface BacktestPoint {
   readonly upper: number;
   /** Whether the production detector fired on this bucket (after warm-up, cooldown and minimums). */
   readonly detected: boolean;
+  /**
+   * For a detection, the start of the evidence window it scored (surge: its two-hour window; velocity:
+   * this bucket, or the one before for a two-bucket window): a window detector fires on a sum, not on one bucket.
+   */
+  readonly windowStart?: number;
 }
 
 /** What a backtest ran with: the bucket width it used and how it got it. */
@@ -187,6 +192,7 @@ function backtestSurge(buckets: Bucket[], params: Partial<SurgeParams>): Backtes
       expected: state.lastExpected,
       upper: state.lastUpper,
       detected: detection !== null,
+      ...(detection !== null ? { windowStart: detection.bucketStart } : {}),
     };
   });
 }
@@ -216,6 +222,7 @@ function backtestVelocity(buckets: Bucket[], params: VelocityBacktestParams): Ba
       expected: warm ? total * base : NaN,
       upper: warm ? velocityUpper({ ...state.params, dispersion }, total, base) : NaN,
       detected: fired.length > 0,
+      ...(fired.length > 0 ? { windowStart: fired[0].bucketStart } : {}),
     };
   });
 }

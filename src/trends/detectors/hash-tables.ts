@@ -21,6 +21,8 @@ export class KeywordTable {
   private slotHashes = new Int32Array(16);
   private shares = new Float64Array(16);
   private updated = new Int32Array(16);
+  /** Posts (sources) containing the keyword in the bucket of its last update. */
+  private lastCounts = new Int32Array(16);
   private readonly free: number[] = [];
   /** slot + 1 per position, 0 = empty; linear probing; rebuilt (no tombstones) after evictions. */
   private index = new Int32Array(32);
@@ -58,9 +60,14 @@ export class KeywordTable {
     return this.updated[slot];
   }
 
-  set(slot: number, share: number, updatedAt: number): void {
+  lastCount(slot: number): number {
+    return this.lastCounts[slot];
+  }
+
+  set(slot: number, share: number, updatedAt: number, lastCount = 0): void {
     this.shares[slot] = share;
     this.updated[slot] = updatedAt;
+    this.lastCounts[slot] = lastCount;
   }
 
   /** Decide admission of an unknown keyword seen in `count` posts; returns its new slot or -1. */
@@ -138,9 +145,12 @@ export class KeywordTable {
     shares.set(this.shares);
     const updated = new Int32Array(size);
     updated.set(this.updated);
+    const lastCounts = new Int32Array(size);
+    lastCounts.set(this.lastCounts);
     this.slotHashes = hashes;
     this.shares = shares;
     this.updated = updated;
+    this.lastCounts = lastCounts;
   }
 
   /** True if seen before (since the filter's last reset); records the sighting either way. */

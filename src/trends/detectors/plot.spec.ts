@@ -41,4 +41,42 @@ describe('backtestSvg', () => {
     expect(svg).not.toMatch(/NaN/);
     expect(backtestSvg([], { title: 't' })).toContain('no data');
   });
+
+  /** The y (svg units) of the band polygon's points: its top edge is the second half. */
+  function bandYs(svg: string): number[] {
+    const m = /<polygon points="([^"]+)"/.exec(svg);
+    return m ? m[1].split(' ').map((p) => Number(p.split(',')[1])) : [];
+  }
+
+  it('keeps a quiet series\' band a band: the firing bound is on the scale, and a bucket none could fire has none', () => {
+    // ~1 post a bucket, fires from 8: the bound used to be clipped at the top, the band filling the chart.
+    const quiet = Array.from({ length: 500 }, (_, i) => ({ ...points(1)[0], timestamp: T0 + i * 5 * MIN, rowTimestamp: T0 + i * 5 * MIN, value: i % 3 === 0 ? 2 : 0, expected: 0.7, upper: 8 }));
+    const svg = backtestSvg(quiet, { title: 'q', height: 480 });
+    const top = Math.min(...bandYs(svg));
+    expect(top).toBeGreaterThan(40 + 20); // the band's top is the bound's line, below the plot's top edge (40)
+    const none = backtestSvg(quiet.map((p) => ({ ...p, upper: Infinity })), { title: 'q' });
+    expect(none).not.toContain('<polygon');
+  });
+
+  it('draws the window a window detector scored under each detection', () => {
+    const pts = points(600, [300]).map((p, i) => (i === 300 ? { ...p, windowStart: T0 + 277 * 5 * MIN } : p));
+    const svg = backtestSvg(pts, { title: 'w' });
+    expect(svg).toMatch(/<rect x="[\d.]+" y="[\d.]+" width="[\d.]+" height="10" fill="#d62728" fill-opacity="0.3"\/>/);
+    expect(svg).toContain('window each detection scored');
+    expect(backtestSvg(points(600, [300]), { title: 'w' })).not.toContain('window each detection scored');
+  });
+
+  it('marks every non-zero bucket of a sparse series so a few small counts show', () => {
+    const sparse = points(3000).map((p, i) => ({ ...p, value: i % 97 === 0 ? 3 : 0 }));
+    const svg = backtestSvg(sparse, { title: 's' });
+    const dots = /stroke-width="3.5" stroke-linecap="round"/.test(svg);
+    expect(dots).toBe(true);
+    expect(backtestSvg(points(3000), { title: 'dense' })).not.toMatch(/stroke-width="3.5"/);
+  });
+
+  it('marks and labels the events of a replay', () => {
+    const svg = backtestSvg(points(600), { title: 'r', events: [{ timeMs: T0 + 100 * 5 * MIN, label: 'trends.velocity: josh + brown' }] });
+    expect(svg).toContain('events (1)');
+    expect(svg).toContain('velocity: josh + brown');
+  });
 });

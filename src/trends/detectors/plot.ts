@@ -23,6 +23,8 @@ export interface PlotOptions {
   readonly yLabel?: string;
   readonly width?: number;
   readonly height?: number;
+  /** Events to mark at their time (a replay's deliveries), each with a short label. */
+  readonly events?: readonly { readonly timeMs: number; readonly label: string }[];
 }
 
 const MARGIN = { left: 64, right: 16, top: 40, bottom: 64 };
@@ -47,11 +49,15 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
   const t1 = Math.max(points[points.length - 1].rowTimestamp, t0 + 1);
   // The scale follows the series and its baseline; a firing bound above them is clipped at the top.
   let yMax = 0;
+  let upperMax = 0;
   for (const p of points) {
     yMax = Math.max(yMax, p.value);
     if (Number.isFinite(p.expected)) yMax = Math.max(yMax, p.expected);
+    if (Number.isFinite(p.upper)) upperMax = Math.max(upperMax, p.upper);
   }
-  yMax = niceCeil(Math.max(yMax * 1.05, 1));
+  // The firing bound is on the scale too (up to 4× the series), so on a quiet series it is a visible
+  // line above the counts rather than a band clipped at the top that fills the whole chart.
+  yMax = niceCeil(Math.max(yMax * 1.05, Math.min(upperMax * 1.05, 4 * Math.max(yMax, 1)), 1));
   // log(1 + v): counts span decades (a quiet night, a 40× burst); a linear axis flattens the baseline.
   const yMaxLog = Math.log1p(yMax);
   const x = (t: number) => MARGIN.left + ((t - t0) / (t1 - t0)) * plotW;
@@ -94,9 +100,10 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     const c = colOf(p.rowTimestamp);
     lo[c] = Math.min(lo[c], p.value);
     hi[c] = Math.max(hi[c], p.value);
-    if (Number.isFinite(p.expected) && !Number.isNaN(p.upper)) {
+    // A bucket no value could fire (upper Infinity) has no band: it is not "everything up to the top".
+    if (Number.isFinite(p.expected) && Number.isFinite(p.upper)) {
       expSum[c] += p.expected;
-      upSum[c] += Number.isFinite(p.upper) ? p.upper : yMax;
+      upSum[c] += p.upper;
       nWarm[c]++;
     }
   }
@@ -129,6 +136,19 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     seg.push(`M${f(colX(c))} ${f(bottom)}V${f(top)}`);
   }
   out.push(`<path d="${seg.join('')}" stroke="#333333" stroke-width="1" fill="none"/>`);
+  // Sparse counts (a keyword in a few buckets) are one-pixel ticks on a zero line: mark each non-zero column.
+  let nonZero = 0;
+  let seen = 0;
+  for (let c = 0; c < cols; c++) {
+    if (lo[c] === Infinity) continue;
+    seen++;
+    if (hi[c] > 0) nonZero++;
+  }
+  if (nonZero > 0 && nonZero <= 0.3 * seen) {
+    const dots: string[] = [];
+    for (let c = 0; c < cols; c++) if (lo[c] !== Infinity && hi[c] > 0) dots.push(`M${f(colX(c))} ${f(y(hi[c]))}h0`);
+    out.push(`<path d="${dots.join('')}" stroke="#333333" stroke-width="3.5" stroke-linecap="round" fill="none"/>`);
+  }
 
   // Baseline and firing bound as lines (runs of warm columns).
   out.push(runsPath(cols, nWarm, (c) => `${f(colX(c))} ${f(y(expSum[c] / nWarm[c]))}`, '#1f5fbf', '1.4', ''));
@@ -136,8 +156,15 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
 
   // Detections.
   const detections = points.filter((p) => p.detected);
+  let windows = 0;
   for (const p of detections) {
     const xx = x(p.rowTimestamp);
+    if (p.windowStart !== undefined && p.windowStart < p.timestamp) {
+      // A window detector fired on the sum of this span, not on the one bucket under the dot.
+      const a = Math.max(x(p.windowStart), MARGIN.left);
+      out.push(`<rect x="${f(a)}" y="${MARGIN.top + plotH - 10}" width="${f(Math.max(xx - a, 1))}" height="10" fill="#d62728" fill-opacity="0.3"/>`);
+      windows++;
+    }
     out.push(`<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH - 10}" stroke="#d62728" stroke-width="2"/>`);
     out.push(
       `<circle cx="${f(xx)}" cy="${f(y(p.value))}" r="4" fill="#d62728"><title>${esc(
@@ -148,6 +175,23 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     );
   }
 
+  // Events of a replay: a marker at the time each was emitted, its label on hover and, sparse enough, in the plot.
+  const events = opts.events ?? [];
+  let lastLabelX = -Infinity;
+  let row = 0;
+  for (const e of events) {
+    const xx = x(e.timeMs);
+    if (xx < MARGIN.left || xx > MARGIN.left + plotW) continue;
+    out.push(
+      `<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#7b2cbf" stroke-width="1.2" stroke-dasharray="3 2"><title>${esc(
+        `${new Date(e.timeMs).toISOString()} ${e.label}`,
+      )}</title></line>`,
+    );
+    row = xx - lastLabelX < 90 ? (row + 1) % 4 : 0;
+    lastLabelX = xx;
+    out.push(`<text x="${f(xx + 3)}" y="${MARGIN.top + 12 + row * 13}" fill="#7b2cbf" font-size="10">${esc(e.label.replace(/^trends\./, ''))}</text>`);
+  }
+
   // Legend.
   const ly = height - 18;
   const legend: [string, string][] = [
@@ -156,7 +200,9 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     ['#9dbbe8', 'band up to the value that fires (dashed)'],
     ['#d62728', `detections (${detections.length})`],
   ];
+  if (windows > 0) legend.push(['#eea9a9', 'window each detection scored (its sum, not one bucket)']);
   if ((opts.windows ?? []).length > 0) legend.push(['#f2c200', `labelled windows (${opts.windows!.length})`]);
+  if (events.length > 0) legend.push(['#7b2cbf', `events (${events.length})`]);
   let lx = MARGIN.left;
   for (const [color, label] of legend) {
     out.push(`<rect x="${lx}" y="${ly - 9}" width="14" height="10" fill="${color}"/>`);

@@ -1,5 +1,7 @@
 /**
- * English stopwords (only words of 3+ letters matter: shorter tokens are dropped anyway).
+ * English stopwords. Lower-case tokens shorter than 3 letters are dropped anyway; two-letter words
+ * written in capitals are kept as tickers (`BB`, `GE`) unless listed here (`IT`, `TO`, `US` in a
+ * shouted title are words, not tickers).
  * Function words, auxiliaries, apostrophe-less contractions (the tokenizer deletes apostrophes,
  * so "don't" arrives as "dont"), and filler common on Reddit ("just", "really", "anyone") that
  * would otherwise ride every subreddit-wide surge. Kept as source, not a file, so the tokenizer is
@@ -30,6 +32,7 @@ wants was wasn wasnt way well went were weren werent what whatever whats when wh
 whereafter whereas whereby wherein wheres whereupon wherever whether which while whither who whod whoever
 whole wholl whom whose why will with within without won wont would wouldn wouldnt www yeah yes yet you youd
 youll your youre yours yourself yourselves youve also anyone anybody guys guy lot lots
+am an as at be by do go he hi if im in is it me my no of oh ok on or pm so to up us we ya yo
 `;
 
 export const ENGLISH_STOPWORDS: ReadonlySet<string> = new Set(WORDS.split(/\s+/).filter((w) => w.length > 0));

@@ -81,3 +81,22 @@ describe('tokenize', () => {
     );
   });
 });
+
+describe('tickers', () => {
+  it('keeps cashtags as keywords, the same keyword as the bare ticker, stopword letters included', () => {
+    expect(tokenize('$SOS to the moon, SOS earnings')).toEqual(['sos', 'moon', 'sos', 'earning']);
+    expect(tokenize('$BB and $F and $ON')).toEqual(['bb', 'f', 'on']);
+    expect(postKeywords('$GME', 'GME squeeze')).toEqual(['gme', 'squeeze']);
+  });
+
+  it('keeps two-letter words in capitals (BB) but not two-letter stopwords or lower-case ones', () => {
+    expect(tokenize('BB is up, bb is not')).toEqual(['bb']);
+    expect(tokenize('IT IS GOING TO THE MOON WITH BB')).toEqual(['moon', 'bb']);
+    expect(tokenize('I am OK, A+ DD on GE')).toEqual(['dd', 'ge']);
+  });
+
+  it('is not fooled by prices, long cashtags or apostrophes', () => {
+    expect(tokenize('$500 $5k $ABCDEFGH')).toEqual(['500', 'abcdefgh']);
+    expect(tokenize("$GME's run")).toEqual(['gme', 'run']);
+  });
+});

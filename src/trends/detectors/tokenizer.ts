@@ -4,6 +4,11 @@
  * Lower-case; URLs removed; apostrophes deleted ("don't" → "dont"); tokens are maximal runs of
  * Unicode letters, marks and digits; tokens shorter than 3 or longer than 40 characters and English
  * stopwords are dropped; then one light suffix rule (plural s/es/ies, -ing, -ed).
+ *
+ * Tickers: a cashtag (`$` then 1–6 ASCII letters: `$SOS`, `$F`) is always a keyword, the same one as
+ * the bare word (`$SOS` and `SOS` both count as `sos`), stopwords included (`$ON`); a two-letter
+ * word written in capitals (`BB`) is a keyword unless it is a two-letter stopword (`IT`, `TO`).
+ * Other two-letter words stay noise.
  */
 import { ENGLISH_STOPWORDS } from './stopwords';
 
@@ -17,6 +22,9 @@ const FNV_PRIME = 0x01000193;
 
 /** Non-ASCII characters that continue a token; ASCII is decided by char code on the hot path. */
 const WORD_CHAR_RE = /^[\p{L}\p{M}\p{N}]$/u;
+const DOLLAR = 36;
+/** Longest cashtag: tickers are 1–5 letters, a few (share classes) 6. */
+export const MAX_CASHTAG_LENGTH = 6;
 const VOWEL_RE = /[aeiouy]/;
 
 /** Receives each keyword; an object rather than a closure so hot callers allocate nothing per post. */
@@ -64,6 +72,11 @@ export function scanTokens(text: string, sink: TokenSink): void {
  * the token's spanHash when known (the stopword test then skips V8's string hashing for most tokens).
  */
 export function keywordOf(raw: string, rawHash: number = spanHash(raw)): string | null {
+  if (raw.charCodeAt(0) === DOLLAR) {
+    // A cashtag names a ticker even when the letters spell a stopword.
+    const t = raw.slice(1);
+    return t.length >= MIN_TOKEN_LENGTH ? stem(t) : t;
+  }
   if (isStopword(raw, rawHash)) return null;
   const t = stem(raw);
   return t !== raw && isStopword(t, spanHash(t)) ? null : t;
@@ -78,8 +91,9 @@ function isStopword(token: string, hash: number): boolean {
 
 /**
  * Receives raw tokens (lower-cased, apostrophes removed, 3–40 characters, before stopwords and
- * stemming) as spans of a string, with the FNV-1a hash of the span's characters, so a caller can
- * look tokens up without first copying each one into a new string.
+ * stemming; also two-letter words written in capitals, and cashtags with their `$`) as spans of a
+ * string, with the FNV-1a hash of the span's characters, so a caller can look tokens up without
+ * first copying each one into a new string.
  */
 export interface SpanSink {
   span(s: string, start: number, end: number, hash: number): void;
@@ -103,8 +117,11 @@ export function scanSpans(text: string, sink: SpanSink): void {
   if (!text) return;
   const s = text.toLowerCase();
   const len = s.length;
+  // Capitals are read from the original text, which lines up with `s` unless lower-casing changed lengths.
+  const cased = text.length === len;
   let start = -1;
   let apostrophes = 0;
+  let letters = true;
   let h = 0;
   for (let i = 0; i <= len; i++) {
     const c = i < len ? s.charCodeAt(i) : 32;
@@ -123,8 +140,10 @@ export function scanSpans(text: string, sink: SpanSink): void {
         }
         start = i;
         apostrophes = 0;
+        letters = true;
         h = FNV_OFFSET;
       }
+      if (c < 97 || c > 122) letters = false;
       h = Math.imul(h ^ c, FNV_PRIME);
       if (width === 2) {
         h = Math.imul(h ^ s.charCodeAt(i + 1), FNV_PRIME);
@@ -135,7 +154,11 @@ export function scanSpans(text: string, sink: SpanSink): void {
     } else if (start >= 0) {
       // Length checks before any copy: most discarded tokens never become strings.
       const n = i - start - apostrophes;
-      if (n >= MIN_TOKEN_LENGTH && n <= MAX_TOKEN_LENGTH) {
+      if (letters && apostrophes === 0 && n <= MAX_CASHTAG_LENGTH && start > 0 && s.charCodeAt(start - 1) === DOLLAR) {
+        sink.span(s, start - 1, i, spanHashOf(s, start - 1, i));
+      } else if (n === 2 && letters && apostrophes === 0 && cased && isCapital(text, start) && isCapital(text, start + 1)) {
+        sink.span(s, start, i, h >>> 0);
+      } else if (n >= MIN_TOKEN_LENGTH && n <= MAX_TOKEN_LENGTH) {
         if (apostrophes === 0) sink.span(s, start, i, h >>> 0);
         else {
           const t = s.slice(start, i).replace(/['\u2019]/g, '');
@@ -149,9 +172,18 @@ export function scanSpans(text: string, sink: SpanSink): void {
 
 /** FNV-1a of a whole string, equal to the hash scanSpans gives the same characters. */
 export function spanHash(s: string): number {
+  return spanHashOf(s, 0, s.length);
+}
+
+function spanHashOf(s: string, start: number, end: number): number {
   let h = FNV_OFFSET;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
+  for (let i = start; i < end; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
   return h >>> 0;
+}
+
+function isCapital(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  return c >= 65 && c <= 90;
 }
 
 function isUrlAt(s: string, i: number): boolean {

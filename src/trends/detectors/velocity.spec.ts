@@ -251,3 +251,58 @@ function spanHashOf(k: string): number {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require('./tokenizer') as typeof import('./tokenizer')).spanHash(k);
 }
+
+describe('trends.velocity stories and spam', () => {
+  /** A steady stream with authors, then `extra` posts in one bucket. */
+  function withAuthors(seed: number, buckets: number, extra: Map<number, VelocityPost[]>): VelocityPost[][] {
+    return stream(seed, { buckets, posts: 150 }).map((posts, b) => [
+      ...posts.map((p, i) => ({ ...p, author: `user${(seed * 7919 + b * 131 + i) % 5000}` })),
+      ...(extra.get(b) ?? []),
+    ]);
+  }
+  const story = (n: number, title: (k: number) => string, author: (k: number) => string | undefined) =>
+    Array.from({ length: n }, (_, k) => ({ id: `s${(nextId++).toString(36)}`, title: title(k), author: author(k) }));
+
+  it('reports keywords that spike in the same posts as one event carrying all of them', () => {
+    const headlines = ['Josh Brown shouts out the sub on air', 'josh brown on TV today', 'Did you see Josh Brown?', 'JOSH BROWN praising us'];
+    const extra = new Map([[150, story(12, (k) => headlines[k % 4] + ` ${k}00`, (k) => `viewer${k}`)]]);
+    const fired = run(createVelocityState(), withAuthors(3, 160, extra));
+    expect(fired).toHaveLength(1);
+    expect(fired[0].bucket).toBe(150);
+    expect(fired[0].d.keywords).toEqual(expect.arrayContaining(['josh', 'brown']));
+    expect([fired[0].d.keyword]).toEqual(fired[0].d.keywords.slice(0, 1));
+    expect(fired[0].d.distinctAuthors).toBe(12);
+  });
+
+  it('ignores one or two authors reposting a title, however often', () => {
+    const extra = new Map([[150, story(12, () => "Don't mess with the CCP", (k) => (k % 2 === 0 ? 'spammer1' : 'spammer2'))]]);
+    expect(run(createVelocityState(), withAuthors(3, 160, extra))).toEqual([]);
+    // The same posts from twelve people are a story.
+    const many = new Map([[150, story(12, () => "Don't mess with the CCP", (k) => `person${k}`)]]);
+    expect(run(createVelocityState(), withAuthors(3, 160, many)).map((f) => f.d.keyword)).toEqual(['ccp']);
+  });
+
+  it('counts distinct titles when no author is known, so reposts count once and a real story still fires', () => {
+    const reposts = new Map([[150, story(12, () => 'SOS to the moon', () => '[deleted]')]]);
+    expect(run(createVelocityState(), withAuthors(5, 160, reposts))).toEqual([]);
+    const pump = new Map([[150, story(12, (k) => `$SOS earnings: up ${k}0% premarket ${['wow', 'nice', 'calls', 'moon'][k % 4]} ${k}00`, () => '[deleted]')]]);
+    const fired = run(createVelocityState(), withAuthors(5, 160, pump));
+    expect(fired).toHaveLength(1);
+    expect(fired[0].d.keywords).toEqual(expect.arrayContaining(['sos', 'earning']));
+    expect(fired[0].d.distinctAuthors).toBe(0);
+  });
+
+  it('catches a story that builds over two buckets, below the threshold in each', () => {
+    const half = (b: number) => [b, story(8, (k) => `Musk is now the richest person ${b}${k}00`, (k) => `fan${b}x${k}`)] as const;
+    const state = createVelocityState();
+    const single = run(createVelocityState(), withAuthors(9, 160, new Map([half(150)])));
+    expect(single).toEqual([]);
+    const fired = run(state, withAuthors(9, 160, new Map([half(150), half(151)])));
+    expect(fired).toHaveLength(1);
+    expect(fired[0].bucket).toBe(151);
+    expect(fired[0].d.bucketStart).toBe(T0 + 150 * B);
+    expect(fired[0].d.count).toBe(16);
+    expect(fired[0].d.keywords).toEqual(expect.arrayContaining(['musk', 'richest']));
+    expect(fired[0].d.distinctAuthors).toBe(16);
+  });
+});

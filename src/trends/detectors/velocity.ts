@@ -8,6 +8,7 @@
 import type { VelocityDetection } from '../../events/kinds/velocity';
 import { alphaFromHalfLife, resolveVelocityParams, VelocityParams } from './params';
 import { BucketCounter, copyString, KeywordTable } from './hash-tables';
+import { knownAuthor, postSource } from './sources';
 import { postKeywords, scanSpans, spanHash } from './tokenizer';
 
 export { postKeywords, stem, tokenize } from './tokenizer';
@@ -17,7 +18,24 @@ export interface VelocityPost {
   readonly title: string;
   readonly selftext?: string;
   readonly permalink?: string;
+  /** Reddit author; absent, `[deleted]` or `[removed]` when unknown (then the title stands in, see sources.ts). */
+  readonly author?: string;
+  /** The post's `postSource` key when the caller has it already (the pipeline computes it once for both detectors). */
+  readonly source?: string;
 }
+
+/**
+ * Two keywords that fired are one story when at least this share of the larger one's sources also
+ * carry the other (`josh` and `brown` in the same posts); a keyword whose story is already running
+ * (fired in an earlier bucket, still in its episode) joins it instead of firing again.
+ */
+export const STORY_OVERLAP = 0.5;
+
+/**
+ * A keyword that rose in the same posts as one that fired (score at least this, count and ratio at
+ * their minimums) is reported as part of that story, and starts its own cooldown with it.
+ */
+export const STORY_MIN_SCORE = 3;
 
 export interface VelocityState {
   readonly params: Readonly<VelocityParams>;
@@ -56,6 +74,11 @@ export interface VelocityState {
   observedBuckets: number;
   observedPosts: number;
   lastBucketStart: number | null;
+  /** Start and (independent) posts of the last non-empty bucket folded in: the first half of a two-bucket window. */
+  prevStart: number | null;
+  prevPosts: number;
+  /** That bucket's posts and their sources (observeVelocityPosts only), for the evidence of a two-bucket window. */
+  prevBucket: { posts: readonly VelocityPost[]; sources: readonly string[] } | null;
 }
 
 export function createVelocityState(params: Partial<VelocityParams> = {}): VelocityState {
@@ -73,13 +96,22 @@ export function createVelocityState(params: Partial<VelocityParams> = {}): Veloc
     observedBuckets: 0,
     observedPosts: 0,
     lastBucketStart: null,
+    prevStart: null,
+    prevPosts: 0,
+    prevBucket: null,
   };
 }
 
 /**
- * Feed all posts of one bucket (created in [bucketStart, bucketStart + bucketMs)); returns the
- * keywords that fired, highest score first. A bucket at or before the last one fed is ignored, so
+ * Feed all posts of one bucket (created in [bucketStart, bucketStart + bucketMs)); returns one
+ * detection per story, highest score first. A bucket at or before the last one fed is ignored, so
  * replays are harmless; an empty bucket changes nothing. Duplicate post ids count once.
+ *
+ * Counting is per source, not per post (sources.ts): a known author counts a keyword once in a
+ * bucket however often they post it, and so do reposts of one title by unknown authors; `count` and
+ * `posts` are such independent posts. Keywords that fired in the same posts are one detection
+ * (`keyword` the highest-scoring, `keywords` all of them); a keyword whose posts are mostly those of
+ * a story still running from an earlier bucket is part of it and fires nothing.
  */
 export function observeVelocityPosts(
   state: VelocityState,
@@ -91,31 +123,104 @@ export function observeVelocityPosts(
   const counter = state.counter;
   counter.reset();
   const kept: VelocityPost[] = [];
+  const sourceOf: number[] = [];
+  const sources = new Map<string, number>();
   for (const post of posts) {
     if (counter.seenPost(post.id)) continue;
-    counter.post = kept.length;
-    scanSpans(post.title, counter);
-    if (post.selftext) scanSpans(post.selftext, counter);
+    const key = post.source ?? postSource(post);
+    let si = sources.get(key);
+    if (si === undefined) sources.set(key, (si = sources.size));
+    sourceOf.push(si);
     kept.push(post);
   }
-  const fired = foldBucket(state, start, kept.length, counter.keys, counter.hashes, counter.counts, undefined);
+  // The counter counts a keyword once per run of equal `post` marks: scan each source's posts together.
+  const order = kept.map((_, i) => i).sort((a, b) => sourceOf[a] - sourceOf[b] || a - b);
+  for (const i of order) {
+    counter.post = sourceOf[i];
+    scanSpans(kept[i].title, counter);
+    if (kept[i].selftext) scanSpans(kept[i].selftext!, counter);
+  }
+  const pairWith = state.prevStart === start - state.params.bucketMs ? state.prevBucket : null;
+  const elevated: Elevated[] = [];
+  const fired = foldBucket(state, start, sources.size, counter.keys, counter.hashes, counter.counts, undefined, elevated);
+  const sourceKeys = [...sources.keys()];
+  state.prevBucket = { posts: kept, sources: sourceOf.map((i) => sourceKeys[i]) };
   if (fired.length === 0) return [];
 
-  // Evidence: re-scan only when something fired, so the common path keeps no per-post lists.
-  const max = state.params.maxEvidence;
-  const evidence = new Map<string, { ids: string[]; links: string[] }>();
-  for (const f of fired) evidence.set(f.keyword, { ids: [], links: [] });
-  for (const post of kept) {
-    for (const k of postKeywords(post.title, post.selftext)) {
-      const e = evidence.get(k);
-      if (!e) continue;
-      if (e.ids.length < max) e.ids.push(post.id);
-      if (post.permalink && e.links.length < max) e.links.push(post.permalink);
+  // Evidence and stories: re-scan only when something fired, so the common path keeps no per-post lists.
+  // Posts of the bucket before come first: a two-bucket detection's evidence spans both.
+  const N = state.observedBuckets - 1;
+  const all: VelocityPost[] = [...(pairWith?.posts ?? []), ...kept];
+  const allSources: string[] = [...(pairWith?.sources ?? []), ...sourceOf.map((i) => sourceKeys[i])];
+  const firstOfThis = all.length - kept.length;
+  const firedSet = new Set(fired.map((f) => f.keyword));
+  const running: string[] = [];
+  for (const [k, last] of state.episodes) if (last === N && !firedSet.has(k)) running.push(k);
+  const postsOf = new Map<string, number[]>();
+  for (const k of firedSet) postsOf.set(k, []);
+  for (const k of running) postsOf.set(k, []);
+  for (const e of elevated) postsOf.set(e.keyword, []);
+  all.forEach((post, i) => {
+    for (const k of postKeywords(post.title, post.selftext)) postsOf.get(k)?.push(i);
+  });
+  const twoBuckets = new Set<string>(elevated.filter((e) => e.twoBuckets).map((e) => e.keyword));
+  for (const f of fired) if (f.bucketStart !== start) twoBuckets.add(f.keyword);
+  // A keyword's posts in its window: both buckets for a two-bucket window, this bucket otherwise.
+  const windowPosts = (k: string) => (twoBuckets.has(k) ? postsOf.get(k)! : postsOf.get(k)!.filter((i) => i >= firstOfThis));
+  const sets = new Map<string, Set<string>>();
+  for (const k of postsOf.keys()) sets.set(k, new Set(windowPosts(k).map((i) => allSources[i])));
+  const shared = (a: string, b: string) => {
+    const x = sets.get(a)!;
+    const y = sets.get(b)!;
+    let both = 0;
+    for (const v of x) if (y.has(v)) both++;
+    return { both, small: Math.min(x.size, y.size), large: Math.max(x.size, y.size) };
+  };
+  // In one story: most posts of the smaller keyword carry the larger one (`cohen` within `gme`'s posts).
+  const sameStory = (a: string, b: string) => {
+    const o = shared(a, b);
+    return o.both > 0 && o.both >= STORY_OVERLAP * o.small;
+  };
+  // Part of a story already told: the two keywords mostly share their posts, both ways.
+  const continues = (a: string, b: string) => {
+    const o = shared(a, b);
+    return o.both > 0 && o.both >= STORY_OVERLAP * o.large;
+  };
+
+  // `fired` is sorted by score: each keyword joins the first (highest-scoring) story it shares posts with.
+  const stories: { lead: Fired; keywords: string[] }[] = [];
+  for (const f of fired) {
+    if (running.some((k) => continues(f.keyword, k))) continue;
+    const story = stories.find((st) => st.keywords.some((k) => sameStory(f.keyword, k)));
+    if (story) story.keywords.push(f.keyword);
+    else stories.push({ lead: f, keywords: [f.keyword] });
+  }
+  // Keywords that rose with a story without firing on their own are part of it (and start no story of their own for a while).
+  const joined: string[] = [];
+  for (const e of elevated) {
+    const story = stories.find((st) => st.keywords.some((k) => sameStory(e.keyword, k)));
+    if (story) {
+      story.keywords.push(e.keyword);
+      joined.push(e.keyword);
     }
   }
-  return fired.map((f) => {
-    const e = evidence.get(f.keyword)!;
-    return { ...f, postIds: e.ids, permalinks: e.links };
+  if (joined.length > 0) startEpisodes(state, start, N, joined);
+  const max = state.params.maxEvidence;
+  return stories.map(({ lead, keywords }) => {
+    const mine = windowPosts(lead.keyword);
+    const authors = new Set<string>();
+    for (const i of mine) {
+      const a = knownAuthor(all[i].author);
+      if (a !== null) authors.add(a);
+    }
+    const sample = mine.slice(0, max).map((i) => all[i]);
+    return {
+      ...lead,
+      keywords,
+      distinctAuthors: authors.size,
+      postIds: sample.map((p) => p.id),
+      permalinks: sample.filter((p) => p.permalink).map((p) => p.permalink!),
+    };
   });
 }
 
@@ -129,7 +234,7 @@ const DISPERSION_HALF_LIFE_FACTOR = 4;
 /**
  * Lower-level entry: feed a bucket as already-counted keywords (`counts`: posts containing each
  * keyword, `totalPosts`: posts in the bucket). Same scoring and state as observeVelocityPosts;
- * detections carry no post ids. `onScore` sees every counted keyword's score (backtests).
+ * detections carry no post ids and no authors (`distinctAuthors` 0), one keyword each. `onScore` sees every counted keyword's score (backtests).
  */
 export function observeVelocityCounts(
   state: VelocityState,
@@ -147,6 +252,8 @@ export function observeVelocityCounts(
   const keys = [...counts.keys()];
   return foldBucket(state, start, totalPosts, keys, keys.map(spanHash), [...counts.values()], onScore).map((f) => ({
     ...f,
+    keywords: [f.keyword],
+    distinctAuthors: 0,
     postIds: [],
     permalinks: [],
   }));
@@ -186,7 +293,13 @@ function alignedStart(state: VelocityState, bucketStartMs: number): number | nul
   return start;
 }
 
-type Fired = Omit<VelocityDetection, 'postIds' | 'permalinks'>;
+type Fired = Omit<VelocityDetection, 'keywords' | 'distinctAuthors' | 'postIds' | 'permalinks'>;
+
+/** A keyword well above its usual share in this bucket without firing: it may belong to a story that fires. */
+interface Elevated {
+  keyword: string;
+  twoBuckets: boolean;
+}
 
 function foldBucket(
   state: VelocityState,
@@ -196,6 +309,7 @@ function foldBucket(
   hashes: readonly number[],
   counts: ArrayLike<number>,
   onScore: ((keyword: string, score: number) => void) | undefined,
+  elevated?: Elevated[],
 ): Fired[] {
   if (n === 0) return [];
   const p = state.params;
@@ -206,6 +320,8 @@ function foldBucket(
   const warm = N >= p.warmupBuckets && state.observedPosts >= p.warmupPosts;
   const fired: Fired[] = [];
   const table = state.keywords;
+  // The previous bucket, when it is the one just before, makes a two-bucket window with this one.
+  const pairPosts = state.prevStart === start - p.bucketMs ? state.prevPosts : 0;
   let ratioSum = 0;
   let ratioN = 0;
 
@@ -226,10 +342,26 @@ function foldBucket(
     // expected + clipZ·sd, so a burst does not raise its own baseline (and long bursts stay visible).
     const bound = warm ? Math.max(expected + p.clipZ * Math.sqrt(expected * dispersion), p.minCount) : n;
     let hot = false;
+    // A story that builds over an hour: this bucket and the one before, each with at least minCount.
+    const prevC = pairPosts > 0 && slot >= 0 && table.updatedAt(slot) === N ? table.lastCount(slot) : 0;
     if (onScore !== undefined || (warm && (c >= p.minCount || episode !== undefined))) {
-      const score = c > expected ? Math.sqrt(binomialDeviance(c, n, base) / dispersion) : 0;
+      const single = c > expected ? Math.sqrt(binomialDeviance(c, n, base) / dispersion) : 0;
+      let score = single;
+      let window = { start, c, n, share };
+      if (prevC >= p.minCount && c >= p.minCount) {
+        const c2 = c + prevC;
+        const n2 = n + pairPosts;
+        const pair = c2 > n2 * base ? Math.sqrt(binomialDeviance(c2, n2, base) / effectiveDispersion(state, n2 * base)) : 0;
+        if (pair > single && c2 / n2 >= p.minRatio * base) {
+          score = pair;
+          window = { start: start - p.bucketMs, c: c2, n: n2, share: c2 / n2 };
+        }
+      }
       if (onScore) onScore(keyword, warm ? score : 0);
-      hot = warm && share >= p.minRatio * base && score >= p.threshold;
+      hot = warm && window.share >= p.minRatio * base && score >= p.threshold;
+      if (elevated && !hot && warm && c >= p.minCount && window.share >= p.minRatio * base && score >= STORY_MIN_SCORE) {
+        elevated.push({ keyword, twoBuckets: window.start !== start });
+      }
       // An episode goes on while the count stays above the robust bound (hysteresis: it need not stay hot).
       const sameEpisode = episode !== undefined && episode >= N - 1 && (hot || c > bound);
       if (sameEpisode) state.episodes.set(keyword, N);
@@ -237,11 +369,11 @@ function foldBucket(
         fired.push({
           kind: 'trends.velocity',
           keyword,
-          bucketStart: start,
+          bucketStart: window.start,
           bucketEnd: start + p.bucketMs,
-          count: c,
-          posts: n,
-          share: round6(share),
+          count: window.c,
+          posts: window.n,
+          share: round6(window.share),
           baselineShare: round6(base),
           score: round4(score),
           threshold: p.threshold,
@@ -258,7 +390,7 @@ function foldBucket(
     }
     const next = decayed * keep + state.alpha * (c > bound ? bound / n : share);
     const s = slot >= 0 ? slot : table.admit(keyword, hash, c);
-    if (s >= 0) table.set(s, next, N + 1);
+    if (s >= 0) table.set(s, next, N + 1, c);
   }
   if (ratioN > 0) {
     // EWMA from 0, bias-corrected like the shares: a weighted mean of the buckets seen, not of the first.
@@ -269,20 +401,25 @@ function foldBucket(
   }
   // An episode ends with the first non-empty bucket in which its keyword was not hot.
   if (state.episodes.size > 0) for (const [k, last] of state.episodes) if (last < N) state.episodes.delete(k);
-  if (fired.length > 0) {
-    const until = start + (p.cooldownBuckets + 1) * p.bucketMs;
-    for (const [k, t] of state.cooldowns) if (t <= start) state.cooldowns.delete(k);
-    for (const f of fired) {
-      const k = copyString(f.keyword);
-      state.cooldowns.set(k, until);
-      state.episodes.set(k, N);
-    }
-  }
+  if (fired.length > 0) startEpisodes(state, start, N, fired.map((f) => f.keyword));
   state.observedBuckets = N + 1;
   state.observedPosts += n;
+  state.prevStart = start;
+  state.prevPosts = n;
   if (table.size > p.maxKeywords) table.prune(N + 1, keep);
   fired.sort((a, b) => b.score - a.score || (a.keyword < b.keyword ? -1 : a.keyword > b.keyword ? 1 : 0));
   return fired;
+}
+
+/** Cooldown and episode of keywords that fired (or joined a story that fired) in bucket `n` starting at `start`. */
+function startEpisodes(state: VelocityState, start: number, n: number, keywords: readonly string[]): void {
+  const until = start + (state.params.cooldownBuckets + 1) * state.params.bucketMs;
+  for (const [k, t] of state.cooldowns) if (t <= start) state.cooldowns.delete(k);
+  for (const keyword of keywords) {
+    const k = copyString(keyword);
+    state.cooldowns.set(k, until);
+    state.episodes.set(k, n);
+  }
 }
 
 /**
