@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../src/database/data-source';
 import { testDatabases } from './support/databases';
-import { databaseUrl } from './support/processes';
+import { databaseUrl, runCli } from './support/processes';
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
 const KINDS = ['trends.surge', 'trends.velocity', 'trends.rising'] as const;
@@ -135,17 +135,6 @@ describe('trendhooks demo', () => {
   }, 70_000);
 });
 
-/** `trendhooks …args` (keys create and the like) on a database. */
-function trendhooks(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** Customers, keys and webhooks in a database, read with a connection of the test's own. */
 async function contents(config: DatabaseConfig): Promise<{ customers: string[]; keys: number; webhooks: number }> {
@@ -173,7 +162,7 @@ describe.each(testDatabases())('trendhooks demo stays in its sandbox on %s', (_n
     const config = await db.create();
     try {
       const url = databaseUrl(config);
-      expect((await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business'], { DATABASE_URL: url })).code).toBe(0);
+      expect((await runCli(['keys', 'create', '--customer', 'acme', '--plan', 'business'], { DATABASE_URL: url })).code).toBe(0);
       const before = await contents(config);
       const run = await demo(['--json', '--database-url', url], tmp);
       expect(run.code).toBe(1);
@@ -191,7 +180,7 @@ describe.each(testDatabases())('trendhooks demo stays in its sandbox on %s', (_n
     const config = await db.create();
     try {
       const url = databaseUrl(config);
-      expect((await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business'], { DATABASE_URL: url })).code).toBe(0);
+      expect((await runCli(['keys', 'create', '--customer', 'acme', '--plan', 'business'], { DATABASE_URL: url })).code).toBe(0);
       const before = await contents(config);
       const run = await demo(['--json'], tmp, { DATABASE_URL: url });
       expect(run.stderr).toBe('note: the demo runs on a temporary SQLite file, not on DATABASE_URL (name a database with --database-url to use one)\n');

@@ -1,24 +1,13 @@
-import { spawn } from 'node:child_process';
 import { DataSource } from 'typeorm';
 import { startTestApp, TestApp } from '../support/app';
 import { testDatabases } from '../support/databases';
-import { CLI, databaseUrl } from '../support/processes';
+import { databaseUrl, runCli } from '../support/processes';
 
 /**
  * Issue #25 LOW: an operator CLI customer named like another customer's `cus_` id received that
  * customer's grants. A `cus_` argument is an id now, and such names are refused at issuance.
  */
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe.each(testDatabases())('customer names and ids in operator commands on %s', (dbName, makeDb) => {
   let t: TestApp;
@@ -35,19 +24,19 @@ describe.each(testDatabases())('customer names and ids in operator commands on %
     const p = (i: number) => (dbName === 'postgres' ? `$${i}` : '?');
     await t.app.get(DataSource).query(`INSERT INTO customers (id, name, plan, created_at) VALUES (${p(1)}, ${p(2)}, 'business', 0)`, ['cus_01ARZ3NDEKTSV4RRFFQ69G5FAV', victim.customerId]);
     const env = { DATABASE_URL: databaseUrl(t.config.database) };
-    const grant = await cli(['customers', 'allow-private', victim.customerId, '10.20.0.0/16:443', '--json'], env);
+    const grant = await runCli(['customers', 'allow-private', victim.customerId, '10.20.0.0/16:443', '--json'], env);
     expect(grant.stderr).toBe('');
     expect(JSON.parse(grant.stdout)).toMatchObject({ customer_id: victim.customerId, grants: ['10.20.0.0/16:443'] });
-    const impostor = await cli(['customers', 'show-private', 'cus_01ARZ3NDEKTSV4RRFFQ69G5FAV', '--json'], env);
+    const impostor = await runCli(['customers', 'show-private', 'cus_01ARZ3NDEKTSV4RRFFQ69G5FAV', '--json'], env);
     expect(JSON.parse(impostor.stdout)).toEqual({ customer: victim.customerId, customer_id: 'cus_01ARZ3NDEKTSV4RRFFQ69G5FAV', grants: [] });
     // An unknown id is not looked up as a name.
-    const unknown = await cli(['customers', 'show-private', 'cus_01BX5ZZKBKACTAV9WEVGEMMVRZ'], env);
+    const unknown = await runCli(['customers', 'show-private', 'cus_01BX5ZZKBKACTAV9WEVGEMMVRZ'], env);
     expect(unknown).toMatchObject({ code: 1, stderr: 'error: no customer with id cus_01BX5ZZKBKACTAV9WEVGEMMVRZ\n' });
   }, 90_000);
 
   it('refuses to create a customer whose name has the form of a customer id', async () => {
     const victim = await t.customer();
-    const run = await cli(['keys', 'create', '--customer', victim.customerId, '--plan', 'business', '--json'], { DATABASE_URL: databaseUrl(t.config.database) });
+    const run = await runCli(['keys', 'create', '--customer', victim.customerId, '--plan', 'business', '--json'], { DATABASE_URL: databaseUrl(t.config.database) });
     expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'error: customer name must not start with "cus_", the form of customer ids\n' });
     const rows = await t.app.get(DataSource).query(`SELECT id FROM customers WHERE name = ${dbName === 'postgres' ? '$1' : '?'}`, [victim.customerId]);
     expect(rows).toEqual([]);

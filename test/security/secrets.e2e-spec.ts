@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,7 +8,7 @@ import { generateEncryptionKey } from '../../src/crypto/key-ring';
 import type { DatabaseConfig } from '../../src/database/data-source';
 import { startTestApp, TestApp } from '../support/app';
 import { testDatabases, TestDatabase } from '../support/databases';
-import { CLI, databaseUrl, pollUntil } from '../support/processes';
+import { databaseUrl, pollUntil, runCli } from '../support/processes';
 import { makeCert, Receiver, Received, TestCert } from '../support/receiver';
 
 /**
@@ -41,17 +40,6 @@ const DELIVERY_ENV = (cert: TestCert) => ({
   DELIVERY_LEASE_MS: '7000',
 });
 
-/** Runs dist/cli.js on the database; resolves with the exit code and output. */
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 function verify(secret: string, r: Received): unknown {
   return new StandardWebhook(secret).verify(r.body, {
@@ -124,13 +112,13 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       t = await startTestApp(db, { env: { ENCRYPTION_KEYS: `${k2.entry},${k1.entry}`, SSRF_ALLOW_CIDRS: '127.0.0.1/32', ...DELIVERY_ENV(cert) } });
       // Step 2, while it serves: re-encrypt everything under k2.
       const env = { DATABASE_URL: databaseUrl(db.config!), ENCRYPTION_KEYS: `${k2.entry},${k1.entry}` };
-      const run = await cli(['encryption', 'reencrypt', '--json'], env);
+      const run = await runCli(['encryption', 'reencrypt', '--json'], env);
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       expect(JSON.parse(run.stdout)).toMatchObject({ key_id: k2.id, webhooks_reencrypted: 2, webhooks_changed_meanwhile: 0 });
       for (const n of needles([k1.entry, k2.entry])) expect(run.stdout + run.stderr).not.toContain(n);
       // Idempotent: a second run finds nothing to do.
-      expect(JSON.parse((await cli(['encryption', 'reencrypt', '--json'], env)).stdout)).toMatchObject({ webhooks_reencrypted: 0 });
+      expect(JSON.parse((await runCli(['encryption', 'reencrypt', '--json'], env)).stdout)).toMatchObject({ webhooks_reencrypted: 0 });
       const after: { secret: string; previous_secret: string | null }[] = await t.app.get(DataSource).query('SELECT secret, previous_secret FROM webhooks');
       for (const r of after) {
         expect(r.secret).toMatch(new RegExp(`^enc:v2:${k2.id}:`));
@@ -149,7 +137,7 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       await expect(startTestApp(db, { env: { ENCRYPTION_KEYS: k1.entry } })).rejects.toThrow(new RegExp(`cannot start: .*key id "${k2.id}", which is not in the key ring`));
       const impostor = `${k2.id}:${Buffer.alloc(32, 1).toString('base64')}`;
       await expect(startTestApp(db, { env: { ENCRYPTION_KEYS: impostor } })).rejects.toThrow(new RegExp(`no stored secret under key id "${k2.id}" decrypts`));
-      const refused = await cli(['serve', '--role', 'worker'], { DATABASE_URL: databaseUrl(db.config!), ENCRYPTION_KEYS: k1.entry });
+      const refused = await runCli(['serve', '--role', 'worker'], { DATABASE_URL: databaseUrl(db.config!), ENCRYPTION_KEYS: k1.entry });
       expect(refused.code).toBe(1);
       expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: cannot start: the database holds secrets this process cannot decrypt/)]);
     } finally {
@@ -268,10 +256,10 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       const names = await t.app.get(DataSource).query(`SELECT id, name FROM customers WHERE id IN (${dbName === 'postgres' ? '$1, $2' : '?, ?'})`, [granted.customerId, other.customerId]);
       const grantedName = names.find((r: { id: string }) => r.id === granted.customerId).name as string;
       const env = { DATABASE_URL: databaseUrl(db.config!) };
-      const grant = await cli(['customers', 'allow-private', grantedName, `127.0.0.1/32:${local.port}`, '--json'], env);
+      const grant = await runCli(['customers', 'allow-private', grantedName, `127.0.0.1/32:${local.port}`, '--json'], env);
       expect(grant.code).toBe(0);
       expect(JSON.parse(grant.stdout)).toEqual({ customer: grantedName, customer_id: granted.customerId, grants: [`127.0.0.1/32:${local.port}`] });
-      expect((await cli(['customers', 'allow-private', grantedName, '127.0.0.1:80'], env)).code).toBe(2);
+      expect((await runCli(['customers', 'allow-private', grantedName, '127.0.0.1:80'], env)).code).toBe(2);
 
       const subreddit = `priv${Math.random().toString(36).slice(2, 10)}`;
       const body = (p: string) => ({ url: local.namedUrl(p), event: 'trends.surge', subreddit, allow_nonstandard_port: true });
@@ -305,7 +293,7 @@ describe.each(testDatabases())('secrets at rest and in transit on %s', (dbName, 
       expect(JSON.stringify(refused)).not.toMatch(/ECONNREFUSED|hunter2|intranet/);
 
       // Revoked: the next attempt is blocked as for everyone else.
-      const revoke = await cli(['customers', 'revoke-private', grantedName, 'all'], env);
+      const revoke = await runCli(['customers', 'revoke-private', grantedName, 'all'], env);
       expect(revoke.code).toBe(0);
       const third = await t.http().post('/v1/webhooks').set(granted.auth).send({ url: `https://receiver.test:${port}/again`, event: 'trends.surge', subreddit, allow_nonstandard_port: true });
       expect(third.status).toBe(422);
@@ -334,7 +322,7 @@ describe('the SQLite file', () => {
       const file = path.join(dir, 'old.db');
       fs.writeFileSync(file, '');
       fs.chmodSync(file, 0o644);
-      const r = await cli(['migrate'], { DATABASE_URL: `sqlite:${file}` });
+      const r = await runCli(['migrate'], { DATABASE_URL: `sqlite:${file}` });
       expect(r.code).toBe(0);
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     } finally {

@@ -7,6 +7,18 @@ import type { TestCert } from './receiver';
 
 export const CLI = path.resolve(__dirname, '../../dist/cli.js');
 
+/** Runs `dist/cli.js …args` with only PATH and `env`; resolves with its exit code and output. */
+export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += String(d)));
+    child.stderr!.on('data', (d) => (stderr += String(d)));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 export function databaseUrl(db: DatabaseConfig): string {
   return db.type === 'sqlite' ? `sqlite:${db.path}` : db.url;
 }
