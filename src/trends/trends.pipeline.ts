@@ -6,6 +6,7 @@ import { EventsService } from '../delivery/events.service';
 import { Detection } from '../events/catalogue';
 import type { IngestListener } from '../posts/ingest.service';
 import { PostEntity } from '../posts/post.entity';
+import { resolveRisingParams, resolveSurgeParams, resolveVelocityParams } from './detectors';
 import { SubredditTrends } from './subreddit-trends';
 import { observedPost, toTrendEvent } from './trend-event';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
@@ -34,6 +35,11 @@ export class TrendsPipeline implements IngestListener {
     @Inject(TRENDS_OPTIONS) private readonly options: TrendsModuleOptions,
   ) {
     this.startedAt = clock.now();
+    // Detector states are made per subreddit on its first posts: bad parameters stop the module
+    // here, naming the parameter, instead of failing every subreddit's ingestion later.
+    resolveSurgeParams(options.params?.surge);
+    resolveVelocityParams(options.params?.velocity);
+    resolveRisingParams(options.params?.rising);
   }
 
   /** The detector state of a subreddit, warmed up from the posts stored before this process started. */
