@@ -160,11 +160,11 @@ describe('TrendsPoller', () => {
 
   it('warns about an unavailable subreddit once per episode', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn');
-    listing = { kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)' };
-    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404', lastPolledAt: null };
+    listing = { kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)', reason: 'banned' };
+    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404_banned', lastPolledAt: null };
     await pollOnce();
     expect(warn).not.toHaveBeenCalled();
-    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 60 * 60_000, lastError: 'unavailable_404', consecutiveFailures: 2 }]);
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 60 * 60_000, lastError: 'unavailable_404_banned', consecutiveFailures: 2 }]);
   });
 
   it('releases its leases when the application stops', async () => {
