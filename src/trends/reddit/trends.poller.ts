@@ -210,7 +210,9 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   private soloCheck(sub: string, now: number): boolean {
     const rate = this.rates.get(sub);
     if (rate === null || rate === undefined) return false; // read alone anyway
-    if (!this.quietSince.has(sub)) this.quietSince.set(sub, now);
+    // Nothing known (no post within the rate window, not read alone by this process): the last solo
+    // read is taken to lie anywhere in the longest gap, so a restarted poller's checks spread over it.
+    if (!this.quietSince.has(sub)) this.quietSince.set(sub, now - Math.random() * this.opts.soloCheckMaxMs);
     if (!soloCheckDue(rate, this.quietSince.get(sub)!, now, this.opts)) return false;
     if (this.rereads.available(now) < 1) return false;
     this.rereads.take(1, now);
