@@ -155,6 +155,16 @@ describe.each(testTargets(['express', 'fastify']).filter(([name]) => name.starts
     expect((await call('get', '/v1/users/{username}/posts', { auth: c.auth, params: { username: 'doc_writer' }, query: { limit: '26' } })).status).toBe(400);
   });
 
+  it('subreddit coverage route: success and error answers', async () => {
+    const c = await t.customer('business');
+    const ok = await call('get', '/v1/subreddits/{subreddit}', { auth: c.auth, params: { subreddit: 'openapicoverage' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toMatchObject({ subreddit: 'openapicoverage', tracked: false, status: 'untracked' });
+    expect((await call('get', '/v1/subreddits/{subreddit}', { auth: c.auth, params: { subreddit: 'x' } })).status).toBe(400);
+    expect((await call('get', '/v1/subreddits/{subreddit}', { auth: (await t.customer('free')).auth, params: { subreddit: 'openapicoverage' } })).status).toBe(403);
+    expect((await call('get', '/v1/subreddits/{subreddit}', { params: { subreddit: 'openapicoverage' } })).status).toBe(401);
+  });
+
   it('health routes', async () => {
     expect((await call('get', '/healthz')).status).toBe(200);
     expect((await call('get', '/readyz')).status).toBe(200);

@@ -182,12 +182,13 @@ describe.each(testDatabases())('Reddit poller on %s', (dbName, makeDb) => {
     expect(fake.newRequests(gone)).toHaveLength(1);
     expect(fake.newRequests(secret)).toHaveLength(1);
     expect(fake.requests.some((r) => r.path.startsWith('/subreddits/'))).toBe(false);
-    for (const [s, status] of [
-      [gone, 302],
-      [secret, 403],
+    // Reddit's reason is kept: 403 alone cannot tell private from quarantined.
+    for (const [s, lastError] of [
+      [gone, 'unavailable_302'],
+      [secret, 'unavailable_403_private'],
     ] as const) {
       const row = await source(t, s);
-      expect(row).toMatchObject({ last_error: `unavailable_${status}`, consecutive_failures: 1 });
+      expect(row).toMatchObject({ last_error: lastError, consecutive_failures: 1 });
       expect(Number(row.next_poll_at) - Date.now()).toBeGreaterThan(25 * 60_000);
       expect(t.logs.lines.filter((l) => l.startsWith('warn') && l.includes(`r/${s} is unavailable`))).toHaveLength(1);
     }

@@ -33,6 +33,7 @@ async function main() {
       rateWindowMs: s(24 * 3600_000),
       rateRefreshMs: s(5 * 60_000),
       pageOverlapMs: s(60_000),
+      soloCheckMaxMs: s(24 * 3600_000),
       // Reddit's 100 queries a minute per client, per real minute at this scale.
       quotaPerMinute: 100 * k,
       tickMs: s(1000),

@@ -11,6 +11,16 @@ export interface GaugeSource {
   collect: () => Promise<number | null> | number | null;
 }
 
+/** A gauge with one label another module owns: `collect` answers a value per label value (missing ones are 0), or null to keep the last ones. */
+export interface LabelledGaugeSource {
+  name: string;
+  help: string;
+  label: string;
+  /** Every value the label takes, so each series exists (at 0) from the first scrape. */
+  values: readonly string[];
+  collect: () => Promise<ReadonlyMap<string, number> | null>;
+}
+
 /**
  * The Prometheus series of one app, on a registry of its own (never prom-client's global one), so
  * a host app's metrics and several apps in one process do not collide. Inject it with
@@ -61,6 +71,21 @@ export class Metrics {
       async collect() {
         const value = await source.collect();
         if (value !== null) this.set(value);
+      },
+    });
+  }
+
+  /** A series per value of one label whose values live elsewhere, read at each scrape (e.g. tracked subreddits by status). */
+  registerLabelledGauge(source: LabelledGaugeSource): void {
+    new Gauge({
+      name: source.name,
+      help: source.help,
+      labelNames: [source.label],
+      registers: [this.registry],
+      async collect() {
+        const values = await source.collect();
+        if (values === null) return;
+        for (const v of source.values) this.set({ [source.label]: v }, values.get(v) ?? 0);
       },
     });
   }

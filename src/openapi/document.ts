@@ -67,6 +67,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Webhooks', 'Webhook subscriptions (Business plan and above).')
     .addTag('Deliveries', "A webhook's delivery log, manual retries and test events (Business plan and above).")
     .addTag('Posts', 'Stored Reddit posts (every plan).')
+    .addTag('Subreddits', 'Whether trendhooks can read a subreddit from Reddit (Business plan and above).')
     .addTag('Health', 'Liveness and readiness; no authentication, no rate limit.')
     .addTag('Webhook deliveries', 'What trendhooks POSTs to your endpoint: one body schema per event kind, signed with Standard Webhooks headers.')
     .build();

@@ -76,6 +76,15 @@ export interface PollerTuning {
   deletionCheckMs: number;
   /** How often posts past the retention are deleted. Default 1 h. */
   retentionSweepMs: number;
+  /**
+   * A subreddit read in a multireddit (which silently leaves out members Reddit no longer serves)
+   * is read alone once its measured rate predicts this many posts since its last post and none came. Default 8.
+   */
+  silencePosts: number;
+  /** … but not before it has been silent this long. Default 5 poll intervals. */
+  silenceMinMs: number;
+  /** Every subreddit read in multireddits is read alone at least this often, however quiet. Default 24 h. */
+  soloCheckMaxMs: number;
 }
 
 export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS_TOKEN: TRENDS_OPTIONS } =

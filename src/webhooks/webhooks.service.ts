@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PlanService } from '../auth/plan.service';
 import { PrivateDestinationsService } from '../auth/private-destinations.service';
@@ -16,6 +16,7 @@ import { CreateWebhookInput } from './dto/create-webhook.dto';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from './webhook.entity';
 import { WebhookStore } from './webhook.store';
+import { SourceStatus, SourceStatusReader } from './source-status';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
 const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -32,7 +33,17 @@ export class WebhooksService {
     private readonly secrets: SecretBox,
     private readonly privateDestinations: PrivateDestinationsService,
     @Inject(CLOCK) private readonly clock: Clock,
+    // From TrendsModule where it runs; absent (a host without the posts feature): source_status is null.
+    @Optional() private readonly sources?: SourceStatusReader,
   ) {}
+
+  private async sourceStatuses(subreddits: readonly string[]): Promise<Map<string, SourceStatus>> {
+    return this.sources && subreddits.length > 0 ? this.sources.sourceStatuses(subreddits) : new Map();
+  }
+
+  private async sourceStatus(subreddit: string): Promise<SourceStatus | null> {
+    return (await this.sourceStatuses([subreddit])).get(subreddit) ?? null;
+  }
 
   async create(caller: TrendhooksPrincipal, dto: CreateWebhookInput): Promise<WebhookResource> {
     const max = this.plans.limits(caller.plan).maxWebhooks;
@@ -57,7 +68,7 @@ export class WebhooksService {
       createdAt: this.clock.now(),
     });
     if (!(await this.webhooks.insertWithinQuota(row, max))) throw quotaExceeded(max);
-    return toWebhookResource(row, { secret });
+    return toWebhookResource(row, { secret, sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   async list(caller: TrendhooksPrincipal, query: ListQuery): Promise<Paged<WebhookResource>> {
@@ -69,13 +80,14 @@ export class WebhooksService {
     });
     const rows = await this.webhooks.page(caller.tenantId, ctx.request);
     const page = ctx.withPrev(rows, (w) => [w.id]);
-    return new Paged(page.items.map((w) => toWebhookResource(w)), page.page);
+    const statuses = await this.sourceStatuses(page.items.map((w) => w.subreddit));
+    return new Paged(page.items.map((w) => toWebhookResource(w, { sourceStatus: statuses.get(w.subreddit) ?? null })), page.page);
   }
 
   async get(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookResource> {
     const row = await this.webhooks.findForCustomer(caller.tenantId, parseWebhookId(rawId));
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
-    return toWebhookResource(row);
+    return toWebhookResource(row, { sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   /**
@@ -105,7 +117,7 @@ export class WebhooksService {
       previousSecretExpiresAt: previous === null ? null : new Date(now.getTime() + SECRET_OVERLAP_MS),
     };
     await this.webhooks.updateSecrets(caller.tenantId, rotated);
-    return toWebhookResource(rotated, { secret });
+    return toWebhookResource(rotated, { secret, sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   /**

@@ -48,6 +48,8 @@ export class FakeReddit {
   readonly unknown = new Set<string>();
   /** Answered 403 `{"reason": "private"}`. */
   readonly private = new Set<string>();
+  /** Answered 404 `{"reason": "banned"}`. */
+  readonly banned = new Set<string>();
   /** Subreddits that had two requests in flight at once. */
   readonly overlaps: string[] = [];
   /** Scripted answers: return a reply to override the default one. */
@@ -188,14 +190,15 @@ export class FakeReddit {
     }
     const sub = /^\/r\/([^/]+)\/new\.json$/.exec(url.pathname);
     if (sub) {
-      // One subreddit, or a multireddit (`a+b+c`): Reddit leaves unknown and private members out of a multireddit.
+      // One subreddit, or a multireddit (`a+b+c`): Reddit leaves unknown, private and banned members out of a multireddit.
       const names = decodeURIComponent(sub[1]).toLowerCase().split('+');
       if (names.length === 1) {
         const [name] = names;
         if (this.unknown.has(name)) return { status: 302, headers: { location: `/subreddits/search.json?q=${name}` }, body: '' };
         if (this.private.has(name)) return { status: 403, headers: limits, body: JSON.stringify({ reason: 'private', message: 'Forbidden', error: 403 }) };
+        if (this.banned.has(name)) return { status: 404, headers: limits, body: JSON.stringify({ reason: 'banned', message: 'Not Found', error: 404 }) };
       }
-      const wanted = new Set(names.filter((n) => !this.unknown.has(n) && !this.private.has(n)));
+      const wanted = new Set(names.filter((n) => !this.unknown.has(n) && !this.private.has(n) && !this.banned.has(n)));
       const limit = Math.min(100, Number(url.searchParams.get('limit') ?? 25));
       const all = [...this.posts.values()].filter((p) => wanted.has(p.subreddit.toLowerCase()) && !p.hiddenFromNew).sort((a, b) => b.created_utc - a.created_utc || (a.id < b.id ? 1 : -1));
       // `after=t3_x`: the posts after x in this order; Reddit serves no more than 1,000 items of a listing.

@@ -1,4 +1,4 @@
-import { CallBudget, planSummary, planUnits, rereadBudget, SourceRate } from './plan';
+import { CallBudget, planSummary, planUnits, rereadBudget, soloCheckDue, SourceRate } from './plan';
 import { postRate } from './trends.poller';
 
 const OPTS = {
@@ -80,5 +80,20 @@ describe('poll plan', () => {
     expect(postRate(12, 0, 24 * h, 24 * h)).toBe(0.5);
     // 100 posts in the last half hour: 200 an hour, not 100 / 24.
     expect(postRate(100, 23.5 * h, 24 * h, 24 * h)).toBe(200);
+  });
+
+  it('reads a grouped subreddit alone once its silence is far longer than its rate predicts, or after the longest gap allowed', () => {
+    const o = { silencePosts: 8, silenceMinMs: 5 * 60_000, soloCheckMaxMs: 24 * 3600_000 };
+    const now = 100 * 3600_000;
+    // 60 posts an hour: 8 expected in 8 min.
+    expect(soloCheckDue(60, now - 7 * 60_000, now, o)).toBe(false);
+    expect(soloCheckDue(60, now - 8 * 60_000, now, o)).toBe(true);
+    // 600 an hour would predict 8 within 48 s, but silence shorter than silenceMinMs proves nothing.
+    expect(soloCheckDue(600, now - 4 * 60_000, now, o)).toBe(false);
+    expect(soloCheckDue(600, now - 5 * 60_000, now, o)).toBe(true);
+    // 2 a day: 8 expected in 4 days, but never longer than a day without a solo read.
+    expect(soloCheckDue(2 / 24, now - 23 * 3600_000, now, o)).toBe(false);
+    expect(soloCheckDue(2 / 24, now - 24 * 3600_000, now, o)).toBe(true);
+    expect(soloCheckDue(0, now - 24 * 3600_000, now, o)).toBe(true);
   });
 });

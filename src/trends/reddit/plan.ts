@@ -93,6 +93,24 @@ export function planUnits(rates: readonly SourceRate[], o: Pick<PlanOptions, 'po
   return [...units, ...groups];
 }
 
+/**
+ * Whether a subreddit read in multireddits should be read alone now: a multireddit silently leaves
+ * out a member that turned private or was banned, so silence is the only sign. Due once the
+ * subreddit has been quiet (no post, no solo read) since `quietSince` for `soloCheckMaxMs`, or, past
+ * `silenceMinMs`, for long enough that its rate predicted `silencePosts` posts (Poisson: 8 expected
+ * and none seen happens by chance about 3 times in 10,000).
+ */
+export function soloCheckDue(
+  postsPerHour: number,
+  quietSince: number,
+  now: number,
+  o: { silencePosts: number; silenceMinMs: number; soloCheckMaxMs: number },
+): boolean {
+  const quiet = now - quietSince;
+  if (quiet >= o.soloCheckMaxMs) return true;
+  return quiet >= o.silenceMinMs && (postsPerHour * quiet) / 3_600_000 >= o.silencePosts;
+}
+
 /** What polling these units costs per minute, and the freshness the budget allows. */
 export function planSummary(units: readonly PollUnit[], rates: readonly SourceRate[], o: PlanOptions): PlanSummary {
   const pollsPerMinute = 60_000 / o.pollIntervalMs;

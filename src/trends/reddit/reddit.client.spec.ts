@@ -174,15 +174,15 @@ describe('RedditClient', () => {
   it('never follows a redirect: an unknown subreddit is unavailable', async () => {
     srv = await server((r) => (r.url.startsWith('/r/') ? { status: 302, headers: { location: 'https://evil.example/subreddits/search.json?q=nope' } } : { body: listing() }));
     const res = await make({}).fetchNew('nope');
-    expect(res).toEqual({ kind: 'unavailable', status: 302, detail: 'HTTP 302 to https://evil.example/subreddits/search.json?q=nope' });
+    expect(res).toEqual({ kind: 'unavailable', status: 302, detail: 'HTTP 302 to https://evil.example/subreddits/search.json?q=nope', reason: null });
     expect(srv.seen).toHaveLength(1);
   });
 
   it('reports private (403) and banned (404) subreddits as unavailable, with Reddit\'s reason', async () => {
     srv = await server((r) => (r.url.startsWith('/r/secret/') ? { status: 403, body: '{"reason": "private", "message": "Forbidden", "error": 403}' } : { status: 404, body: '{"reason": "banned"}' }));
     const c = make({});
-    expect(await c.fetchNew('secret')).toEqual({ kind: 'unavailable', status: 403, detail: 'HTTP 403 (private)' });
-    expect(await c.fetchNew('gone')).toEqual({ kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)' });
+    expect(await c.fetchNew('secret')).toEqual({ kind: 'unavailable', status: 403, detail: 'HTTP 403 (private)', reason: 'private' });
+    expect(await c.fetchNew('gone')).toEqual({ kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)', reason: 'banned' });
   });
 
   it('fails on other 4xx without retrying', async () => {

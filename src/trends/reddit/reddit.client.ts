@@ -49,8 +49,11 @@ export class RedditRequestError extends Error {
 export type ListingResult =
   /** `after`: the fullname to page on with (null at the end of the listing). */
   | { kind: 'ok'; posts: RedditPost[]; skipped: number; after: string | null }
-  /** Reddit redirects unknown subreddits (to search) and answers 403 (private) or 404 (banned). */
-  | { kind: 'unavailable'; status: number; detail: string };
+  /**
+   * Reddit redirects unknown subreddits (to search) and answers 403 (private, quarantined) or 404
+   * (banned); `reason` is the body's `reason` (`private`, `banned`, `quarantined`, …), lower case, when it gave one.
+   */
+  | { kind: 'unavailable'; status: number; detail: string; reason: string | null };
 
 export interface CallOptions {
   /** Aborts waits and requests at once (shutdown). */
@@ -129,8 +132,9 @@ export class RedditClient implements OnApplicationShutdown {
       throw new RedditRequestError(`http_${res.status}`, `GET /r/${name}/new.json answered ${res.status}`);
     }
     const location = first(res.headers.location);
-    const detail = location ? `HTTP ${res.status} to ${location}` : `HTTP ${res.status}${reasonOf(res.text)}`;
-    return { kind: 'unavailable', status: res.status, detail };
+    const reason = location ? null : reasonOf(res.text);
+    const detail = location ? `HTTP ${res.status} to ${location}` : `HTTP ${res.status}${reason ? ` (${reason})` : ''}`;
+    return { kind: 'unavailable', status: res.status, detail, reason };
   }
 
   /** Current state of posts by id (without `t3_`), 100 per request; deleted or unknown ids are simply absent. */
@@ -312,14 +316,16 @@ function first(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Reddit's 403/404 bodies say why: `{"reason": "private"}`, `{"reason": "banned"}`. */
-function reasonOf(text: string | null): string {
-  if (!text) return '';
+/** Reddit's 403/404 bodies say why: `{"reason": "private"}`, `{"reason": "banned"}`; kept to a short token (it is stored in `last_error`). */
+function reasonOf(text: string | null): string | null {
+  if (!text) return null;
   try {
     const v = JSON.parse(text) as { reason?: unknown };
-    return typeof v.reason === 'string' ? ` (${v.reason.slice(0, 40)})` : '';
+    if (typeof v.reason !== 'string') return null;
+    const reason = v.reason.toLowerCase().replace(/[^a-z0-9_]+/g, '_').slice(0, 40);
+    return reason === '' ? null : reason;
   } catch {
-    return '';
+    return null;
   }
 }
 

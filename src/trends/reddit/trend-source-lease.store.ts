@@ -1,3 +1,5 @@
+import type { SourceRecord } from '../coverage';
+
 /** A subreddit's row as a failed claim sees it: enough to tell when to try again. */
 export interface SourceState {
   leaseOwner: string | null;
@@ -47,6 +49,12 @@ export abstract class TrendSourceLeaseStore {
   /** Every subreddit a webhook subscribes to. */
   abstract webhookSubreddits(): Promise<string[]>;
 
+  /** Whether any webhook subscribes to `subreddit` (lower case). */
+  abstract hasWebhook(subreddit: string): Promise<boolean>;
+
+  /** What the rows of these subreddits record about their reads (absent: no row yet). */
+  abstract sources(subreddits: readonly string[]): Promise<Map<string, SourceRecord>>;
+
   /**
    * Ids of the subreddits' stored posts created at or after `createdFrom` and last seen before
    * `seenBefore`, newest first: the ones worth re-reading for growth.
@@ -57,9 +65,9 @@ export abstract class TrendSourceLeaseStore {
   abstract postCounts(subreddits: readonly string[], since: number): Promise<PostCounts>;
 }
 
-/** Per subreddit with posts since the window's start: how many, and the oldest one's creation (epoch ms). */
+/** Per subreddit with posts since the window's start: how many, and the oldest and newest one's creation (epoch ms). */
 export interface PostCounts {
-  counts: Map<string, { n: number; oldest: number }>;
+  counts: Map<string, { n: number; oldest: number; newest: number }>;
   /** Subreddits with a successful poll on record. */
   polled: Set<string>;
 }
@@ -71,3 +79,13 @@ export function sourceState(row: Record<string, unknown> | undefined): SourceSta
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** A `trend_sources` row (last_polled_at, last_error, consecutive_failures, next_poll_at) as a SourceRecord; either driver's BIGINT shape. */
+export function sourceRecord(row: Record<string, unknown>): SourceRecord {
+  return {
+    lastPolledAt: num(row.last_polled_at),
+    lastError: (row.last_error as string | null) ?? null,
+    consecutiveFailures: Number(row.consecutive_failures ?? 0),
+    nextPollAt: num(row.next_poll_at),
+  };
+}

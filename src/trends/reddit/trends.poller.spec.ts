@@ -55,6 +55,9 @@ describe('TrendsPoller', () => {
   let calls: string[];
   let outcomes: PollOutcome[];
   let claim: ClaimResult;
+  let claimFor: (sub: string) => ClaimResult;
+  let tracked: string[];
+  let polled: Set<string>;
   let renewOk: boolean;
   let listing: ListingResult | Error;
   let rereadIds: string[];
@@ -67,15 +70,18 @@ describe('TrendsPoller', () => {
     calls = [];
     outcomes = [];
     claim = { claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: null };
+    claimFor = () => claim;
+    tracked = ['node'];
+    polled = new Set();
     renewOk = true;
     listing = { kind: 'ok', posts: [post('a1')], skipped: 0, after: 't3_a1' };
     rereadIds = [];
     const repo: Partial<TrendSourceLeaseStore> = {
-      webhookSubreddits: async () => ['node'],
-      claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claim),
+      webhookSubreddits: async () => tracked,
+      claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claimFor(sub)),
       renew: async (_sub, _owner, until, now) => (calls.push(`renew ${until - now}`), renewOk),
       finish: async (_sub, _owner, o) => (outcomes.push(o), true),
-      postCounts: async () => ({ counts: new Map(), polled: new Set() }),
+      postCounts: async () => ({ counts: new Map(), polled }),
       postsToReread: async (_sub, createdFrom, seenBefore) => (calls.push(`reread ${T0 - createdFrom} ${T0 - seenBefore}`), rereadIds),
       releaseAll: async () => void calls.push('release'),
     };
@@ -160,11 +166,21 @@ describe('TrendsPoller', () => {
 
   it('warns about an unavailable subreddit once per episode', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn');
-    listing = { kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)' };
-    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404', lastPolledAt: null };
+    listing = { kind: 'unavailable', status: 404, detail: 'HTTP 404 (banned)', reason: 'banned' };
+    claim = { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_404_banned', lastPolledAt: null };
     await pollOnce();
     expect(warn).not.toHaveBeenCalled();
-    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 60 * 60_000, lastError: 'unavailable_404', consecutiveFailures: 2 }]);
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 60 * 60_000, lastError: 'unavailable_404_banned', consecutiveFailures: 2 }]);
+  });
+
+  it('never reads a subreddit Reddit refuses in a multireddit, which would leave it out silently: it is released to be read alone', async () => {
+    tracked = ['deno', 'node'];
+    polled = new Set(tracked); // both read before, both quiet: one group
+    claimFor = (sub) => (sub === 'deno' ? { claimed: true, consecutiveFailures: 1, lastError: 'unavailable_403_private', lastPolledAt: T0 - 3600_000 } : claim);
+    await pollOnce();
+    expect(calls.filter((c) => c.startsWith('new '))).toEqual(['new node']);
+    expect(outcomes[0]).toEqual({ ok: false, nextPollAt: T0, lastError: 'unavailable_403_private', consecutiveFailures: 1 });
+    expect(outcomes[1]).toMatchObject({ ok: true, lastError: null });
   });
 
   it('releases its leases when the application stops', async () => {

@@ -9,8 +9,9 @@ import { TrendsPipeline } from '../trends.pipeline';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from '../trends.options';
 import { PostStore } from '../../posts/post.store';
 import { RedditPost } from '../../posts/reddit-parse';
-import { CallBudget, LISTING_CAP, PAGE_SIZE, planSummary, PlanSummary, planUnits, PollUnit, rereadBudget, SourceRate } from './plan';
-import { CallOptions, RedditClient, RedditRequestError } from './reddit.client';
+import { isUnavailable, unavailableErrorClass, sourceStatusOf } from '../coverage';
+import { CallBudget, LISTING_CAP, PAGE_SIZE, planSummary, PlanSummary, planUnits, PollUnit, rereadBudget, soloCheckDue, SourceRate } from './plan';
+import { CallOptions, ListingResult, RedditClient, RedditRequestError } from './reddit.client';
 import { ClaimResult, PollOutcome, SourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 import { resolvePollerOptions, ResolvedPollerOptions } from './tuning';
 
@@ -90,8 +91,13 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   /** Measured posts per hour; null: never read (its first read is alone). */
   private readonly rates = new Map<string, number | null>();
   private ratesAt = -Infinity;
-  /** Read alone next time: a multireddit with them in it was refused. */
+  /**
+   * Read alone next time: a multireddit with them in it was refused, or Reddit refuses them (a
+   * multireddit would silently leave them out, and their silence would look like quiet).
+   */
   private readonly alone = new Set<string>();
+  /** Per subreddit, the newest sign it is readable: its newest post seen, or its last solo read (or when first seen). */
+  private readonly quietSince = new Map<string, number>();
   private readonly clients: RedditClient[];
   private readonly active: number[];
   private readonly rereads: CallBudget;
@@ -163,6 +169,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       }
       const due = this.tracked.filter((s) => !this.inflight.has(s) && (this.notBefore.get(s) ?? 0) <= now);
       if (due.length === 0) return;
+      for (const s of due) if (!this.alone.has(s) && this.soloCheck(s, now)) this.alone.add(s);
       const units = planUnits(
         due.map((s) => ({ subreddit: s, postsPerHour: this.alone.has(s) ? null : (this.rates.get(s) ?? null) })),
         this.opts,
@@ -196,6 +203,22 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     }
   }
 
+  /**
+   * Whether a subreddit that would be read in a multireddit is to be read alone next, to see that
+   * Reddit still serves it (plan.ts soloCheckDue); the call comes out of the re-read budget.
+   */
+  private soloCheck(sub: string, now: number): boolean {
+    const rate = this.rates.get(sub);
+    if (rate === null || rate === undefined) return false; // read alone anyway
+    // Nothing known (no post within the rate window, not read alone by this process): the last solo
+    // read is taken to lie anywhere in the longest gap, so a restarted poller's checks spread over it.
+    if (!this.quietSince.has(sub)) this.quietSince.set(sub, now - Math.random() * this.opts.soloCheckMaxMs);
+    if (!soloCheckDue(rate, this.quietSince.get(sub)!, now, this.opts)) return false;
+    if (this.rereads.available(now) < 1) return false;
+    this.rereads.take(1, now);
+    return true;
+  }
+
   /** Webhook subscriptions ∪ configured subreddits, lower case, sorted. */
   async trackedSubreddits(): Promise<string[]> {
     const all = new Set([...(await this.repo.webhookSubreddits()), ...this.opts.trackedSubreddits].map((s) => s.toLowerCase()));
@@ -212,20 +235,29 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private async measureRates(subs: readonly string[], now: number): Promise<SourceRate[]> {
-    if (subs.length === 0) return [];
+    return (await this.measure(subs, now)).rates;
+  }
+
+  /** Rates, and each subreddit's newest stored post within the window. */
+  private async measure(subs: readonly string[], now: number): Promise<{ rates: SourceRate[]; newest: Map<string, number> }> {
+    if (subs.length === 0) return { rates: [], newest: new Map() };
     const { counts, polled } = await this.repo.postCounts(subs, now - this.opts.rateWindowMs);
-    return subs.map((s) => {
+    const rates = subs.map((s) => {
       const c = counts.get(s);
       return { subreddit: s, postsPerHour: c ? postRate(c.n, c.oldest, now, this.opts.rateWindowMs) : polled.has(s) ? 0 : null };
     });
+    return { rates, newest: new Map([...counts].map(([s, c]) => [s, c.newest])) };
   }
 
   /** Rates from the stored posts; the re-read budget follows what the listings of the whole tracked set cost. */
   private async refreshRates(subs: readonly string[], now: number): Promise<void> {
-    for (const r of await this.measureRates(subs, now)) this.rates.set(r.subreddit, r.postsPerHour);
+    const measured = await this.measure(subs, now);
+    for (const r of measured.rates) this.rates.set(r.subreddit, r.postsPerHour);
+    for (const [s, at] of measured.newest) this.quietSince.set(s, Math.max(this.quietSince.get(s) ?? at, at));
     if (subs.length === this.tracked.length) {
       this.ratesAt = now;
       for (const s of [...this.rates.keys()]) if (!this.tracked.includes(s)) this.rates.delete(s);
+      for (const s of [...this.quietSince.keys()]) if (!this.tracked.includes(s)) this.quietSince.delete(s);
     }
     const rates = this.tracked.map((s) => ({ subreddit: s, postsPerHour: this.rates.get(s) ?? null }));
     const summary = planSummary(planUnits(rates, this.opts), rates, { ...this.opts, clients: this.clients.length });
@@ -241,6 +273,15 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       const claim = await this.repo.claim(sub, this.owner, start, start + o.leaseMs, start - o.pollIntervalMs);
       if (claim.claimed) held.push({ sub, claim });
       else this.notBefore.set(sub, nextClaimAttempt(claim.state, this.owner, start, o.pollIntervalMs, o.tickMs));
+    }
+    if (held.length > 1) {
+      // A multireddit would silently leave out a subreddit Reddit refuses (as another process may
+      // have found): such a one is read alone, where Reddit says whether it still refuses it.
+      for (const h of held.filter((x) => isUnavailable(x.claim.lastError))) {
+        held.splice(held.indexOf(h), 1);
+        this.alone.add(h.sub);
+        await this.finish(h.sub, { ok: false, nextPollAt: this.clock.now().getTime(), lastError: h.claim.lastError, consecutiveFailures: h.claim.consecutiveFailures });
+      }
     }
     if (held.length === 0) return;
     const names = held.map((h) => h.sub);
@@ -269,16 +310,24 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         const [{ sub, claim }] = held;
         const failures = claim.consecutiveFailures + 1;
         const delay = unavailableDelay(failures, o.unavailableBackoffMs);
+        const lastError = unavailableErrorClass(read.status, read.reason);
+        // Never in a multireddit while refused: it would be left out silently.
+        this.alone.add(sub);
         // Once per episode: a refused subreddit stays refused for hours, and would flood the log.
-        if (!claim.lastError?.startsWith('unavailable_')) {
-          this.logger.warn(`r/${sub} is unavailable (${read.detail}): unknown, private or banned; next try in ${Math.round(delay / 60_000)} min`);
+        if (!isUnavailable(claim.lastError)) {
+          const status = sourceStatusOf({ lastError, lastPolledAt: null });
+          this.logger.warn(`r/${sub} is unavailable: ${status.replace('_', ' ')} (${read.detail}); next try in ${Math.round(delay / 60_000)} min`);
         }
         this.metrics?.pollerError(sub);
-        return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: `unavailable_${read.status}`, consecutiveFailures: failures });
+        return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError, consecutiveFailures: failures });
       }
       await this.store(read.posts);
+      const seen = this.clock.now().getTime();
       for (const sub of names) {
         this.alone.delete(sub);
+        // Read alone, Reddit served it; in a group, only its posts say so.
+        const newest = Math.max(names.length === 1 ? seen : -Infinity, ...read.posts.filter((p) => p.subreddit === sub).map((p) => p.createdAtMs));
+        if (newest > (this.quietSince.get(sub) ?? -Infinity)) this.quietSince.set(sub, newest);
         if ((this.rates.get(sub) ?? null) === null) {
           const own = read.posts.filter((p) => p.subreddit === sub && p.createdAtMs >= listedAt - o.rateWindowMs);
           this.rates.set(sub, own.length === 0 ? 0 : postRate(own.length, Math.min(...own.map((p) => p.createdAtMs)), listedAt, o.rateWindowMs));
@@ -287,7 +336,8 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       await this.reread(names, start, call);
       for (const sub of names) await this.pipeline.tick(sub, this.clock.now());
       for (const { sub, claim } of held) {
-        if (claim.consecutiveFailures > 0) this.logger.log(`r/${sub} polled again after ${claim.consecutiveFailures} failed polls`);
+        if (isUnavailable(claim.lastError)) this.logger.log(`r/${sub} is readable again (it was ${sourceStatusOf(claim).replace('_', ' ')})`);
+        else if (claim.consecutiveFailures > 0) this.logger.log(`r/${sub} polled again after ${claim.consecutiveFailures} failed polls`);
         await this.finish(sub, { ok: true, listedAt, nextPollAt: alignedNextPoll(start, o.pollIntervalMs), lastError: null, consecutiveFailures: 0 });
       }
     } catch (err) {
@@ -318,7 +368,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     held: readonly Claimed[],
     client: RedditClient,
     call: CallOptions,
-  ): Promise<{ kind: 'ok'; posts: RedditPost[] } | { kind: 'unavailable'; status: number; detail: string }> {
+  ): Promise<{ kind: 'ok'; posts: RedditPost[] } | Extract<ListingResult, { kind: 'unavailable' }>> {
     const marks = held.map((h) => h.claim.lastPolledAt).filter((m): m is number => m !== null);
     const stopAt = marks.length > 0 ? Math.min(...marks) - this.opts.pageOverlapMs : null;
     const posts: RedditPost[] = [];

@@ -63,6 +63,9 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     pageOverlapMs: t.pageOverlapMs ?? 60_000,
     deletionCheckMs: t.deletionCheckMs ?? 40 * 3600_000,
     retentionSweepMs: t.retentionSweepMs ?? 3600_000,
+    silencePosts: t.silencePosts ?? 8,
+    silenceMinMs: t.silenceMinMs ?? 5 * pollIntervalMs,
+    soloCheckMaxMs: t.soloCheckMaxMs ?? 24 * 3600_000,
   };
 }
 

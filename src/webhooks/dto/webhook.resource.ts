@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { isoString } from '../../common/iso-time';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
+import { SOURCE_STATUSES, SourceStatus } from '../source-status';
 import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
 
 /** The client's view of a webhook (spec 2.1). `secret` only on create and rotate. */
@@ -38,6 +39,16 @@ export class WebhookResource {
   @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the last attempt, if it got one.' })
   last_response_code: number | null;
 
+  @ApiProperty({
+    type: 'string',
+    enum: SOURCE_STATUSES,
+    nullable: true,
+    description:
+      'Whether trendhooks can read the subreddit from Reddit (as `GET /v1/subreddits/{subreddit}` says): `ok`, `pending` (not read yet), `private`, `quarantined`, `banned`, `not_found`, ' +
+      '`throttled` or `error` (the last read failed; retried). Anything but `ok` and `pending` means no events come for now. Null where the server runs without the trends feature.',
+  })
+  source_status: SourceStatus | null;
+
   // Not documented here: only WebhookWithSecretResource (create, rotate) carries it.
   secret?: string;
 }
@@ -50,7 +61,11 @@ export class WebhookWithSecretResource extends WebhookResource {
 }
 
 /** `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted). */
-export function toWebhookResource(w: Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, opts: { secret?: string } = {}): WebhookResource {
+/** `sourceStatus`: the subreddit's, when trends runs (null otherwise). */
+export function toWebhookResource(
+  w: Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>,
+  opts: { secret?: string; sourceStatus?: SourceStatus | null } = {},
+): WebhookResource {
   const out: WebhookResource = {
     id: w.id,
     url: w.url,
@@ -61,6 +76,7 @@ export function toWebhookResource(w: Omit<WebhookEntity, 'customerId' | 'secret'
     last_delivery_at: w.lastDeliveryAt ? isoString(w.lastDeliveryAt) : null,
     last_status: w.lastStatus,
     last_response_code: w.lastResponseCode,
+    source_status: opts.sourceStatus ?? null,
   };
   if (opts.secret !== undefined) out.secret = opts.secret;
   return out;
