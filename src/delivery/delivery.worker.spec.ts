@@ -3,6 +3,9 @@ import type { Clock } from '../common/clock';
 import type { DataSource } from 'typeorm';
 import { generateEncryptionKey } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
+import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
+import type { DestinationCircuitStore } from './circuit/destination-circuit.store';
+import { InMemoryCircuitStore } from './circuit/in-memory-circuit.store.fake';
 import { DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
 import * as payload from './payload';
@@ -178,6 +181,7 @@ describe('DeliveryWorker', () => {
   let queue: FakeQueue;
   let transport: FakeTransport;
   let clock: FakeClock;
+  let circuits: InMemoryCircuitStore;
   const workers: DeliveryWorker[] = [];
 
   beforeAll(() => Logger.overrideLogger(false));
@@ -187,6 +191,7 @@ describe('DeliveryWorker', () => {
     queue = new FakeQueue();
     transport = new FakeTransport();
     clock = new FakeClock();
+    circuits = new InMemoryCircuitStore();
   });
 
   afterEach(async () => {
@@ -196,7 +201,8 @@ describe('DeliveryWorker', () => {
 
   function worker(options: Partial<DeliveryModuleOptions> = {}, secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox): DeliveryWorker {
     const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, fairReserve: 0, ...options };
-    const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox);
+    const breaker = new DestinationCircuitBreaker(circuits as unknown as DestinationCircuitStore, clock, opts);
+    const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox, breaker);
     workers.push(w);
     return w;
   }

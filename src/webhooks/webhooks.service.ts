@@ -6,6 +6,8 @@ import { CLOCK, Clock } from '../common/clock';
 import { SecretDecryptionError } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
 import { Paged } from '../common/envelope';
+import { DestinationCircuitStore } from '../delivery/circuit/destination-circuit.store';
+import { destinationOf } from '../delivery/destination';
 import { AppError } from '../common/errors';
 import { newUlid, normaliseUlid } from '../common/ids';
 import { normaliseSubreddit } from '../common/reddit-names';
@@ -13,6 +15,7 @@ import { generateWebhookSecret } from './secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
+import type { CircuitRow } from '../delivery/circuit/circuit-policy';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from './webhook.entity';
 import { WebhookStore } from './webhook.store';
@@ -31,8 +34,15 @@ export class WebhooksService {
     private readonly pagination: PaginationService,
     private readonly secrets: SecretBox,
     private readonly privateDestinations: PrivateDestinationsService,
+    private readonly circuits: DestinationCircuitStore,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
+
+  /** The customer's circuit for each webhook's destination (one query; none: closed). */
+  private async circuitsOf(customerId: string, urls: string[]): Promise<(url: string) => CircuitRow | null> {
+    const byDestination = await this.circuits.forCustomer(customerId, urls.map(destinationOf));
+    return (url) => byDestination.get(destinationOf(url)) ?? null;
+  }
 
   async create(caller: TrendhooksPrincipal, dto: CreateWebhookInput): Promise<WebhookResource> {
     const max = this.plans.limits(caller.plan).maxWebhooks;
@@ -57,7 +67,9 @@ export class WebhooksService {
       createdAt: this.clock.now(),
     });
     if (!(await this.webhooks.insertWithinQuota(row, max))) throw quotaExceeded(max);
-    return toWebhookResource(row, { secret });
+    // The customer's other webhooks at this host and port may have opened its circuit already.
+    const circuit = await this.circuitsOf(caller.tenantId, [row.url]);
+    return toWebhookResource(row, { secret, circuit: circuit(row.url) });
   }
 
   async list(caller: TrendhooksPrincipal, query: ListQuery): Promise<Paged<WebhookResource>> {
@@ -69,13 +81,15 @@ export class WebhooksService {
     });
     const rows = await this.webhooks.page(caller.tenantId, ctx.request);
     const page = ctx.withPrev(rows, (w) => [w.id]);
-    return new Paged(page.items.map((w) => toWebhookResource(w)), page.page);
+    const circuit = await this.circuitsOf(caller.tenantId, page.items.map((w) => w.url));
+    return new Paged(page.items.map((w) => toWebhookResource(w, { circuit: circuit(w.url) })), page.page);
   }
 
   async get(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookResource> {
     const row = await this.webhooks.findForCustomer(caller.tenantId, parseWebhookId(rawId));
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
-    return toWebhookResource(row);
+    const circuit = await this.circuitsOf(caller.tenantId, [row.url]);
+    return toWebhookResource(row, { circuit: circuit(row.url) });
   }
 
   /**
@@ -105,7 +119,8 @@ export class WebhooksService {
       previousSecretExpiresAt: previous === null ? null : new Date(now.getTime() + SECRET_OVERLAP_MS),
     };
     await this.webhooks.updateSecrets(caller.tenantId, rotated);
-    return toWebhookResource(rotated, { secret });
+    const circuit = await this.circuitsOf(caller.tenantId, [rotated.url]);
+    return toWebhookResource(rotated, { secret, circuit: circuit(rotated.url) });
   }
 
   /**
