@@ -99,7 +99,7 @@ describe.each(testDatabases())('circuit breaker on %s', (_name, makeDb) => {
     const t0 = Date.now();
     await events.emit({ type: 'trends.surge', subreddit: subB, data: { n: 2 } });
     await receiver.waitUntil((r) => r.some((x) => x.path === '/b'), 5000, "b's delivery");
-    expect(receiver.received.find((x) => x.path === '/b')!.at - t0).toBeLessThan(2000);
+    expect(receiver.received.find((x) => x.path === '/b')!.at - t0).toBeLessThan(3000);
     // Wait until shortly before the pause ends (the first attempts' retries came due meanwhile too).
     await sleep(Math.max(0, until - Date.now() - 500));
     expect(sentToA()).toBe(before);
@@ -111,7 +111,8 @@ describe.each(testDatabases())('circuit breaker on %s', (_name, makeDb) => {
       expect(d.state).toBe('pending');
       expect(d.attempts.map((x) => x.error_class)).toEqual(d.attempt_count === 0 ? [] : ['timeout']);
     }
-    expect(waiting.filter((d) => d.attempt_count === 0)).toHaveLength(2 * FAILURES);
+    // (More than the new ones when a first attempt found the circuit already throttled on a loaded machine.)
+    expect(waiting.filter((d) => d.attempt_count === 0).length).toBeGreaterThanOrEqual(2 * FAILURES);
 
     // The receiver recovers: after the pause one probe closes the circuit, and everything that waited arrives.
     hangA = false;
