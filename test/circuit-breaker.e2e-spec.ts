@@ -1,6 +1,9 @@
+import type { ChildProcess } from 'node:child_process';
+import { CIRCUIT_REFRESH_MS } from '../src/delivery/circuit/destination-circuit-breaker';
 import { EventsService } from '../src/delivery/events.service';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
+import { spawnServe, stopProcess } from './support/processes';
 import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
 
 /**
@@ -13,32 +16,43 @@ import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
  */
 const FAILURES = 3; // throttled after 3 timeouts in a row, open after 6
 const PAUSE_MS = 5000;
+const CIRCUIT_ENV = {
+  DELIVERY_TIMEOUT_MS: '1000',
+  // Two attempts, the second 1 s after the first: it comes due while the circuit is open.
+  DELIVERY_RETRY_SCHEDULE: '1',
+  DELIVERY_CIRCUIT_FAILURES: String(FAILURES),
+  DELIVERY_CIRCUIT_THROTTLE: '2',
+  DELIVERY_CIRCUIT_PAUSE_MS: String(PAUSE_MS),
+};
 
-describe.each(testDatabases())('circuit breaker on %s', (_name, makeDb) => {
+// The worker in the test's own process; or two worker processes beside an API-only one, which
+// share the circuit through the database (each reloads it every second).
+const MODES = ['one process', 'two worker processes'] as const;
+const CASES = testDatabases().flatMap(([name, makeDb]) => MODES.map((mode) => [`${name}, ${mode}`, makeDb, mode] as const));
+
+describe.each(CASES)('circuit breaker on %s', (_name, makeDb, mode) => {
   let t: TestApp;
   let cert: TestCert;
   let receiver: Receiver;
   let hangA = true;
+  const workers: ChildProcess[] = [];
 
   beforeAll(async () => {
     cert = makeCert();
     t = await startTestApp(makeDb(), {
-      env: {
-        SSRF_ALLOW_CIDRS: '127.0.0.1/32',
-        DELIVERY_CA_FILE: cert.caFile,
-        DELIVERY_TIMEOUT_MS: '1000',
-        // Two attempts, the second 1 s after the first: it comes due while the circuit is open.
-        DELIVERY_RETRY_SCHEDULE: '1',
-        DELIVERY_CIRCUIT_FAILURES: String(FAILURES),
-        DELIVERY_CIRCUIT_THROTTLE: '2',
-        DELIVERY_CIRCUIT_PAUSE_MS: String(PAUSE_MS),
-      },
+      env: { SSRF_ALLOW_CIDRS: '127.0.0.1/32', DELIVERY_CA_FILE: cert.caFile, ...CIRCUIT_ENV },
       random: () => 0.5,
+      role: mode === 'one process' ? 'all' : 'api',
     });
     receiver = await Receiver.start(cert);
     receiver.behaviour = (req) => (req.path.startsWith('/a/') && hangA ? { hang: true } : { status: 200 });
+    if (mode === 'two worker processes') {
+      workers.push(spawnServe(t, cert, CIRCUIT_ENV), spawnServe(t, cert, CIRCUIT_ENV));
+      await sleep(2000); // both up (and LISTENing on PostgreSQL)
+    }
   });
   afterAll(async () => {
+    await Promise.all(workers.map(stopProcess));
     await receiver?.close();
     await t?.close();
   });
@@ -91,6 +105,8 @@ describe.each(testDatabases())('circuit breaker on %s', (_name, makeDb) => {
     // Every webhook of hers at that host and port shows the same circuit; b's at the same host does not.
     expect(await circuit(a.auth, hooksA[2 * FAILURES - 1])).toEqual(open);
     expect(await circuit(b.auth, hookB)).toEqual({ state: 'closed', until: null, consecutive_failures: 0 });
+    // Every worker has reloaded the circuits since it opened.
+    await sleep(CIRCUIT_REFRESH_MS + 200);
 
     // While it is open: b's deliveries to the same host and port go out at once; none of a's do.
     const sentToA = () => receiver.received.filter((r) => r.path.startsWith('/a/')).length;
