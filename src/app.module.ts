@@ -105,6 +105,7 @@ export class AppModule {
           batchSize: config.delivery.batchSize,
           pollIntervalMs: config.delivery.pollIntervalMs,
           retryScheduleSeconds: config.delivery.retrySchedule ?? undefined,
+          circuit: config.delivery.circuit,
           random: overrides.random,
         }),
         TrendsModule.forRoot({

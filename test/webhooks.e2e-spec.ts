@@ -54,6 +54,7 @@ describe.each(testTargets())('webhooks API on %s', (_name, makeDb, adapter) => {
         last_delivery_at: null,
         last_status: null,
         last_response_code: null,
+        circuit: { state: 'closed', until: null, consecutive_failures: 0 },
         // Tracked from now on, not read yet (no poller runs here).
         source_status: 'pending',
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

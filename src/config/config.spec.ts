@@ -91,6 +91,7 @@ describe('loadConfig', () => {
     expect(c.http).toMatchObject({ port: 0, adapter: 'fastify' });
     expect(c.metrics).toEqual({ port: 9464, host: '::1' });
     expect(c.delivery.concurrency).toBe(128);
+    expect(c.delivery.circuit).toEqual({ failures: 5, throttle: 2, pauseMs: 30_000, maxPauseMs: 600_000 });
     expect(c.trends.trackedSubreddits).toEqual(['node', 'typescript', 'rust']);
     expect(c.trends.redditUserAgent).toBe('linux:com.example.trends:1.0 (by /u/example)');
     expect(c.plans.free.requestsPerMinute).toBe(10);
@@ -108,6 +109,9 @@ describe('loadConfig', () => {
     [{ DELIVERY_TIMEOUT_MS: '-1' }, /^DELIVERY_TIMEOUT_MS must be between 100 and 120000, got -1$/],
     [{ DELIVERY_CONCURRENCY: '0' }, /DELIVERY_CONCURRENCY must be between 1 and 1024/],
     [{ DELIVERY_LEASE_MS: '999' }, /DELIVERY_LEASE_MS must be between 1000 and 3600000, got 999/],
+    [{ DELIVERY_CIRCUIT_FAILURES: '-1' }, /DELIVERY_CIRCUIT_FAILURES must be between 0 and 1000, got -1/],
+    [{ DELIVERY_CIRCUIT_THROTTLE: '0' }, /DELIVERY_CIRCUIT_THROTTLE must be between 1 and 1024, got 0/],
+    [{ DELIVERY_CIRCUIT_PAUSE_MS: '60000', DELIVERY_CIRCUIT_MAX_PAUSE_MS: '30000' }, /DELIVERY_CIRCUIT_MAX_PAUSE_MS \(30000\) must be at least DELIVERY_CIRCUIT_PAUSE_MS \(60000\)/],
     [{ HTTP_ADAPTER: 'koa' }, /HTTP_ADAPTER must be express or fastify/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must start with/],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must start with/],

@@ -65,6 +65,8 @@ export interface AppConfig {
     pollIntervalMs: number;
     /** Seconds between attempts; null = the default schedule. */
     retrySchedule: number[] | null;
+    /** The circuit breaker per customer and destination (DELIVERY_CIRCUIT_*). */
+    circuit: { failures: number; throttle: number; pauseMs: number; maxPauseMs: number };
   };
   trends: {
     trackedSubreddits: string[];
@@ -254,6 +256,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   // Independent of the attempt timeout: a live worker renews its leases every third of it while
   // its attempts last; it bounds how long a dead worker's deliveries wait (see src/delivery/README.md).
   const leaseMs = int(env, 'DELIVERY_LEASE_MS', DEFAULT_DELIVERY_LEASE_MS, 1000, 3_600_000);
+  const circuitPause = int(env, 'DELIVERY_CIRCUIT_PAUSE_MS', 30_000, 100, 86_400_000);
+  const circuitMaxPause = int(env, 'DELIVERY_CIRCUIT_MAX_PAUSE_MS', Math.max(600_000, circuitPause), 100, 86_400_000);
+  if (circuitMaxPause < circuitPause) throw new ConfigError(`DELIVERY_CIRCUIT_MAX_PAUSE_MS (${circuitMaxPause}) must be at least DELIVERY_CIRCUIT_PAUSE_MS (${circuitPause})`);
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   // The worker gives attempts in flight the attempt timeout + 1 s; the bound must leave room for that.
@@ -311,6 +316,13 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       batchSize: int(env, 'DELIVERY_BATCH_SIZE', 64, 1, 1000),
       pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, 60_000),
       retrySchedule: parsed('DELIVERY_RETRY_SCHEDULE', parseRetrySchedule),
+      // The circuit breaker per customer and destination (src/delivery/README.md); failures 0 switches it off.
+      circuit: {
+        failures: int(env, 'DELIVERY_CIRCUIT_FAILURES', 5, 0, 1000),
+        throttle: int(env, 'DELIVERY_CIRCUIT_THROTTLE', 2, 1, 1024),
+        pauseMs: circuitPause,
+        maxPauseMs: circuitMaxPause,
+      },
     },
     trends: {
       trackedSubreddits: tracked,

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DeliveryModuleOptions } from './delivery.options';
+import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
+import { DestinationCircuitStore } from './circuit/destination-circuit.store';
 import { DeliveryWorker } from './delivery.worker';
 import { DeliveryEndpoints } from './endpoints';
 import { EventsService } from './events.service';
@@ -34,6 +36,8 @@ import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-so
     dialectProvider(QueueWaker, { sqlite: InProcessWaker, postgres: PostgresNotifyWaker }),
     DeliveryQueueMetrics,
     { provide: DeliveryTransport, useClass: HttpsWebhookTransport },
+    DestinationCircuitStore,
+    DestinationCircuitBreaker,
     DeliveryWorker,
     dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
     WebhookTableSubscriptions,
@@ -45,6 +49,6 @@ import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-so
     EventsService,
     DeliveryEndpoints,
   ],
-  exports: [EventsService, DeliveryWorker, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, DeliveryEndpoints],
+  exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, DeliveryEndpoints],
 })
 export class DeliveryModule extends DeliveryConfigurableModule {}

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { CircuitOptions, resolveCircuitOptions } from './circuit/circuit-policy';
 import type { SubscriptionSource } from './subscription-source';
 
 export interface DeliveryModuleOptions {
@@ -28,6 +29,14 @@ export interface DeliveryModuleOptions {
   fairReserve?: number;
   /** Rows per claim. Default 64. */
   batchSize?: number;
+  /**
+   * The circuit breaker per customer and destination (src/delivery/README.md): after `failures`
+   * attempts in a row that got no answer (timeouts, connect, DNS, TLS), at most `throttle` of a
+   * worker's attempts go there at once; after as many more, its deliveries are put off (uncharged,
+   * holding no slot) for `pauseMs`, doubling at each new opening up to `maxPauseMs`, then one probe
+   * decides. Defaults 5, 2, 30 000 ms, 600 000 ms; `failures: 0` switches it off.
+   */
+  circuit?: Partial<CircuitOptions>;
   /** Fallback poll when no wake-up arrives. Default 1000 ms. */
   pollIntervalMs?: number;
   /** Seconds between attempts; its length + 1 is the number of attempts. Default 5 s … 10 h (8 attempts). */
@@ -64,6 +73,7 @@ export interface ResolvedDeliveryOptions {
   fairReserve: number;
   batchSize: number;
   pollIntervalMs: number;
+  circuit: CircuitOptions;
 }
 
 export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDeliveryOptions {
@@ -77,6 +87,7 @@ export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDelive
     fairReserve: 0,
     batchSize: o.batchSize ?? 64,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
+    circuit: resolveCircuitOptions(o.circuit),
   };
   r.fairReserve = o.fairReserve ?? (r.concurrency > 1 ? Math.max(1, Math.floor(r.concurrency / 8)) : 0);
   if (!Number.isInteger(r.fairReserve) || r.fairReserve < 0 || r.fairReserve >= r.concurrency) {

@@ -3,6 +3,9 @@ import type { Clock } from '../common/clock';
 import type { DataSource } from 'typeorm';
 import { generateEncryptionKey } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
+import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
+import type { DestinationCircuitStore } from './circuit/destination-circuit.store';
+import { InMemoryCircuitStore } from './circuit/in-memory-circuit.store.fake';
 import { DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
 import * as payload from './payload';
@@ -106,8 +109,12 @@ class FakeQueue {
     this.cancelled.push(d.id);
   }
 
-  async releaseLeases(_owner: string, ids: string[], _now: Date, what: 'unstarted' | 'in_flight'): Promise<void> {
+  /** The due times given with released rows (a destination's or a circuit's deferral). */
+  dueAt = new Map<string, Date>();
+
+  async releaseLeases(_owner: string, ids: string[], _now: Date, what: 'unstarted' | 'in_flight', dueAt?: Date): Promise<void> {
     this.released.push({ ids, what });
+    if (dueAt) for (const id of ids) this.dueAt.set(id, dueAt);
     this.calls.push(`release:${what}`);
   }
 
@@ -178,6 +185,7 @@ describe('DeliveryWorker', () => {
   let queue: FakeQueue;
   let transport: FakeTransport;
   let clock: FakeClock;
+  let circuits: InMemoryCircuitStore;
   const workers: DeliveryWorker[] = [];
 
   beforeAll(() => Logger.overrideLogger(false));
@@ -187,6 +195,7 @@ describe('DeliveryWorker', () => {
     queue = new FakeQueue();
     transport = new FakeTransport();
     clock = new FakeClock();
+    circuits = new InMemoryCircuitStore();
   });
 
   afterEach(async () => {
@@ -196,7 +205,8 @@ describe('DeliveryWorker', () => {
 
   function worker(options: Partial<DeliveryModuleOptions> = {}, secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox): DeliveryWorker {
     const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, fairReserve: 0, ...options };
-    const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox);
+    const breaker = new DestinationCircuitBreaker(circuits as unknown as DestinationCircuitStore, clock, opts);
+    const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox, breaker);
     workers.push(w);
     return w;
   }
@@ -204,6 +214,34 @@ describe('DeliveryWorker', () => {
   async function run(w: DeliveryWorker): Promise<void> {
     await w.onApplicationBootstrap();
   }
+
+  describe('circuit breaker', () => {
+    const at = (n: number, customerId: string): ClaimedWork => {
+      const w = work(n);
+      return { ...w, webhook: { ...w.webhook!, customerId, url: `https://hanging.test:8443/in/${n}` } };
+    };
+    const timeout: SendOutcome = { kind: 'transient', stage: 'during', errorClass: 'timeout', statusCode: null, excerpt: null, retryAfterMs: null, durationMs: 1000 };
+
+    it("puts off an open circuit's deliveries uncharged and without a slot until its pause ends, while another customer at the same host and port is sent", async () => {
+      transport.answer = (req) => (req.destination.customerId === 'cus_a' ? timeout : delivered());
+      queue.due = [at(1, 'cus_a'), at(2, 'cus_a')];
+      const w = worker({ concurrency: 4, batchSize: 4, circuit: { failures: 1, throttle: 1, pauseMs: 30_000 } });
+      await run(w);
+      await until(() => queue.records.length === 2, 'two timeouts recorded');
+      await until(() => circuits.rows.get('cus_a\nhanging.test:8443')?.state === 'open', 'the circuit open');
+      const sent = transport.sent.length;
+      queue.due = [at(3, 'cus_a'), at(4, 'cus_b'), at(5, 'cus_a')];
+      (w as unknown as { wakeForNewWork(): void }).wakeForNewWork();
+      await until(() => queue.records.length === 3 && queue.dueAt.size === 2, "b's delivery sent, a's put off");
+      expect(transport.sent.slice(sent).map((r) => r.deliveryId)).toEqual([at(4, 'cus_b').id]);
+      const pauseEnd = circuits.rows.get('cus_a\nhanging.test:8443')!.openedUntil;
+      expect(Object.fromEntries(queue.dueAt)).toEqual({ [at(3, 'cus_a').id]: pauseEnd, [at(5, 'cus_a').id]: pauseEnd });
+      // Given back unstarted: the queue refunds the claim's charge; no attempt is logged for them.
+      expect(queue.released.filter((r) => r.ids.includes(at(3, 'cus_a').id))).toEqual([{ ids: [at(3, 'cus_a').id, at(5, 'cus_a').id], what: 'unstarted' }]);
+      expect(queue.records.map((r) => r.d.id)).not.toContain(at(3, 'cus_a').id);
+      expect(w.inFlight).toBe(0);
+    });
+  });
 
   describe('fairness', () => {
     const of = (n: number, customerId: string, host: string): ClaimedWork => {

@@ -17,6 +17,10 @@ import { QueueWaker } from './queue/queue-waker';
 import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { DeliveryTransport, SendFailure, SendOutcome } from './transport/delivery-transport';
+import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
+import { destinationOf } from './destination';
+
+export { destinationOf };
 
 const POLL_INTERVAL_NAME = 'trendhooks-delivery-poll';
 /** `error_class` of an attempt whose worker died (or stopped) before recording its outcome. */
@@ -37,21 +41,6 @@ const GATHER_OUTCOMES_MS = 2;
 const BODY_TEMPLATES_MAX = 32;
 // How long deliveries to a destination already at its share of the slots are put off (see start).
 const DESTINATION_BUSY_DEFER_MS = 1000;
-
-/**
- * Where an attempt goes, for the per-destination share: the URL's host and port as written
- * (the URL was validated at create: https, no userinfo). A string slice, not `new URL()`: it runs
- * once per delivery on the hot path.
- */
-export function destinationOf(url: string): string {
-  const start = url.indexOf('//') + 2;
-  let end = url.length;
-  for (const c of ['/', '?', '#']) {
-    const i = url.indexOf(c, start);
-    if (i !== -1 && i < end) end = i;
-  }
-  return url.slice(start, end).toLowerCase();
-}
 
 /** An event's body template, and the stored row it was built from. */
 interface BodyTemplate {
@@ -148,6 +137,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private newWork = 0;
   private skipFoundNone = -1;
+  /** Deliveries a circuit puts off, given back together (uncharged, pending until their circuit's time). */
+  private readonly deferrals = new GroupBatcher<{ id: string; until: Date }, void>((items) => this.releaseDeferred(items));
 
   constructor(
     private readonly repo: DeliveryQueue,
@@ -156,6 +147,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DELIVERY_OPTIONS) options: DeliveryModuleOptions,
     private readonly secretBox: SecretBox,
+    private readonly circuits: DestinationCircuitBreaker,
     @Optional() private readonly scheduler?: SchedulerRegistry,
     @Optional() private readonly metrics?: Metrics,
   ) {
@@ -464,27 +456,44 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  private async releaseDeferred(items: { id: string; until: Date }[]): Promise<void[]> {
+    const byTime = new Map<number, string[]>();
+    for (const it of items) byTime.set(it.until.getTime(), [...(byTime.get(it.until.getTime()) ?? []), it.id]);
+    const now = this.clock.now();
+    for (const [until, ids] of byTime) await this.repo.releaseLeases(this.owner, ids, now, 'unstarted', new Date(until));
+    return items.map(() => undefined);
+  }
+
   /** One attempt of one delivery, start to recorded outcome. */
   private async attempt(d: ClaimedWork, bodies: Map<string, (webhookId: string) => string>): Promise<void> {
     const { webhook, event } = d;
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
     if (d.lostSince && (await this.recordLostAttempt(d))) return;
+    // This customer's circuit for the destination (circuit/): while it is open, or throttled and
+    // busy, the delivery is put off, its charge given back and its slot freed.
+    const ticket = await this.circuits.admit(webhook);
+    if ('until' in ticket) return this.deferrals.push({ id: d.id, until: ticket.until });
     const startedAt = this.clock.now();
-    const secrets = this.openSecrets(webhook, d.id, startedAt);
-    const outcome: SendOutcome = secrets === null ? unreadableSecretOutcome(webhook.id) : await this.transport.send({
-      deliveryId: d.id,
-      attempt: d.attempts,
-      destination: { webhookId: webhook.id, customerId: webhook.customerId, url: webhook.url, allowNonstandardPort: webhook.allowNonstandardPort },
-      timeoutMs: this.opts.timeoutMs,
-      // The webhook may have been deleted while its destination was checked: no attempt starts after its 204.
-      confirm: () => this.repo.webhookExists(webhook.id),
-      body: () => {
-        let bodyFor = bodies.get(event.id);
-        if (bodyFor === undefined) bodies.set(event.id, (bodyFor = this.bodyTemplate(event)));
-        return bodyFor(webhook.id);
-      },
-      secrets: (at) => (secrets.previous !== null && webhook.previousSecretExpiresAt! > at ? [secrets.current, secrets.previous] : [secrets.current]),
-    });
+    let outcome: SendOutcome | undefined;
+    try {
+      const secrets = this.openSecrets(webhook, d.id, startedAt);
+      outcome = secrets === null ? unreadableSecretOutcome(webhook.id) : await this.transport.send({
+        deliveryId: d.id,
+        attempt: d.attempts,
+        destination: { webhookId: webhook.id, customerId: webhook.customerId, url: webhook.url, allowNonstandardPort: webhook.allowNonstandardPort },
+        timeoutMs: this.opts.timeoutMs,
+        // The webhook may have been deleted while its destination was checked: no attempt starts after its 204.
+        confirm: () => this.repo.webhookExists(webhook.id),
+        body: () => {
+          let bodyFor = bodies.get(event.id);
+          if (bodyFor === undefined) bodies.set(event.id, (bodyFor = this.bodyTemplate(event)));
+          return bodyFor(webhook.id);
+        },
+        secrets: (at) => (secrets.previous !== null && webhook.previousSecretExpiresAt! > at ? [secrets.current, secrets.previous] : [secrets.current]),
+      });
+    } finally {
+      this.circuits.settle(ticket, outcome);
+    }
     if (outcome.kind === 'cancelled') return this.repo.cancelClaimed(d, this.owner, this.clock.now());
     const { statusCode, excerpt } = outcome;
     this.metrics?.deliveryAttempt(outcome.kind, outcome.durationMs / 1000);

@@ -10,6 +10,8 @@ import type { CursorKeys } from '../pagination/cursor-keys';
 import type { PageRequest } from '../pagination/page';
 import { PaginationService } from '../pagination/pagination.service';
 import type { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
+import type { DestinationCircuitStore } from '../delivery/circuit/destination-circuit.store';
+import { InMemoryCircuitStore } from '../delivery/circuit/in-memory-circuit.store.fake';
 import { WebhookEntity, webhookSecretPlace } from './webhook.entity';
 import { WebhookSecrets, WebhookStore } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
@@ -75,6 +77,7 @@ describe('WebhooksService', () => {
   let checked: string[];
   let secrets: SecretBox;
   let service: WebhooksService;
+  let circuits: InMemoryCircuitStore;
 
   function build(plans = new PlanService({})) {
     const ssrf = {
@@ -87,11 +90,12 @@ describe('WebhooksService', () => {
     const keys = { get: async () => CursorKeyRing.fromSecrets(['unit-test-cursor-secret-unit-test']) } as unknown as CursorKeys;
     const pagination = new PaginationService(keys, { now: () => NOW }, {});
     const privateDestinations = { forCustomer: async () => [] } as unknown as PrivateDestinationsService;
-    service = new WebhooksService(store, plans, ssrf, pagination, secrets, privateDestinations, { now: () => NOW });
+    service = new WebhooksService(store, plans, ssrf, pagination, secrets, privateDestinations, circuits as unknown as DestinationCircuitStore, { now: () => NOW });
   }
 
   beforeEach(() => {
     store = new FakeWebhookStore();
+    circuits = new InMemoryCircuitStore();
     checked = [];
     secrets = new SecretBox({ keys: [generateEncryptionKey()] }, undefined as never);
     build();
@@ -187,6 +191,26 @@ describe('WebhooksService', () => {
       expect(back.items.map((w) => w.id)).toEqual([ids[4], ids[3]]);
       await expect(service.list(bob, { cursor: first.page.next_cursor! })).rejects.toMatchObject({ code: 'INVALID_CURSOR' });
       await expect(service.list(alice, { limit: '1000' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    });
+  });
+
+  describe('circuit', () => {
+    it("shows the caller's own circuit for the webhook's host and port, never another customer's at the same destination", async () => {
+      const other = { ...input, url: 'https://other.example.com/in' };
+      const a = await service.create(alice, input);
+      const a2 = await service.create(alice, other);
+      const b = await service.create(bob, input);
+      const until = new Date(NOW.getTime() + 30_000);
+      await circuits.replace('cus_alice', 'hooks.example.com', null, { state: 'open', consecutiveFailures: 10, openedUntil: until, openCount: 1, updatedAt: NOW });
+      const open = { state: 'open', until: until.toISOString(), consecutive_failures: 10 };
+      const closed = { state: 'closed', until: null, consecutive_failures: 0 };
+      expect((await service.get(alice, a.id)).circuit).toEqual(open);
+      expect((await service.get(alice, a2.id)).circuit).toEqual(closed);
+      expect((await service.get(bob, b.id)).circuit).toEqual(closed);
+      const listed = await service.list(alice, {});
+      expect(Object.fromEntries(listed.items.map((w) => [w.id, w.circuit]))).toEqual({ [a.id]: open, [a2.id]: closed });
+      // A new webhook of hers at the same destination shares the circuit.
+      expect((await service.create(alice, input)).circuit).toEqual(open);
     });
   });
 

@@ -6,6 +6,8 @@ import { CLOCK, Clock } from '../common/clock';
 import { SecretDecryptionError } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
 import { Paged } from '../common/envelope';
+import { DestinationCircuitStore } from '../delivery/circuit/destination-circuit.store';
+import { destinationOf } from '../delivery/destination';
 import { AppError } from '../common/errors';
 import { newUlid, normaliseUlid } from '../common/ids';
 import { normaliseSubreddit } from '../common/reddit-names';
@@ -13,6 +15,7 @@ import { generateWebhookSecret } from './secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
+import type { CircuitRow } from '../delivery/circuit/circuit-policy';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from './webhook.entity';
 import { WebhookStore } from './webhook.store';
@@ -32,6 +35,7 @@ export class WebhooksService {
     private readonly pagination: PaginationService,
     private readonly secrets: SecretBox,
     private readonly privateDestinations: PrivateDestinationsService,
+    private readonly circuits: DestinationCircuitStore,
     @Inject(CLOCK) private readonly clock: Clock,
     // From TrendsModule where it runs; absent (a host without the posts feature): source_status is null.
     @Optional() private readonly sources?: SourceStatusReader,
@@ -43,6 +47,12 @@ export class WebhooksService {
 
   private async sourceStatus(subreddit: string): Promise<SourceStatus | null> {
     return (await this.sourceStatuses([subreddit])).get(subreddit) ?? null;
+  }
+
+  /** The customer's circuit for each webhook's destination (one query; none: closed). */
+  private async circuitsOf(customerId: string, urls: string[]): Promise<(url: string) => CircuitRow | null> {
+    const byDestination = await this.circuits.forCustomer(customerId, urls.map(destinationOf));
+    return (url) => byDestination.get(destinationOf(url)) ?? null;
   }
 
   async create(caller: TrendhooksPrincipal, dto: CreateWebhookInput): Promise<WebhookResource> {
@@ -68,7 +78,9 @@ export class WebhooksService {
       createdAt: this.clock.now(),
     });
     if (!(await this.webhooks.insertWithinQuota(row, max))) throw quotaExceeded(max);
-    return toWebhookResource(row, { secret, sourceStatus: await this.sourceStatus(row.subreddit) });
+    // The customer's other webhooks at this host and port may have opened its circuit already.
+    const circuit = await this.circuitsOf(caller.tenantId, [row.url]);
+    return toWebhookResource(row, { secret, circuit: circuit(row.url), sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   async list(caller: TrendhooksPrincipal, query: ListQuery): Promise<Paged<WebhookResource>> {
@@ -81,13 +93,15 @@ export class WebhooksService {
     const rows = await this.webhooks.page(caller.tenantId, ctx.request);
     const page = ctx.withPrev(rows, (w) => [w.id]);
     const statuses = await this.sourceStatuses(page.items.map((w) => w.subreddit));
-    return new Paged(page.items.map((w) => toWebhookResource(w, { sourceStatus: statuses.get(w.subreddit) ?? null })), page.page);
+    const circuit = await this.circuitsOf(caller.tenantId, page.items.map((w) => w.url));
+    return new Paged(page.items.map((w) => toWebhookResource(w, { circuit: circuit(w.url), sourceStatus: statuses.get(w.subreddit) ?? null })), page.page);
   }
 
   async get(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookResource> {
     const row = await this.webhooks.findForCustomer(caller.tenantId, parseWebhookId(rawId));
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
-    return toWebhookResource(row, { sourceStatus: await this.sourceStatus(row.subreddit) });
+    const circuit = await this.circuitsOf(caller.tenantId, [row.url]);
+    return toWebhookResource(row, { circuit: circuit(row.url), sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   /**
@@ -117,7 +131,8 @@ export class WebhooksService {
       previousSecretExpiresAt: previous === null ? null : new Date(now.getTime() + SECRET_OVERLAP_MS),
     };
     await this.webhooks.updateSecrets(caller.tenantId, rotated);
-    return toWebhookResource(rotated, { secret, sourceStatus: await this.sourceStatus(row.subreddit) });
+    const circuit = await this.circuitsOf(caller.tenantId, [rotated.url]);
+    return toWebhookResource(rotated, { secret, circuit: circuit(rotated.url), sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   /**

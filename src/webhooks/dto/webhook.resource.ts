@@ -1,8 +1,30 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { isoString } from '../../common/iso-time';
+import { circuitView, type CircuitRow, type CircuitState } from '../../delivery/circuit/circuit-policy';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { SOURCE_STATUSES, SourceStatus } from '../source-status';
 import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
+
+/** The circuit breaker of the webhook's destination, for its owner (src/delivery/README.md). */
+@ApiSchema({
+  name: 'WebhookCircuit',
+  description:
+    "The circuit breaker of this customer's deliveries to the webhook's host and port (shared by the customer's webhooks there, never by another customer's). Only attempts that got no answer (timeouts, refused or reset connections, DNS or TLS failures) count; any HTTP answer closes it.",
+})
+export class WebhookCircuitResource {
+  @ApiProperty({
+    enum: ['closed', 'throttled', 'open', 'half_open'],
+    description:
+      '`closed`: normal. `throttled`: after failures in a row, few attempts at once. `open`: deliveries are put off until `until`, without using attempts. `half_open`: one probe is on its way; its answer closes the circuit, its failure opens it again for twice as long.',
+  })
+  state: CircuitState;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: '`open`: when the pause ends; `half_open`: when the probe times out; else null.' })
+  until: string | null;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Attempts in a row that got no answer.' })
+  consecutive_failures: number;
+}
 
 /** The client's view of a webhook (spec 2.1). `secret` only on create and rotate. */
 @ApiSchema({ name: 'Webhook', description: 'A webhook subscription. Its secret is never shown here, only on create and rotate.' })
@@ -39,6 +61,9 @@ export class WebhookResource {
   @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the last attempt, if it got one.' })
   last_response_code: number | null;
 
+  @ApiProperty({ type: WebhookCircuitResource })
+  circuit: WebhookCircuitResource;
+
   @ApiProperty({
     type: 'string',
     enum: SOURCE_STATUSES,
@@ -60,12 +85,16 @@ export class WebhookWithSecretResource extends WebhookResource {
   override secret: string;
 }
 
-/** `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted). */
-/** `sourceStatus`: the subreddit's, when trends runs (null otherwise). */
+/**
+ * `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted);
+ * `circuit`: the customer's circuit for the webhook's destination (none: closed);
+ * `sourceStatus`: the subreddit's, when trends runs (null otherwise).
+ */
 export function toWebhookResource(
   w: Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>,
-  opts: { secret?: string; sourceStatus?: SourceStatus | null } = {},
+  opts: { secret?: string; circuit?: CircuitRow | null; sourceStatus?: SourceStatus | null } = {},
 ): WebhookResource {
+  const c = circuitView(opts.circuit ?? null);
   const out: WebhookResource = {
     id: w.id,
     url: w.url,
@@ -76,6 +105,7 @@ export function toWebhookResource(
     last_delivery_at: w.lastDeliveryAt ? isoString(w.lastDeliveryAt) : null,
     last_status: w.lastStatus,
     last_response_code: w.lastResponseCode,
+    circuit: { state: c.state, until: c.until ? isoString(c.until) : null, consecutive_failures: c.consecutiveFailures },
     source_status: opts.sourceStatus ?? null,
   };
   if (opts.secret !== undefined) out.secret = opts.secret;
