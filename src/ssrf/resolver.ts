@@ -113,6 +113,8 @@ interface CacheEntry {
  * and a size limit), no-such-name and failures briefly; lookups of one name in flight at once
  * share one query. Each customer has at most `maxConcurrentPerCustomer` lookups at the
  * nameservers; more wait (within the timeout) in a bounded waiting room, or fail with DnsBusyError.
+ * A lookup with a caller's gate (DnsLookupContext.gate) enters it before asking the nameservers and
+ * never waits: a full gate or a full bound fails with DnsBusyError at once.
  */
 export class SystemDnsResolver implements DnsResolver {
   readonly servers: readonly string[];
