@@ -34,6 +34,9 @@ class FakeApiKeyStore extends ApiKeyStore {
   async revoke(keyId: string, at: Date) {
     for (const k of this.keys) if (k.id === keyId) k.revokedAt = at;
   }
+  async countCustomersWithActiveKeys() {
+    return new Set(this.keys.filter((k) => k.revokedAt === null).map((k) => k.customerId)).size;
+  }
   async findCustomerByName(name: string) {
     return this.customers.find((c) => c.name === name) ?? null;
   }

@@ -31,6 +31,9 @@ export abstract class ApiKeyStore {
 
   abstract revoke(keyId: string, at: Date): Promise<void>;
 
+  /** Customers holding at least one key not revoked (operator-only: the demo's check for a database in use). */
+  abstract countCustomersWithActiveKeys(): Promise<number>;
+
   abstract findCustomerByName(name: string): Promise<CustomerEntity | null>;
 
   abstract findCustomerById(id: string): Promise<CustomerEntity | null>;

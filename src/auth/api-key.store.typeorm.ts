@@ -37,6 +37,11 @@ export abstract class TypeOrmApiKeyStore extends ApiKeyStore {
     await this.keys.update({ id: keyId }, { revokedAt: at });
   }
 
+  async countCustomersWithActiveKeys(): Promise<number> {
+    const row = await this.keys.createQueryBuilder('k').select('COUNT(DISTINCT k.customer_id)', 'n').where('k.revoked_at IS NULL').getRawOne<{ n: string | number }>();
+    return Number(row?.n ?? 0);
+  }
+
   findCustomerByName(name: string): Promise<CustomerEntity | null> {
     return this.customers.findOneBy({ name });
   }

@@ -57,6 +57,21 @@ export function apiKeyStoreConformance(f: StoreFixture<ApiKeyStore>): void {
     expect(row.revokedAt).toEqual(new Date(AT.getTime() + 1000));
   });
 
+  it('counts the customers holding a key not revoked, once each', async () => {
+    const before = await f.store.countCustomersWithActiveKeys();
+    const [k1, k2, k3] = [newKey(), newKey(), newKey()];
+    const two = uniqueName('count');
+    await create(two, 'pro', k1);
+    await create(two, 'pro', k2);
+    await create(uniqueName('count'), 'pro', k3);
+    expect(await f.store.countCustomersWithActiveKeys()).toBe(before + 2);
+    await f.store.revoke(k3.id, AT);
+    await f.store.revoke(k1.id, AT);
+    expect(await f.store.countCustomersWithActiveKeys()).toBe(before + 1);
+    await f.store.revoke(k2.id, AT);
+    expect(await f.store.countCustomersWithActiveKeys()).toBe(before);
+  });
+
   it('concurrent first keys for one customer name make one customer; a loser stores nothing', async () => {
     const name = uniqueName('burst');
     const keys = Array.from({ length: 10 }, () => newKey());
