@@ -54,17 +54,6 @@ export abstract class TypeOrmApiKeyStore extends ApiKeyStore {
     await this.customers.update({ id: customerId }, { privateAllow });
   }
 
-  async privateAllowOfWebhook(webhookId: string): Promise<string | null> {
-    const rows: { private_allow: string | null }[] = await this.ds
-      .createQueryBuilder()
-      .select('c.private_allow', 'private_allow')
-      .from('webhooks', 'w')
-      .innerJoin('customers', 'c', 'c.id = w.customer_id')
-      .where('w.id = :id', { id: webhookId })
-      .getRawMany();
-    return rows[0]?.private_allow ?? null;
-  }
-
   async privateAllowOfCustomer(customerId: string): Promise<string | null> {
     const row = await this.customers.findOne({ select: { id: true, privateAllow: true }, where: { id: customerId } });
     return row?.privateAllow ?? null;

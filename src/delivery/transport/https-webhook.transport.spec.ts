@@ -15,7 +15,7 @@ import { HttpsWebhookTransport } from './https-webhook.transport';
 
 /** No customer here has private grants (loopback is never grantable; the secrets e2e suite covers grants). */
 class FakePrivateDestinations {
-  async forWebhook(): Promise<PrivateGrant[]> {
+  async forCustomer(): Promise<PrivateGrant[]> {
     return [];
   }
 }

@@ -49,7 +49,7 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
         allowNonstandardPort: to.allowNonstandardPort,
         customerId: to.customerId,
         dnsGate: this.dnsShare.gateFor(to.customerId),
-        privateGrants: () => this.privateDestinations.forWebhook(to.webhookId),
+        privateGrants: () => this.privateDestinations.forCustomer(to.customerId),
       });
       privateGrant = dest.privateGrant === true;
       if (!(await req.confirm())) return { kind: 'cancelled' };
