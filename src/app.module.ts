@@ -102,6 +102,7 @@ export class AppModule {
           timeoutMs: config.delivery.timeoutMs,
           leaseMs: config.delivery.leaseMs,
           concurrency: config.delivery.concurrency,
+          dnsLookupsPerCustomer: config.delivery.dnsLookupsPerCustomer ?? undefined,
           batchSize: config.delivery.batchSize,
           pollIntervalMs: config.delivery.pollIntervalMs,
           retryScheduleSeconds: config.delivery.retrySchedule ?? undefined,

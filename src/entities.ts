@@ -2,8 +2,8 @@ import { API_KEY_ENTITIES } from './auth/entities';
 import type { HostSchema } from './database/data-source';
 import { resolveFeatures, type TrendhooksFeatures } from './database/features';
 import { DELIVERY_ENTITIES } from './delivery/entities';
-import { PAGINATION_ENTITIES } from './pagination/entities';
 import { POST_ENTITIES } from './posts/entities';
+import { SETTINGS_ENTITIES } from './settings/entities';
 import { TREND_ENTITIES } from './trends/entities';
 import { WEBHOOK_ENTITIES } from './webhooks/entities';
 
@@ -12,7 +12,7 @@ export const TRENDHOOKS_CORE_ENTITIES = [...new Set([...WEBHOOK_ENTITIES, ...DEL
 /** The `apiKeys` feature: `customers`, `api_keys`. */
 export const TRENDHOOKS_API_KEY_ENTITIES = [...API_KEY_ENTITIES];
 /** The `settings` feature: `settings` (the generated cursor secret). */
-export const TRENDHOOKS_SETTINGS_ENTITIES = [...PAGINATION_ENTITIES];
+export const TRENDHOOKS_SETTINGS_ENTITIES = [...SETTINGS_ENTITIES];
 /** The `posts` feature: `posts`, `trend_sources`. */
 export const TRENDHOOKS_POST_ENTITIES = [...POST_ENTITIES, ...TREND_ENTITIES];
 
@@ -21,7 +21,7 @@ export const TRENDHOOKS_POST_ENTITIES = [...POST_ENTITIES, ...TREND_ENTITIES];
  * of them; the standalone app maps them all.
  */
 // A table two modules use (webhooks: the API's and delivery's) is listed once.
-export const TRENDHOOKS_ENTITIES = [...new Set([...API_KEY_ENTITIES, ...WEBHOOK_ENTITIES, ...PAGINATION_ENTITIES, ...POST_ENTITIES, ...DELIVERY_ENTITIES, ...TREND_ENTITIES])];
+export const TRENDHOOKS_ENTITIES = [...new Set([...API_KEY_ENTITIES, ...WEBHOOK_ENTITIES, ...SETTINGS_ENTITIES, ...POST_ENTITIES, ...DELIVERY_ENTITIES, ...TREND_ENTITIES])];
 /**
  * The entities a host lists on its own DataSource: core plus the features switched on (all by
  * default), matching trendhooksMigrations(dialect, features).

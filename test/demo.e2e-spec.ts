@@ -167,7 +167,7 @@ describe.each(testDatabases())('trendhooks demo stays in its sandbox on %s', (_n
       const run = await demo(['--json', '--database-url', url], tmp);
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
-      expect(run.stderr).toMatch(/^error: refusing to run on (SQLite|PostgreSQL) [^\n]*: it holds 1 customer with webhooks or keys and 0 webhooks, and the demo's delivery worker [^\n]*\n$/);
+      expect(run.stderr).toMatch(/^error: refusing to run on (SQLite|PostgreSQL) [^\n]*: it holds 1 customer with API keys and 0 webhooks, and the demo's delivery worker [^\n]*\n$/);
       expect(await contents(config)).toEqual(before);
       expect(fs.readdirSync(tmp)).toEqual([]);
     } finally {

@@ -13,7 +13,6 @@ const NOW = new Date(Date.UTC(2025, 0, 1));
 class FakeApiKeyStore extends ApiKeyStore {
   customers: CustomerEntity[] = [];
   keys: ApiKeyEntity[] = [];
-  webhookOwners = new Map<string, string>();
 
   async createKey(name: string, plan: Plan, key: Omit<ApiKeyEntity, 'customerId'>): Promise<{ customer: CustomerRef; created: boolean }> {
     let customer = this.customers.find((c) => c.name === name);
@@ -34,6 +33,9 @@ class FakeApiKeyStore extends ApiKeyStore {
   async revoke(keyId: string, at: Date) {
     for (const k of this.keys) if (k.id === keyId) k.revokedAt = at;
   }
+  async countCustomersWithActiveKeys() {
+    return new Set(this.keys.filter((k) => k.revokedAt === null).map((k) => k.customerId)).size;
+  }
   async findCustomerByName(name: string) {
     return this.customers.find((c) => c.name === name) ?? null;
   }
@@ -42,10 +44,6 @@ class FakeApiKeyStore extends ApiKeyStore {
   }
   async setPrivateAllow(customerId: string, privateAllow: string | null) {
     for (const c of this.customers) if (c.id === customerId) c.privateAllow = privateAllow;
-  }
-  async privateAllowOfWebhook(webhookId: string) {
-    const owner = this.webhookOwners.get(webhookId);
-    return owner === undefined ? null : this.privateAllowOfCustomer(owner);
   }
   async privateAllowOfCustomer(customerId: string) {
     return this.customers.find((c) => c.id === customerId)?.privateAllow ?? null;
@@ -226,13 +224,11 @@ describe('PrivateDestinationsService', () => {
     grants = new PrivateDestinationsService(store);
   });
 
-  it('adds grants by customer name or id, replacing a grant for the same CIDR, and reads them per webhook', async () => {
+  it('adds grants by customer name or id, replacing a grant for the same CIDR, and reads them per customer', async () => {
     await grants.allow('acme', '10.0.0.0/8:443');
     expect(await grants.allow('cus_0', '192.168.1.0/24:8080')).toEqual({ customer: 'acme', customer_id: 'cus_0', grants: ['10.0.0.0/8:443', '192.168.1.0/24:8080'] });
     expect((await grants.allow('acme', '10.0.0.0/8:8443')).grants).toEqual(['192.168.1.0/24:8080', '10.0.0.0/8:8443']);
-    store.webhookOwners.set('wh1', 'cus_0');
-    expect((await grants.forWebhook('wh1')).map((g) => g.text)).toEqual(['192.168.1.0/24:8080', '10.0.0.0/8:8443']);
-    expect(await grants.forWebhook('unknown')).toEqual([]);
+    expect(await grants.forCustomer('cus_unknown')).toEqual([]);
     expect((await grants.forCustomer('cus_0')).map((g) => g.text)).toEqual(['192.168.1.0/24:8080', '10.0.0.0/8:8443']);
   });
 

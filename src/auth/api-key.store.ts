@@ -31,6 +31,9 @@ export abstract class ApiKeyStore {
 
   abstract revoke(keyId: string, at: Date): Promise<void>;
 
+  /** Customers holding at least one key not revoked (operator-only: the demo's check for a database in use). */
+  abstract countCustomersWithActiveKeys(): Promise<number>;
+
   abstract findCustomerByName(name: string): Promise<CustomerEntity | null>;
 
   abstract findCustomerById(id: string): Promise<CustomerEntity | null>;
@@ -38,9 +41,6 @@ export abstract class ApiKeyStore {
   /** Replaces the customer's private allow-list (space-separated grants; null for none). */
   abstract setPrivateAllow(customerId: string, privateAllow: string | null): Promise<void>;
 
-  /** The private allow-list of the customer owning a webhook (delivery time); null when none or no such webhook. */
-  abstract privateAllowOfWebhook(webhookId: string): Promise<string | null>;
-
-  /** The private allow-list of one customer (webhook create time); null when none or no such customer. */
+  /** The private allow-list of one customer (at webhook create, and at each delivery for the webhook's owner); null when none or no such customer. */
   abstract privateAllowOfCustomer(customerId: string): Promise<string | null>;
 }

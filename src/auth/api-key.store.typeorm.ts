@@ -37,6 +37,11 @@ export abstract class TypeOrmApiKeyStore extends ApiKeyStore {
     await this.keys.update({ id: keyId }, { revokedAt: at });
   }
 
+  async countCustomersWithActiveKeys(): Promise<number> {
+    const row = await this.keys.createQueryBuilder('k').select('COUNT(DISTINCT k.customer_id)', 'n').where('k.revoked_at IS NULL').getRawOne<{ n: string | number }>();
+    return Number(row?.n ?? 0);
+  }
+
   findCustomerByName(name: string): Promise<CustomerEntity | null> {
     return this.customers.findOneBy({ name });
   }
@@ -47,17 +52,6 @@ export abstract class TypeOrmApiKeyStore extends ApiKeyStore {
 
   async setPrivateAllow(customerId: string, privateAllow: string | null): Promise<void> {
     await this.customers.update({ id: customerId }, { privateAllow });
-  }
-
-  async privateAllowOfWebhook(webhookId: string): Promise<string | null> {
-    const rows: { private_allow: string | null }[] = await this.ds
-      .createQueryBuilder()
-      .select('c.private_allow', 'private_allow')
-      .from('webhooks', 'w')
-      .innerJoin('customers', 'c', 'c.id = w.customer_id')
-      .where('w.id = :id', { id: webhookId })
-      .getRawMany();
-    return rows[0]?.private_allow ?? null;
   }
 
   async privateAllowOfCustomer(customerId: string): Promise<string | null> {

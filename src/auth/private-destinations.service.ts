@@ -81,12 +81,7 @@ export class PrivateDestinationsService {
     return true;
   }
 
-  /** The grants of the customer owning a webhook (delivery time). */
-  async forWebhook(webhookId: string): Promise<PrivateGrant[]> {
-    return this.store ? parsePrivateGrants(await this.store.privateAllowOfWebhook(webhookId)) : [];
-  }
-
-  /** The grants of one customer (a principal's tenant id; create time). */
+  /** The grants of one customer (a principal's tenant id: at create; a webhook's owner: at every delivery attempt). */
   async forCustomer(customerId: string): Promise<PrivateGrant[]> {
     return this.store ? parsePrivateGrants(await this.store.privateAllowOfCustomer(customerId)) : [];
   }

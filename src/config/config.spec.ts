@@ -26,7 +26,7 @@ describe('loadConfig', () => {
     expect(c.database).toEqual({ type: 'sqlite', path: path.resolve('/srv', 'data/trendhooks.db') });
     expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', adapter: 'express', limits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, maxConnections: 1024 } });
     expect(c.metrics).toEqual({ port: null, host: '127.0.0.1' });
-    expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 3000 });
+    expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 3000, dnsLookupsPerCustomer: null });
     expect(c.trends).toMatchObject({ redditBaseUrl: 'https://www.reddit.com', redditClientId: null, redditUserAgent: null, trackedSubreddits: [] });
     expect(c.redisUrl).toBeNull();
     expect(c.ssrf).toEqual({
@@ -82,6 +82,7 @@ describe('loadConfig', () => {
       METRICS_HOST: '::1',
       HTTP_ADAPTER: 'Fastify',
       DELIVERY_CONCURRENCY: ' 128 ',
+      DELIVERY_DNS_LOOKUPS_PER_CUSTOMER: '128',
       TRACKED_SUBREDDITS: 'r/Node, /r/typescript ,,rust',
       REDDIT_USER_AGENT: 'linux:com.example.trends:1.0 (by /u/example)',
       REDIS_URL: 'redis://127.0.0.1:6379',
@@ -90,7 +91,7 @@ describe('loadConfig', () => {
     expect(c.database).toEqual({ type: 'postgres', url: 'postgres://u@db:5432/th' });
     expect(c.http).toMatchObject({ port: 0, adapter: 'fastify' });
     expect(c.metrics).toEqual({ port: 9464, host: '::1' });
-    expect(c.delivery.concurrency).toBe(128);
+    expect(c.delivery).toMatchObject({ concurrency: 128, dnsLookupsPerCustomer: 128 });
     expect(c.delivery.circuit).toEqual({ failures: 5, throttle: 2, pauseMs: 30_000, maxPauseMs: 600_000 });
     expect(c.trends.trackedSubreddits).toEqual(['node', 'typescript', 'rust']);
     expect(c.trends.redditUserAgent).toBe('linux:com.example.trends:1.0 (by /u/example)');
@@ -108,6 +109,9 @@ describe('loadConfig', () => {
     [{ METRICS_HOST: '0.0.0.0' }, /METRICS_HOST is set but METRICS_PORT is not/],
     [{ DELIVERY_TIMEOUT_MS: '-1' }, /^DELIVERY_TIMEOUT_MS must be between 100 and 120000, got -1$/],
     [{ DELIVERY_CONCURRENCY: '0' }, /DELIVERY_CONCURRENCY must be between 1 and 1024/],
+    [{ DELIVERY_DNS_LOOKUPS_PER_CUSTOMER: '0' }, /^DELIVERY_DNS_LOOKUPS_PER_CUSTOMER must be between 1 and 64, got 0$/],
+    [{ DELIVERY_CONCURRENCY: '16', DELIVERY_DNS_LOOKUPS_PER_CUSTOMER: '17' }, /^DELIVERY_DNS_LOOKUPS_PER_CUSTOMER must be between 1 and 16, got 17$/],
+    [{ DELIVERY_DNS_LOOKUPS_PER_CUSTOMER: 'lots' }, /DELIVERY_DNS_LOOKUPS_PER_CUSTOMER must be an integer/],
     [{ DELIVERY_LEASE_MS: '999' }, /DELIVERY_LEASE_MS must be between 1000 and 3600000, got 999/],
     [{ DELIVERY_CIRCUIT_FAILURES: '-1' }, /DELIVERY_CIRCUIT_FAILURES must be between 0 and 1000, got -1/],
     [{ DELIVERY_CIRCUIT_THROTTLE: '0' }, /DELIVERY_CIRCUIT_THROTTLE must be between 1 and 1024, got 0/],

@@ -61,6 +61,8 @@ export interface AppConfig {
     timeoutMs: number;
     leaseMs: number;
     concurrency: number;
+    /** Attempts of one customer waiting for DNS at once per worker; null: an eighth of the concurrency. */
+    dnsLookupsPerCustomer: number | null;
     batchSize: number;
     pollIntervalMs: number;
     /** Seconds between attempts; null = the default schedule. */
@@ -259,6 +261,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const circuitPause = int(env, 'DELIVERY_CIRCUIT_PAUSE_MS', 30_000, 100, 86_400_000);
   const circuitMaxPause = int(env, 'DELIVERY_CIRCUIT_MAX_PAUSE_MS', Math.max(600_000, circuitPause), 100, 86_400_000);
   if (circuitMaxPause < circuitPause) throw new ConfigError(`DELIVERY_CIRCUIT_MAX_PAUSE_MS (${circuitMaxPause}) must be at least DELIVERY_CIRCUIT_PAUSE_MS (${circuitPause})`);
+  const concurrency = int(env, 'DELIVERY_CONCURRENCY', 64, 1, 1024);
+  const dnsLookupsPerCustomer = str(env, 'DELIVERY_DNS_LOOKUPS_PER_CUSTOMER') === null ? null : int(env, 'DELIVERY_DNS_LOOKUPS_PER_CUSTOMER', 0, 1, concurrency);
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   // The worker gives attempts in flight the attempt timeout + 1 s; the bound must leave room for that.
@@ -312,7 +316,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       }),
       timeoutMs,
       leaseMs,
-      concurrency: int(env, 'DELIVERY_CONCURRENCY', 64, 1, 1024),
+      concurrency,
+      dnsLookupsPerCustomer,
       batchSize: int(env, 'DELIVERY_BATCH_SIZE', 64, 1, 1000),
       pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, 60_000),
       retrySchedule: parsed('DELIVERY_RETRY_SCHEDULE', parseRetrySchedule),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { SettingsModule } from '../settings/settings.module';
 import { CryptoConfigurableModule } from './crypto.options';
 import { SecretBox } from './secret-box';
 
@@ -12,6 +13,8 @@ import { SecretBox } from './secret-box';
  * DeliveryModule and PaginationModule need it on the same TypeORM connection.
  */
 @Module({
+  // The key check values live in `settings`, asked of its store.
+  imports: [SettingsModule],
   providers: [SecretBox],
   exports: [SecretBox],
 })

@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource } from 'typeorm';
+import { SettingsStore } from '../settings/settings.store';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
 import { loadOrCreateKeyFile } from './key-file';
 import { ENCRYPTED_PREFIX, EncryptionKeyRing, generateEncryptionKey, isKeyId, keyIdOf, SecretDecryptionError, SecretPlace } from './key-ring';
@@ -24,11 +25,15 @@ export class SecretBox implements OnModuleInit {
    * iteration skips: 4.4 µs per miss at 10,000 entries, against 0.5 µs here.
    */
   private readonly cache = new LRUCache<string, string>({ max: CACHE_MAX });
+  /** The `settings` table's owner: the key check values are asked of it, never written here in SQL. */
+  private readonly settings: SettingsStore;
 
   constructor(
     @Inject(CRYPTO_OPTIONS) options: CryptoModuleOptions,
     @InjectTrendhooksDataSource() private readonly ds: DataSource,
+    @Optional() settings?: SettingsStore,
   ) {
+    this.settings = settings ?? new SettingsStore(ds);
     if (options.keys?.length) this.ring = new EncryptionKeyRing(options.keys);
     else if (options.keyFile) this.ring = new EncryptionKeyRing(loadOrCreateKeyFile(options.keyFile).keys);
     // Neither (an in-memory SQLite database, e.g. the OpenAPI generator): nothing outlives the process, nor may its key.
@@ -79,7 +84,7 @@ export class SecretBox implements OnModuleInit {
       const checked: StoredValue[] = [];
       const bad: StoredValue[] = [];
       for (const c of columns) {
-        const rows = await this.sample(c, `${c.column} LIKE ${this.param(0)} ESCAPE '\\'`, [keyIdPattern(id)]);
+        const rows = await this.sample(c, keyIdPattern(id), []);
         checked.push(...rows);
         bad.push(...rows.filter((r) => !this.opens(r)));
       }
@@ -94,8 +99,7 @@ export class SecretBox implements OnModuleInit {
     // value whose version or key id no ring could hold is a damaged row, not a missing key.
     const missing = new Map<string, StoredValue[]>();
     for (const c of columns) {
-      const where = [`${c.column} LIKE ${this.param(0)} ESCAPE '\\'`, ...this.ring.keyIds.map((_, i) => `${c.column} NOT LIKE ${this.param(i + 1)} ESCAPE '\\'`)].join(' AND ');
-      for (const r of await this.sample(c, where, [`${escapeLike(ENCRYPTED_PREFIX)}%`, ...this.ring.keyIds.map(keyIdPattern)])) {
+      for (const r of await this.sample(c, `${escapeLike(ENCRYPTED_PREFIX)}%`, this.ring.keyIds.map(keyIdPattern))) {
         const id = keyIdOf(r.stored);
         // The check value of a key dropped from the ring after its rotation: nothing uses that key.
         if (r.place.startsWith(`setting:${KEY_CHECK_PREFIX}`)) continue;
@@ -126,7 +130,7 @@ export class SecretBox implements OnModuleInit {
     for (const id of ids) {
       const key = `${KEY_CHECK_PREFIX}${id}`;
       const value = this.ring.encrypt(KEY_CHECK_PLAIN, { row: `setting:${key}`, column: 'value' }, id);
-      await this.ds.query(`INSERT INTO settings (key, value) VALUES (${this.param(0)}, ${this.param(1)}) ON CONFLICT DO NOTHING`, [key, value]);
+      await this.settings.insertIfAbsent(key, value);
     }
   }
 
@@ -140,25 +144,21 @@ export class SecretBox implements OnModuleInit {
     }
   }
 
-  /** Up to SAMPLE values of one column matching `where`. */
-  private async sample(c: StoredSecretColumn, where: string, params: string[]): Promise<StoredValue[]> {
-    const rows: { id: string; stored: string }[] = await this.ds.query(`SELECT ${c.idColumn} AS id, ${c.column} AS stored FROM ${c.table} WHERE ${where} LIMIT ${SAMPLE}`, params);
+  /** Up to SAMPLE values of one column matching the LIKE pattern `like` and none of `notLike`. */
+  private async sample(c: StoredSecretColumn, like: string, notLike: string[]): Promise<StoredValue[]> {
+    if (c.table === 'settings') {
+      return (await this.settings.valuesLike(like, notLike, SAMPLE)).map((r) => ({ place: `${c.kind}:${r.key}`, column: c.column, stored: r.value }));
+    }
+    const where = [`${c.column} LIKE ${this.param(0)} ESCAPE '\\'`, ...notLike.map((_, i) => `${c.column} NOT LIKE ${this.param(i + 1)} ESCAPE '\\'`)].join(' AND ');
+    const rows: { id: string; stored: string }[] = await this.ds.query(`SELECT ${c.idColumn} AS id, ${c.column} AS stored FROM ${c.table} WHERE ${where} LIMIT ${SAMPLE}`, [like, ...notLike]);
     return rows.map((r) => ({ place: `${c.kind}:${r.id}`, column: c.column, stored: r.stored }));
   }
 
   /** The secret columns of this database: a host database without the optional `settings` feature has no such table. */
   private async presentColumns(): Promise<readonly StoredSecretColumn[]> {
     const out: StoredSecretColumn[] = [];
-    for (const c of STORED_SECRET_COLUMNS) if (c.table !== 'settings' || (await this.hasTable(c.table))) out.push(c);
+    for (const c of STORED_SECRET_COLUMNS) if (c.table !== 'settings' || (await this.settings.exists())) out.push(c);
     return out;
-  }
-
-  private async hasTable(name: string): Promise<boolean> {
-    const rows: unknown[] =
-      this.ds.options.type === 'postgres'
-        ? await this.ds.query('SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1', [name])
-        : await this.ds.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name]);
-    return rows.length > 0;
   }
 
   private param(i: number): string {

@@ -27,6 +27,13 @@ export interface DeliveryModuleOptions {
    * `concurrency` (at least 1 when `concurrency` > 1).
    */
   fairReserve?: number;
+  /**
+   * Attempts of one customer that may wait for DNS at once in a worker (their lookups at the
+   * nameservers; cached answers do not count). Past it an attempt fails at once as a transient
+   * `dns_failure`, retried on the schedule, instead of holding a slot for the DNS timeout.
+   * Default an eighth of `concurrency` (at least 1); at most `concurrency`.
+   */
+  dnsLookupsPerCustomer?: number;
   /** Rows per claim. Default 64. */
   batchSize?: number;
   /**
@@ -71,6 +78,7 @@ export interface ResolvedDeliveryOptions {
   leaseRenewMs: number;
   concurrency: number;
   fairReserve: number;
+  dnsLookupsPerCustomer: number;
   batchSize: number;
   pollIntervalMs: number;
   circuit: CircuitOptions;
@@ -85,6 +93,7 @@ export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDelive
     leaseRenewMs: o.leaseRenewMs ?? Math.floor(leaseMs / 3),
     concurrency: o.concurrency ?? 64,
     fairReserve: 0,
+    dnsLookupsPerCustomer: 0,
     batchSize: o.batchSize ?? 64,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
     circuit: resolveCircuitOptions(o.circuit),
@@ -92,6 +101,10 @@ export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDelive
   r.fairReserve = o.fairReserve ?? (r.concurrency > 1 ? Math.max(1, Math.floor(r.concurrency / 8)) : 0);
   if (!Number.isInteger(r.fairReserve) || r.fairReserve < 0 || r.fairReserve >= r.concurrency) {
     throw new Error(`delivery fair reserve (${r.fairReserve}) must be a whole number of slots below the concurrency (${r.concurrency})`);
+  }
+  r.dnsLookupsPerCustomer = o.dnsLookupsPerCustomer ?? Math.max(1, Math.floor(r.concurrency / 8));
+  if (!Number.isInteger(r.dnsLookupsPerCustomer) || r.dnsLookupsPerCustomer < 1 || r.dnsLookupsPerCustomer > r.concurrency) {
+    throw new Error(`delivery DNS lookups per customer (${r.dnsLookupsPerCustomer}) must be a whole number from 1 to the concurrency (${r.concurrency})`);
   }
   // The attempt timeout is independent of the lease (renewals carry a long attempt); two renewals
   // must fit in one lease, so that one that is late or skips a busy row still leaves the next in time.

@@ -7,6 +7,10 @@ import type { INestApplication, LoggerService } from '@nestjs/common';
 import { createApp } from '../app';
 import { EVENT_KINDS, EventKind } from '../events/catalogue';
 import { ApiKeyService, IssuedKey } from '../auth/api-key.service';
+import { PostgresApiKeyStore } from '../auth/api-key.store.postgres';
+import { SqliteApiKeyStore } from '../auth/api-key.store.sqlite';
+import { PostgresWebhookStore } from '../webhooks/webhook.store.postgres';
+import { SqliteWebhookStore } from '../webhooks/webhook.store.sqlite';
 import { AppConfig, loadConfig } from '../config/config';
 import { describeDatabase, withDataSource } from '../cli/support';
 import { plural } from '../common/plural';
@@ -303,21 +307,18 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
  * operator's deny list cleared, the demo's own CA trusted): on a database that holds other
  * customers it would send their due deliveries that way. A customer counts when it has a webhook
  * or a key still valid; the customers earlier demo runs left behind have neither. Checked once,
- * before the worker starts.
+ * before the worker starts, by asking the stores that own those tables.
  */
 async function refuseOtherCustomers(config: AppConfig): Promise<void> {
   const counts = await withDataSource(config, async (ds) => {
-    const one = async (sql: string) => Number(((await ds.query(sql)) as { n: string | number }[])[0]?.n ?? 0);
-    return {
-      customers: await one(
-        'SELECT COUNT(*) AS n FROM customers c WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.customer_id = c.id) OR EXISTS (SELECT 1 FROM api_keys k WHERE k.customer_id = c.id AND k.revoked_at IS NULL)',
-      ),
-      webhooks: await one('SELECT COUNT(*) AS n FROM webhooks'),
-    };
+    const postgres = ds.options.type === 'postgres';
+    const keys = postgres ? new PostgresApiKeyStore(ds) : new SqliteApiKeyStore(ds);
+    const webhooks = postgres ? new PostgresWebhookStore(ds) : new SqliteWebhookStore(ds);
+    return { keyHolders: await keys.countCustomersWithActiveKeys(), webhooks: await webhooks.countAll() };
   });
-  if (counts.customers === 0 && counts.webhooks === 0) return;
+  if (counts.keyHolders === 0 && counts.webhooks === 0) return;
   throw new DemoError(
-    `refusing to run on ${describeDatabase(config)}: it holds ${plural(counts.customers, 'customer')} with webhooks or keys and ${plural(counts.webhooks, 'webhook')}, and the demo's ` +
+    `refusing to run on ${describeDatabase(config)}: it holds ${plural(counts.keyHolders, 'customer')} with API keys and ${plural(counts.webhooks, 'webhook')}, and the demo's ` +
       "delivery worker (loopback allowed, deny list cleared, the demo's own CA trusted) would send their due deliveries; give --database-url an empty scratch database, or leave it out for a temporary SQLite file",
   );
 }

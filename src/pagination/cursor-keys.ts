@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource } from 'typeorm';
 import type { SecretPlace } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
-import { SettingEntity } from './setting.entity';
+import { SettingsStore } from '../settings/settings.store';
 import { CursorKeyRing } from './cursor-codec';
 import { PAGINATION_OPTIONS, PaginationModuleOptions } from './pagination.options';
 
@@ -23,7 +21,7 @@ export class CursorKeys {
 
   constructor(
     @Inject(PAGINATION_OPTIONS) private readonly options: PaginationModuleOptions,
-    @InjectTrendhooksDataSource() private readonly ds: DataSource,
+    private readonly settings: SettingsStore,
     private readonly secrets: SecretBox,
   ) {}
 
@@ -37,14 +35,13 @@ export class CursorKeys {
 
   private async load(): Promise<CursorKeyRing> {
     if (this.options.secrets?.length) return CursorKeyRing.fromSecrets(this.options.secrets);
-    const repo = this.ds.getRepository(SettingEntity);
-    const existing = await repo.findOneBy({ key: SETTING_KEY });
-    if (existing) return CursorKeyRing.fromSecrets([this.secrets.decrypt(existing.value, PLACE)]);
+    const existing = await this.settings.get(SETTING_KEY);
+    if (existing !== null) return CursorKeyRing.fromSecrets([this.secrets.decrypt(existing, PLACE)]);
     // Two processes may race here: both insert-or-ignore, then both read the winner.
-    const value = this.secrets.encrypt(randomBytes(32).toString('base64url'), PLACE);
-    await repo.createQueryBuilder().insert().values({ key: SETTING_KEY, value }).orIgnore().execute();
-    const stored = await repo.findOneByOrFail({ key: SETTING_KEY });
-    return CursorKeyRing.fromSecrets([this.secrets.decrypt(stored.value, PLACE)]);
+    await this.settings.insertIfAbsent(SETTING_KEY, this.secrets.encrypt(randomBytes(32).toString('base64url'), PLACE));
+    const stored = await this.settings.get(SETTING_KEY);
+    if (stored === null) throw new Error(`the ${SETTING_KEY} setting was not stored`);
+    return CursorKeyRing.fromSecrets([this.secrets.decrypt(stored, PLACE)]);
   }
 
   /**
@@ -52,18 +49,10 @@ export class CursorKeys {
    * included). Compare-and-set, so it is safe beside running processes. True when it changed.
    */
   async reencrypt(): Promise<boolean> {
-    const repo = this.ds.getRepository(SettingEntity);
-    let existing: SettingEntity | null;
-    try {
-      existing = await repo.findOneBy({ key: SETTING_KEY });
-    } catch (err) {
-      // A host database without the optional `settings` feature keeps no cursor secret to rewrite.
-      if (/no such table|does not exist/i.test((err as Error).message)) return false;
-      throw err;
-    }
-    if (!existing || this.secrets.ring.isCurrent(existing.value)) return false;
-    const value = this.secrets.encrypt(this.secrets.decrypt(existing.value, PLACE), PLACE);
-    const res = await repo.update({ key: SETTING_KEY, value: existing.value }, { value });
-    return (res.affected ?? 0) > 0;
+    // A host database without the optional `settings` feature keeps no cursor secret to rewrite.
+    if (!(await this.settings.exists())) return false;
+    const existing = await this.settings.get(SETTING_KEY);
+    if (existing === null || this.secrets.ring.isCurrent(existing)) return false;
+    return this.settings.replace(SETTING_KEY, existing, this.secrets.encrypt(this.secrets.decrypt(existing, PLACE), PLACE));
   }
 }

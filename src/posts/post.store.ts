@@ -40,6 +40,12 @@ export abstract class PostStore {
 
   /** Deletes the posts created before `before` (epoch ms), at most `limit` of them, oldest first. Returns how many. */
   abstract purgeCreatedBefore(before: number, limit: number): Promise<number>;
+
+  /**
+   * One subreddit's posts created from `createdFrom` and first seen before `seenBefore`, oldest
+   * first (created_at, id): the history a trend detector warms up from when a process starts.
+   */
+  abstract history(subreddit: string, createdFrom: Date, seenBefore: Date): Promise<PostEntity[]>;
 }
 
 /** Whether a cursor position is the (created_at ms, id) pair posts pages are keyed by. */

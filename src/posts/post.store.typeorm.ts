@@ -1,6 +1,6 @@
 import { DELETED_AUTHOR } from './reddit-parse';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, SelectQueryBuilder } from 'typeorm';
+import { DataSource, LessThan, MoreThanOrEqual, SelectQueryBuilder } from 'typeorm';
 import type { CursorPosition } from '../pagination/cursor-codec';
 import type { PageRequest } from '../pagination/page';
 import { PostEntity } from './post.entity';
@@ -156,6 +156,13 @@ export abstract class TypeOrmPostStore extends PostStore {
       );
     }
     return n;
+  }
+
+  history(subreddit: string, createdFrom: Date, seenBefore: Date): Promise<PostEntity[]> {
+    return this.ds.getRepository(PostEntity).find({
+      where: { subreddit, createdAt: MoreThanOrEqual(createdFrom), firstSeenAt: LessThan(seenBefore) },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
   }
 
   async purgeCreatedBefore(before: number, limit: number): Promise<number> {

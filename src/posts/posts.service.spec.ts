@@ -39,6 +39,9 @@ class FakePostStore extends PostStore {
   async purgeCreatedBefore(): Promise<never> {
     throw new Error('not used by PostsService');
   }
+  async history(): Promise<never> {
+    throw new Error('not used here');
+  }
   private page(rows: PostEntity[], req: PageRequest) {
     const key = (p: PostEntity): [number, string] => [p.createdAt.getTime(), p.id];
     const cmp = (a: [number, string], b: [number, string]) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);

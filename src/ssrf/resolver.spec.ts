@@ -207,6 +207,87 @@ describe('SystemDnsResolver (c-ares against a loopback DNS server)', () => {
     await Promise.all(held);
   });
 
+  describe('with a gate (a delivery worker\'s per-customer share): never waits', () => {
+    /** A DnsShare-like gate of `limit` places, counting what entered it. */
+    function gate(limit: number) {
+      const g = {
+        limit,
+        held: 0,
+        entered: 0,
+        enter: () => {
+          if (g.held >= limit) return null;
+          g.held++;
+          g.entered++;
+          let left = false;
+          return () => {
+            if (!left) g.held--;
+            left = true;
+          };
+        },
+      };
+      return g;
+    }
+
+    it('refuses at once, asking nobody, when the gate is full', async () => {
+      const r = make({ timeoutMs: 1500 });
+      const g = gate(1);
+      const held = r.resolve('g0.blackhole.test', { customerId: 'a', gate: g }).catch((e: unknown) => e);
+      const t0 = Date.now();
+      const refused = await r.resolve('g1.blackhole.test', { customerId: 'a', gate: g }).catch((e: unknown) => e);
+      expect(Date.now() - t0).toBeLessThan(100);
+      expect(refused).toBeInstanceOf(DnsBusyError);
+      expect(refused).toMatchObject({ code: 'EDNSBUSY', limit: 1, message: 'too many DNS lookups in progress for this customer (at most 1 at once)' });
+      expect(dns.queriesFor('g1.blackhole.test')).toBe(0);
+      expect(await held).toMatchObject({ code: 'ETIMEOUT' });
+      // The place is given back when the lookup ends, a timeout included.
+      expect(g.held).toBe(0);
+      await expect(r.resolve('ok.test', { customerId: 'a', gate: g })).resolves.toEqual(['1.1.1.1']);
+      expect(g.held).toBe(0);
+    });
+
+    it('is not entered for cache or hosts-file hits or IP literals', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gate-hosts-'));
+      const hostsFile = path.join(dir, 'hosts');
+      fs.writeFileSync(hostsFile, '10.1.2.3 listed.test\n');
+      const r = make({ hostsFile });
+      fs.rmSync(dir, { recursive: true, force: true }); // read once, when built
+      const g = gate(1);
+      await r.resolve('ok.test', { customerId: 'a', gate: g });
+      expect(g.entered).toBe(1);
+      const full = gate(0);
+      await expect(r.resolve('ok.test', { customerId: 'a', gate: full })).resolves.toEqual(['1.1.1.1']);
+      await expect(r.resolve('listed.test', { customerId: 'a', gate: full })).resolves.toEqual(['10.1.2.3']);
+      await expect(r.resolve('93.184.216.34', { customerId: 'a', gate: full })).resolves.toEqual(['93.184.216.34']);
+      await expect(r.resolve('v4.test', { customerId: 'a', gate: full })).rejects.toBeInstanceOf(DnsBusyError);
+      expect(dns.queriesFor('v4.test')).toBe(0);
+    });
+
+    it("does not queue behind the customer's lookups at the nameservers either", async () => {
+      const r = make({ timeoutMs: 1500, maxConcurrentPerCustomer: 1 });
+      const g = gate(4);
+      const create = r.resolve('c0.blackhole.test', { customerId: 'a' }).catch((e: unknown) => e);
+      const t0 = Date.now();
+      await expect(r.resolve('ok.test', { customerId: 'a', gate: g })).rejects.toBeInstanceOf(DnsBusyError);
+      expect(Date.now() - t0).toBeLessThan(100);
+      expect(g.held).toBe(0);
+      // Another customer is not held up.
+      await expect(r.resolve('ok.test', { customerId: 'b', gate: g })).resolves.toEqual(['1.1.1.1']);
+      await create;
+    });
+
+    it('shares one query between lookups of one name, each holding a place while it waits', async () => {
+      const r = make({ timeoutMs: 600 });
+      const g = gate(3);
+      const same = [0, 1].map(() => r.resolve('one.blackhole.test', { customerId: 'a', gate: g }).catch((e: unknown) => e));
+      expect(g.held).toBe(2);
+      for (const e of await Promise.all(same)) expect(e).toMatchObject({ code: 'ETIMEOUT' });
+      // One A and one AAAA query (c-ares may send each twice within the timeout), not one pair per caller.
+      expect(dns.queries.filter((q) => q.name === 'one.blackhole.test' && q.type === 'A').length).toBeLessThanOrEqual(2);
+      expect(new Set(dns.queries.map((q) => q.name))).toEqual(new Set(['one.blackhole.test']));
+      expect(g.held).toBe(0);
+    });
+  });
+
   it('rejects nonsensical settings', () => {
     expect(() => make({ timeoutMs: 0 })).toThrow(/dnsTimeoutMs/);
     expect(() => make({ timeoutMs: Number.NaN })).toThrow(/dnsTimeoutMs/);

@@ -11,9 +11,26 @@ const MIN_QUERY_MS = 250;
 /** Injection token for the DnsResolver used by SsrfPolicy. */
 export const DNS_RESOLVER = Symbol('trendhooks:dns-resolver');
 
+/**
+ * A caller's own bound on its lookups that must wait for the nameservers (a delivery worker's
+ * per-customer share of its slots): cache and hosts-file hits and IP literals never enter it.
+ */
+export interface DnsLookupGate {
+  /** The bound, named in the DnsBusyError of a lookup it refuses. */
+  readonly limit: number;
+  /** A place for one lookup, given back by calling what it returns; null when the bound is reached. */
+  enter(): (() => void) | null;
+}
+
 /** Who a lookup is for: lookups are bounded per customer, so one customer cannot stall another. */
 export interface DnsLookupContext {
   customerId?: string;
+  /**
+   * With a gate the lookup never waits for a place: when the gate is full, or the customer
+   * already has its bound of lookups at the nameservers, it fails at once with DnsBusyError.
+   * A delivery attempt holds a worker slot while it waits; it is retried on the schedule instead.
+   */
+  gate?: DnsLookupGate;
 }
 
 export interface DnsResolver {
@@ -96,6 +113,8 @@ interface CacheEntry {
  * and a size limit), no-such-name and failures briefly; lookups of one name in flight at once
  * share one query. Each customer has at most `maxConcurrentPerCustomer` lookups at the
  * nameservers; more wait (within the timeout) in a bounded waiting room, or fail with DnsBusyError.
+ * A lookup with a caller's gate (DnsLookupContext.gate) enters it before asking the nameservers and
+ * never waits: a full gate or a full bound fails with DnsBusyError at once.
  */
 export class SystemDnsResolver implements DnsResolver {
   readonly servers: readonly string[];
@@ -129,11 +148,22 @@ export class SystemDnsResolver implements DnsResolver {
     if (cached) return cached();
 
     const deadline = Date.now() + this.timeoutMs;
-    const busy = () => new DnsBusyError(name, this.slots.limit, Math.ceil(this.timeoutMs / 1000));
+    const retryAfterSeconds = Math.ceil(this.timeoutMs / 1000);
+    const busy = () => new DnsBusyError(name, this.slots.limit, retryAfterSeconds);
+    // Checked before any await: a full gate answers in the caller's own turn, with nothing asked.
+    const leave = context.gate ? context.gate.enter() : undefined;
+    if (leave === null) throw new DnsBusyError(name, context.gate!.limit, retryAfterSeconds);
     // A slot that frees with almost no time left is no use (the query could only time out): a waiter
     // gives up that much before its deadline and answers busy, so it never races the holders' own timeouts.
     const waitUntil = deadline - Math.min(MIN_QUERY_MS, this.timeoutMs / 4);
-    const release = await this.slots.acquire(context.customerId ?? '', waitUntil, busy);
+    let release: () => void;
+    try {
+      // With a gate, no waiting room: a deadline already past refuses at once when the bound is full.
+      release = await this.slots.acquire(context.customerId ?? '', leave ? 0 : waitUntil, busy);
+    } catch (err) {
+      leave?.();
+      throw err;
+    }
     try {
       if (Date.now() >= waitUntil) throw busy();
       // Another lookup of the same name may have filled the cache while this one waited.
@@ -148,6 +178,7 @@ export class SystemDnsResolver implements DnsResolver {
       return [...(await withDeadline(query, deadline, () => timeoutError(name, this.timeoutMs)))];
     } finally {
       release();
+      leave?.();
     }
   }
 

@@ -5,7 +5,7 @@ import { Cidr, cidrContains, parseCidr, parseCidrList, parseIp } from './cidr';
 import { AllowedDestination, parseAllowDestinations } from './destinations';
 import { AddressPolicy, Classification, classifyAddress, classifyHostname } from './classify';
 import { DNS_RESOLVER, DnsBusyError, DnsResolutionError } from './resolver';
-import type { DnsResolver } from './resolver';
+import type { DnsLookupContext, DnsLookupGate, DnsResolver } from './resolver';
 import { SSRF_MODULE_OPTIONS } from './ssrf.module-definition';
 import type { SsrfModuleOptions } from './ssrf.module-definition';
 import { ParsedDestinationUrl, UrlCheckOptions, parseDestinationUrl } from './url';
@@ -31,6 +31,12 @@ export interface DestinationCheckOptions extends UrlCheckOptions {
   privateGrants?: () => Promise<readonly PrivateGrant[]>;
   /** The webhook's owner: DNS lookups are bounded per customer (see SystemDnsResolver). */
   customerId?: string;
+  /**
+   * The caller's own bound on this customer's lookups that wait for the nameservers (a delivery
+   * worker's share). With it a lookup never waits for a place: a full bound is a DnsBusyError
+   * at once (an `unresolved` DestinationBlockedError from checkDestination).
+   */
+  dnsGate?: DnsLookupGate;
 }
 
 /** Distinct URLs and addresses remembered by a policy (each entry well under 1 KB). */
@@ -124,7 +130,7 @@ export class SsrfPolicy {
     const nameVerdict = classifyHostname(host);
     if (nameVerdict.blocked) throw blockedError(`destination host ${host} is ${nameVerdict.description}`);
 
-    const addresses = await this.resolve(host, opts.customerId, caller);
+    const addresses = await this.resolve(host, { customerId: opts.customerId, gate: opts.dnsGate }, caller);
     const canonical = new Set<string>();
     for (const address of addresses) {
       const { verdict, canonical: text } = this.verdict(address);
@@ -174,10 +180,10 @@ export class SsrfPolicy {
     return !this.denyList.some((c) => cidrContains(c, ip));
   }
 
-  private async resolve(host: string, customerId: string | undefined, caller: 'api' | 'delivery'): Promise<string[]> {
+  private async resolve(host: string, context: DnsLookupContext, caller: 'api' | 'delivery'): Promise<string[]> {
     let addresses: string[];
     try {
-      addresses = await this.resolver.resolve(host, customerId === undefined ? {} : { customerId });
+      addresses = await this.resolver.resolve(host, context);
     } catch (err) {
       if (err instanceof DnsBusyError && caller === 'api') {
         // Not the destination's fault: the caller's own lookups are still running. Try again shortly.

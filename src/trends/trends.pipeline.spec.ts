@@ -1,11 +1,11 @@
-import type { DataSource } from 'typeorm';
+import type { PostStore } from '../posts/post.store';
 import type { Clock } from '../common/clock';
 import type { EventsService } from '../delivery/events.service';
 import { TrendsPipeline } from './trends.pipeline';
 
 describe('TrendsPipeline', () => {
   const clock: Clock = { now: () => new Date(0) };
-  const make = (params: object) => new TrendsPipeline({} as EventsService, {} as DataSource, clock, { params });
+  const make = (params: object) => new TrendsPipeline({} as EventsService, {} as PostStore, clock, { params });
 
   it('refuses bad detector parameters when it is built, naming the parameter', () => {
     expect(() => make({ surge: { windowBuckets: 1 } })).toThrow(/shortWindowBuckets/);

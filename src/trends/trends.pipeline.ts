@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, LessThan, MoreThanOrEqual } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
 import { EventsService } from '../delivery/events.service';
 import { Detection } from '../events/catalogue';
 import type { IngestListener } from '../posts/ingest.service';
 import { PostEntity } from '../posts/post.entity';
+import { PostStore } from '../posts/post.store';
 import { resolveRisingParams, resolveSurgeParams, resolveVelocityParams } from './detectors';
 import { SubredditTrends } from './subreddit-trends';
 import { observedPost, toTrendEvent } from './trend-event';
@@ -30,7 +29,7 @@ export class TrendsPipeline implements IngestListener {
 
   constructor(
     private readonly events: EventsService,
-    @InjectTrendhooksDataSource() private readonly ds: DataSource,
+    private readonly posts: PostStore,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(TRENDS_OPTIONS) private readonly options: TrendsModuleOptions,
   ) {
@@ -56,10 +55,7 @@ export class TrendsPipeline implements IngestListener {
   private async warmUp(subreddit: string): Promise<SubredditTrends> {
     const st = new SubredditTrends(subreddit, this.options.params);
     const since = new Date(this.clock.now().getTime() - (this.options.historyMs ?? DEFAULT_HISTORY_MS));
-    const history = await this.ds.getRepository(PostEntity).find({
-      where: { subreddit, createdAt: MoreThanOrEqual(since), firstSeenAt: LessThan(this.startedAt) },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    const history = await this.posts.history(subreddit, since, this.startedAt);
     if (history.length > 0) {
       const posts = history.map(observedPost);
       st.observe(posts, new Set(posts.map((p) => p.id)), this.startedAt.getTime());

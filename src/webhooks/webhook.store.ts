@@ -14,6 +14,9 @@ export type WebhookListItem = Omit<WebhookEntity, 'customerId' | 'secret' | 'pre
 export abstract class WebhookStore {
   abstract countForCustomer(customerId: string): Promise<number>;
 
+  /** Every customer's webhooks, counted (operator-only, not tenant-facing: the demo's check for a database in use). */
+  abstract countAll(): Promise<number>;
+
   abstract findForCustomer(customerId: string, id: string): Promise<WebhookEntity | null>;
 
   abstract updateSecrets(customerId: string, w: Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>): Promise<void>;

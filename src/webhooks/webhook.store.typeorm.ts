@@ -88,6 +88,10 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
     return this.repo.countBy({ customerId });
   }
 
+  countAll(): Promise<number> {
+    return this.repo.count();
+  }
+
   findForCustomer(customerId: string, id: string): Promise<WebhookEntity | null> {
     return this.repo.findOneBy({ customerId, id });
   }

@@ -29,6 +29,9 @@ class FakeWebhookStore extends WebhookStore {
   async countForCustomer(customerId: string) {
     return [...this.rows.values()].filter((w) => w.customerId === customerId).length;
   }
+  async countAll() {
+    return this.rows.size;
+  }
   async findForCustomer(customerId: string, id: string) {
     const w = this.rows.get(id);
     return w && w.customerId === customerId ? { ...w } : null;

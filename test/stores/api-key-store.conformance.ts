@@ -2,8 +2,7 @@ import { ApiKeyEntity } from '../../src/auth/api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey } from '../../src/auth/api-key.format';
 import type { ApiKeyStore } from '../../src/auth/api-key.store';
 import { CustomerEntity } from '../../src/auth/customer.entity';
-import { newId, newUlid } from '../../src/common/ids';
-import { WebhookEntity } from '../../src/webhooks/webhook.entity';
+import { newId } from '../../src/common/ids';
 import { StoreFixture, uniqueName } from './store-fixture';
 
 const AT = new Date(Date.UTC(2025, 0, 1));
@@ -57,6 +56,21 @@ export function apiKeyStoreConformance(f: StoreFixture<ApiKeyStore>): void {
     expect(row.revokedAt).toEqual(new Date(AT.getTime() + 1000));
   });
 
+  it('counts the customers holding a key not revoked, once each', async () => {
+    const before = await f.store.countCustomersWithActiveKeys();
+    const [k1, k2, k3] = [newKey(), newKey(), newKey()];
+    const two = uniqueName('count');
+    await create(two, 'pro', k1);
+    await create(two, 'pro', k2);
+    await create(uniqueName('count'), 'pro', k3);
+    expect(await f.store.countCustomersWithActiveKeys()).toBe(before + 2);
+    await f.store.revoke(k3.id, AT);
+    await f.store.revoke(k1.id, AT);
+    expect(await f.store.countCustomersWithActiveKeys()).toBe(before + 1);
+    await f.store.revoke(k2.id, AT);
+    expect(await f.store.countCustomersWithActiveKeys()).toBe(before);
+  });
+
   it('concurrent first keys for one customer name make one customer; a loser stores nothing', async () => {
     const name = uniqueName('burst');
     const keys = Array.from({ length: 10 }, () => newKey());
@@ -78,22 +92,15 @@ export function apiKeyStoreConformance(f: StoreFixture<ApiKeyStore>): void {
     expect(await f.store.findCustomerById(newId('cus'))).toBeNull();
   });
 
-  it("keeps a customer's private allow-list, read by customer and by any of its webhooks", async () => {
+  it("keeps a customer's private allow-list", async () => {
     const { customer } = await create(uniqueName('priv'), 'business');
     const { customer: other } = await create(uniqueName('priv'), 'business');
-    const webhookId = newUlid();
-    await f.ds.getRepository(WebhookEntity).insert({
-      id: webhookId, customerId: customer.id, url: 'https://example.com/h', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret: 's', createdAt: AT,
-    });
     expect(await f.store.privateAllowOfCustomer(customer.id)).toBeNull();
-    expect(await f.store.privateAllowOfWebhook(webhookId)).toBeNull();
     await f.store.setPrivateAllow(customer.id, '10.0.0.0/8:443 192.168.1.0/24:8080');
     expect(await f.store.privateAllowOfCustomer(customer.id)).toBe('10.0.0.0/8:443 192.168.1.0/24:8080');
-    expect(await f.store.privateAllowOfWebhook(webhookId)).toBe('10.0.0.0/8:443 192.168.1.0/24:8080');
     expect(await f.store.privateAllowOfCustomer(other.id)).toBeNull();
     await f.store.setPrivateAllow(customer.id, null);
-    expect(await f.store.privateAllowOfWebhook(webhookId)).toBeNull();
-    expect(await f.store.privateAllowOfWebhook(newUlid())).toBeNull();
+    expect(await f.store.privateAllowOfCustomer(customer.id)).toBeNull();
     expect(await f.store.privateAllowOfCustomer(newId('cus'))).toBeNull();
   });
 }

@@ -33,6 +33,13 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     expect(await f.store.findForCustomer(c, a.id)).toEqual(a);
   });
 
+  it("counts every customer's webhooks for the operator", async () => {
+    const before = await f.store.countAll();
+    const [a, b] = [await customer(), await customer()];
+    for (const w of [webhook(a), webhook(a), webhook(b)]) await f.store.insertWithinQuota(w, 10);
+    expect(await f.store.countAll()).toBe(before + 3);
+  });
+
   it('never lets concurrent creates of one customer pass its quota', async () => {
     const c = await customer();
     const results = await Promise.all(Array.from({ length: 8 }, () => f.store.insertWithinQuota(webhook(c), 3)));

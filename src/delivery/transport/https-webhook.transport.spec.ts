@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import type { PrivateDestinationsService } from '../../auth/private-destinations.service';
-import { StaticDnsResolver } from '../../ssrf/resolver';
+import { TestDnsServer } from '../../../test/support/dns-server';
+import { DnsResolver, StaticDnsResolver, SystemDnsResolver } from '../../ssrf/resolver';
 import { PrivateGrant, SsrfPolicy } from '../../ssrf/ssrf-policy';
 import { generateWebhookSecret } from '../secret';
 import { SendOutcome, TransportRequest } from './delivery-transport';
@@ -14,7 +15,7 @@ import { HttpsWebhookTransport } from './https-webhook.transport';
 
 /** No customer here has private grants (loopback is never grantable; the secrets e2e suite covers grants). */
 class FakePrivateDestinations {
-  async forWebhook(): Promise<PrivateGrant[]> {
+  async forCustomer(): Promise<PrivateGrant[]> {
     return [];
   }
 }
@@ -71,10 +72,10 @@ describe('HttpsWebhookTransport', () => {
   });
 
   /** A transport whose SSRF policy lets exactly the test server through (unless `open` is false). */
-  function transport(opts: { open?: boolean } = {}): HttpsWebhookTransport {
+  function transport(opts: { open?: boolean; resolver?: DnsResolver; dnsLookupsPerCustomer?: number } = {}): HttpsWebhookTransport {
     const privateDestinations = new FakePrivateDestinations();
-    const ssrf = new SsrfPolicy({ allowDestinations: opts.open === false ? '' : `127.0.0.1:${port}` }, new StaticDnsResolver({ 'gone.test': [] }));
-    const t = new HttpsWebhookTransport(ssrf, privateDestinations as unknown as PrivateDestinationsService, { now: () => now }, { ca, timeoutMs: 2000 });
+    const ssrf = new SsrfPolicy({ allowDestinations: opts.open === false ? '' : `127.0.0.1:${port}` }, opts.resolver ?? new StaticDnsResolver({ 'gone.test': [] }));
+    const t = new HttpsWebhookTransport(ssrf, privateDestinations as unknown as PrivateDestinationsService, { now: () => now }, { ca, timeoutMs: 2000, dnsLookupsPerCustomer: opts.dnsLookupsPerCustomer });
     transports.push(t);
     return t;
   }
@@ -139,6 +140,29 @@ describe('HttpsWebhookTransport', () => {
   it('fails before connecting, transient, when the host does not resolve', async () => {
     const out = failure(await transport().send(request(`https://gone.test:${port}/ok`)));
     expect(out).toMatchObject({ kind: 'transient', stage: 'before_connect', errorClass: 'dns_failure', statusCode: null });
+  });
+
+  it("fails at once, transient dns_failure, past the customer's share of lookups waiting on DNS; other customers keep theirs", async () => {
+    const dns = await TestDnsServer.start({}, { blackHole: (name) => name.endsWith('.blackhole.test') });
+    try {
+      const t = transport({ resolver: new SystemDnsResolver({ servers: [dns.address], hostsFile: null, timeoutMs: 800 }), dnsLookupsPerCustomer: 1 });
+      const hanging = t.send(request(`https://a0.blackhole.test:${port}/ok`));
+      const t0 = performance.now();
+      const req = request(`https://a1.blackhole.test:${port}/ok`);
+      const out = failure(await t.send(req));
+      expect(performance.now() - t0).toBeLessThan(100);
+      expect(out).toMatchObject({ kind: 'transient', stage: 'before_connect', errorClass: 'dns_failure', statusCode: null, retryAfterMs: null });
+      expect(out.excerpt).toContain('too many DNS lookups in progress for this customer (at most 1 at once)');
+      expect(req.calls).toEqual([]);
+      expect(dns.queriesFor('a1.blackhole.test')).toBe(0);
+      // Another customer's lookup is its own.
+      const other = t.send(request(`https://b0.blackhole.test:${port}/ok`, { destination: { webhookId: 'wh_2', customerId: 'cus_2', url: `https://b0.blackhole.test:${port}/ok`, allowNonstandardPort: true } }));
+      for (const o of await Promise.all([hanging, other])) expect(failure(o)).toMatchObject({ errorClass: 'dns_failure', excerpt: expect.stringContaining('timed out') });
+      // The place is free again once the lookup ended.
+      expect(failure(await t.send(request(`https://a2.blackhole.test:${port}/ok`))).excerpt).toContain('timed out');
+    } finally {
+      await dns.close();
+    }
   });
 
   it('sends nothing when the webhook is gone by the time the destination is checked', async () => {

@@ -7,16 +7,20 @@ import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from 
 import { parseRetryAfter } from '../../common/retry-after';
 import { buildDeliveryHeaders } from '../signer';
 import { DeliveryStage, DeliveryTransport, SendOutcome, TransportRequest } from './delivery-transport';
+import { DnsShare } from './dns-share';
 import { HttpsSender, RESPONSE_EXCERPT_BYTES, truncateUtf8 } from './https-sender';
 
 /**
  * The default transport: an HTTPS POST signed per Standard Webhooks, to the addresses the SSRF
  * policy checked in this same attempt (re-resolved every time, so a DNS change to a private
- * address is caught).
+ * address is caught). Each customer's attempts waiting on the nameservers are bounded by its
+ * share (`DnsShare`): past it an attempt fails at once as a retried `dns_failure`, so names that
+ * stop resolving hold few of the worker's slots for the DNS timeout.
  */
 @Injectable()
 export class HttpsWebhookTransport extends DeliveryTransport implements OnApplicationShutdown {
   private readonly sender: HttpsSender;
+  private readonly dnsShare: DnsShare;
 
   constructor(
     private readonly ssrf: SsrfPolicy,
@@ -26,6 +30,7 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
   ) {
     super();
     const opts = resolveDeliveryOptions(options);
+    this.dnsShare = new DnsShare(opts.dnsLookupsPerCustomer);
     this.sender = new HttpsSender({ ca: options.ca, connectTimeoutMs: opts.timeoutMs, connections: opts.concurrency });
   }
 
@@ -43,7 +48,8 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
       const dest = await this.ssrf.checkDestination(to.url, {
         allowNonstandardPort: to.allowNonstandardPort,
         customerId: to.customerId,
-        privateGrants: () => this.privateDestinations.forWebhook(to.webhookId),
+        dnsGate: this.dnsShare.gateFor(to.customerId),
+        privateGrants: () => this.privateDestinations.forCustomer(to.customerId),
       });
       privateGrant = dest.privateGrant === true;
       if (!(await req.confirm())) return { kind: 'cancelled' };
