@@ -194,6 +194,9 @@ describe('trendhooks CLI', () => {
     const before = await trendhooks(['sources', 'plan', '--json'], db);
     expect(before.code).toBe(0);
     expect(JSON.parse(before.stdout)).toMatchObject({ subreddits: 2, alone: 2, groups: 0, budgetPerMinute: 6, freshnessMs: 60_000 });
+    // Their first reads backfill: at most nine pages each beyond the first, from the 4 calls a minute the two listings leave.
+    expect(JSON.parse(before.stdout)).toMatchObject({ backfillCalls: 18, backfillMinutes: 4.5 });
+    expect((await trendhooks(['sources', 'plan'], db)).stdout).toMatch(/^first-read backfills +at most 18 calls once, about 4\.5 min of the re-read budget$/m);
 
     const now = Math.floor(Date.now() / 1000);
     const file = path.join(dir, 'plan.ndjson');
@@ -207,6 +210,7 @@ describe('trendhooks CLI', () => {
     expect(plan.units).toEqual([{ subreddits: ['planone', 'plantwo'], posts_per_poll: expect.any(Number) }]);
     const text = await trendhooks(['sources', 'plan'], db);
     expect(text.stdout).toMatch(/^tracked subreddits +2 \(0 never read yet\)$/m);
+    expect(text.stdout).not.toMatch(/first-read backfills/);
     expect(text.stdout).toMatch(/^freshness reachable +60 s$/m);
   });
 

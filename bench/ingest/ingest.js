@@ -1,6 +1,6 @@
 'use strict';
 /**
- * `node bench/ingest/ingest.js [--subreddits=1000] [--clients=1] [--scale=10] [--interval=55] [--steady=20] [--outage=10] [--recovery=15]`
+ * `node bench/ingest/ingest.js [--subreddits=1000] [--clients=1] [--scale=10] [--interval=55] [--steady=20] [--outage=10] [--recovery=15] [--history=0]`
  *
  * Coverage of the Reddit poller, against a simulator rather than the internet. A fake Reddit on
  * 127.0.0.1 serves `/r/{a+b+c}/new.json` (one subreddit or a multireddit, `after` paging, no item
@@ -15,7 +15,8 @@
  * REDDIT_BASE_URL and REDDIT_CLIENTS. Time is simulated honestly by scaling: every time constant
  * of the poller and of the fake (poll interval, backoffs, re-read ages, rate windows, the quota per
  * real minute) is divided by --scale, and posts arrive --scale times faster; figures are reported
- * in simulated time. Phases, in simulated minutes: warm-up (every subreddit's first read, alone),
+ * in simulated time. With --history=H, each subreddit already holds H simulated hours of posts at
+ * its starting rate, which its first read backfills (up to 1,000 posts). Phases, in simulated minutes: warm-up (every subreddit's first read, alone),
  * --steady minutes measured, a --outage of 503s, --recovery minutes, then a drain.
  *
  * Measures: requests per simulated minute per client (listings, /by_id) against the quota; posts
@@ -38,6 +39,8 @@ const K = arg('scale', 10);
 const STEADY = arg('steady', 20);
 const OUTAGE = arg('outage', 10);
 const RECOVERY = arg('recovery', 15);
+/** Simulated hours of posts each subreddit holds before the run (its history, for the first read's backfill). */
+const HISTORY_H = arg('history', 0);
 const SEED = arg('seed', 7);
 /** The poll interval in simulated seconds (REDDIT_POLL_INTERVAL_MS of the run). */
 const INTERVAL_S = arg('interval', 55);
@@ -190,7 +193,8 @@ class FakeReddit {
         if (!s) continue;
         let i = s.posts.length - 1;
         for (; i >= 0 && !older(s.posts[i]); i--) rank++;
-        for (let j = i; j >= 0 && j > i - limit; j--) cand.push(s.posts[j]);
+        // One more than a page per member, so a page of one subreddit knows whether more follow.
+        for (let j = i; j >= 0 && j > i - limit - 1; j--) cand.push(s.posts[j]);
       }
       cand.sort((a, b) => b.created - a.created || (a.id < b.id ? 1 : -1));
       const page = rank >= 1000 ? [] : cand.slice(0, Math.min(limit, 1000 - rank));
@@ -227,6 +231,14 @@ async function main() {
   const t0 = Date.now();
   const sim = (real) => ((real - t0) * K); // simulated ms since the start
   const simMin = () => sim(Date.now()) / 60_000;
+  if (HISTORY_H > 0) {
+    for (const s of subs) {
+      const n = poisson(rateOf(s, hourly, 0) * HISTORY_H);
+      const spanReal = (HISTORY_H * 3600_000) / K;
+      const times = Array.from({ length: n }, () => t0 - 1 - rand() * spanReal).sort((a, b) => a - b);
+      for (const created of times) fake.add(s, Math.round(created));
+    }
+  }
 
   // Posts arrive from the start: the generator runs every 50 real ms.
   let generating = true;
@@ -281,7 +293,8 @@ async function main() {
   }
   const warmupMin = simMin();
   const warmupRequests = fake.requests.filter((r) => r.kind !== 'token').length;
-  log(`warm-up: every subreddit read once after ${r1(warmupMin)} simulated min, ${warmupRequests} requests`);
+  const warmupPagesAfterFirst = fake.requests.filter((r) => r.kind === 'listing' && !r.first).length;
+  log(`warm-up: every subreddit read once after ${r1(warmupMin)} simulated min, ${warmupRequests} requests (${warmupPagesAfterFirst} listing pages after a first)`);
   await sleep(2 * SIM_MIN);
 
   const phase = async (minutes) => {
@@ -355,7 +368,7 @@ async function main() {
     bench: 'ingest',
     at: new Date().toISOString(),
     parameters: { poll_interval_s: INTERVAL_S, subreddits: N, busy: subs.filter((s) => s.busy).length, clients: CLIENTS, time_scale: K, steady_min: STEADY, outage_min: OUTAGE, recovery_min: RECOVERY, seed: SEED, quota_per_min: 100 },
-    warmup: { simulated_min: r1(warmupMin), requests: warmupRequests },
+    warmup: { simulated_min: r1(warmupMin), requests: warmupRequests, listing_pages_after_first: warmupPagesAfterFirst, history_hours: HISTORY_H },
     posts: {
       generated: generated.length,
       stored: generated.filter((p) => stored.has(p.id)).length,

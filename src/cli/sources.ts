@@ -21,5 +21,6 @@ export function addSourcesCommands(program: Command, config: ConfigSource): void
       console.log(`calls per minute       ${s.callsPerMinute} (listings ${s.listingCallsPerMinute}, re-reads ${s.rereadCallsPerMinute})`);
       console.log(`budget per minute      ${s.budgetPerMinute} (${Math.round(s.quotaShare * 1000) / 10} % of the quota used)`);
       console.log(`freshness reachable    ${Math.round(s.freshnessMs / 1000)} s`);
+      if (unknown > 0) console.log(`first-read backfills   at most ${s.backfillCalls} calls once, about ${s.backfillMinutes} min of the re-read budget`);
     });
 }

@@ -8,7 +8,16 @@ import { detectFormat, ParseIssue, ParseOutput, parseJsonDocument, parseNdjsonLi
 
 /** Told about every batch of posts just stored (the trends pipeline hooks in here). */
 export interface IngestListener {
-  onPostsUpserted(posts: readonly PostEntity[], info: { insertedIds: ReadonlySet<string> }): void | Promise<void>;
+  onPostsUpserted(posts: readonly PostEntity[], info: IngestedInfo): void | Promise<void>;
+}
+
+export interface IngestedInfo {
+  insertedIds: ReadonlySet<string>;
+  /**
+   * Set when the posts are a subreddit's backfilled history (its first read): the listener learns
+   * from them but announces nothing about buckets that ended by this time.
+   */
+  backfillUntil?: Date;
 }
 
 /**
@@ -123,12 +132,15 @@ export class IngestService {
     @Optional() @InjectIngestListener() private readonly listener?: IngestListener,
   ) {}
 
-  /** Stores parsed posts (insert, or refresh score, comments, title, text) and tells the listener. */
-  async upsertPosts(posts: readonly RedditPost[]): Promise<{ inserted: number; updated: number }> {
+  /**
+   * Stores parsed posts (insert, or refresh score, comments, title, text) and tells the listener;
+   * `backfill`: they are history read on a subreddit's first poll (IngestedInfo.backfillUntil).
+   */
+  async upsertPosts(posts: readonly RedditPost[], opts: { backfill?: boolean } = {}): Promise<{ inserted: number; updated: number }> {
     const now = this.clock.now();
     const entities = posts.map((p) => toPostEntity(p, now));
     const { insertedIds } = await this.posts.upsertMany(entities);
-    if (this.listener && entities.length > 0) await this.listener.onPostsUpserted(entities, { insertedIds });
+    if (this.listener && entities.length > 0) await this.listener.onPostsUpserted(entities, opts.backfill ? { insertedIds, backfillUntil: now } : { insertedIds });
     return { inserted: insertedIds.size, updated: entities.length - insertedIds.size };
   }
 

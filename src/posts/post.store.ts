@@ -42,10 +42,10 @@ export abstract class PostStore {
   abstract purgeCreatedBefore(before: number, limit: number): Promise<number>;
 
   /**
-   * One subreddit's posts created from `createdFrom` and first seen before `seenBefore`, oldest
-   * first (created_at, id): the history a trend detector warms up from when a process starts.
+   * One subreddit's posts created from `createdFrom`, oldest first (created_at, id), whoever stored
+   * them: the history a trend detector warms up from when a process starts or takes it over.
    */
-  abstract history(subreddit: string, createdFrom: Date, seenBefore: Date): Promise<PostEntity[]>;
+  abstract history(subreddit: string, createdFrom: Date): Promise<PostEntity[]>;
 }
 
 /** Whether a cursor position is the (created_at ms, id) pair posts pages are keyed by. */

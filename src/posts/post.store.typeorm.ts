@@ -1,6 +1,6 @@
 import { DELETED_AUTHOR } from './reddit-parse';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, LessThan, MoreThanOrEqual, SelectQueryBuilder } from 'typeorm';
+import { DataSource, MoreThanOrEqual, SelectQueryBuilder } from 'typeorm';
 import type { CursorPosition } from '../pagination/cursor-codec';
 import type { PageRequest } from '../pagination/page';
 import { PostEntity } from './post.entity';
@@ -158,9 +158,9 @@ export abstract class TypeOrmPostStore extends PostStore {
     return n;
   }
 
-  history(subreddit: string, createdFrom: Date, seenBefore: Date): Promise<PostEntity[]> {
+  history(subreddit: string, createdFrom: Date): Promise<PostEntity[]> {
     return this.ds.getRepository(PostEntity).find({
-      where: { subreddit, createdAt: MoreThanOrEqual(createdFrom), firstSeenAt: LessThan(seenBefore) },
+      where: { subreddit, createdAt: MoreThanOrEqual(createdFrom) },
       order: { createdAt: 'ASC', id: 'ASC' },
     });
   }

@@ -231,3 +231,53 @@ describe('trend events', () => {
     });
   });
 });
+
+describe('SubredditTrends.learn (backfilled history)', () => {
+  // 402 steady buckets (4 posts / 5 min) with a burst of 250 readers at bucket `burstAt`, read at
+  // `until`, one minute into bucket 402 (and into a velocity bucket). A short cooldown, so the
+  // history's burst does not mute a live one.
+  const params = { surge: { cooldownBuckets: 50 } };
+  const until = T0 + 402 * 5 * MIN + MIN;
+  function history(burstAt = 300): ObservedPost[] {
+    const posts: ObservedPost[] = [];
+    let n = 0;
+    for (let b = 0; b < 402; b++) for (let k = 0; k < 4; k++) posts.push(post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
+    for (let k = 0; k < 250; k++) posts.push(post(n++, T0 + burstAt * 5 * MIN + (k % 5) * MIN, `quantum breakthrough announced ${k}`, `reader${k}`));
+    posts.push(post(n++, until - 1000, 'the newest post of the history'));
+    return posts.sort((a, b) => a.createdAtMs - b.createdAtMs);
+  }
+  const bucketKinds = (ds: ReturnType<SubredditTrends['advance']>) => ds.filter((d) => d.kind !== 'trends.rising');
+  /** A live burst of 250 readers in the still-open bucket and the next one, then the buckets close. */
+  function liveBurst(st: SubredditTrends) {
+    const spike = Array.from({ length: 250 }, (_, k) => post(100_000 + k, until + (k % 5) * MIN, `eclipse totality seen ${k}`, `watcher${k}`));
+    const out = st.observe(spike, new Set(spike.map((p) => p.id)), until + 5 * MIN);
+    out.push(...st.advance(until + 40 * MIN));
+    return bucketKinds(out);
+  }
+
+  it('announces nothing about the history, its burst included, before or after its buckets close', () => {
+    const st = new SubredditTrends('t', params);
+    const h = history(401);
+    st.learn(h, new Set(h.map((p) => p.id)), until);
+    // The burst's bucket ended by `until` but was still within the lateness: it closes now, silently.
+    expect(bucketKinds(st.advance(until + 40 * MIN))).toEqual([]);
+
+    // The same history fed live fires on its burst: learn is what keeps it quiet.
+    const live = new SubredditTrends('t', params);
+    const fired = bucketKinds([...live.observe(h, new Set(h.map((p) => p.id)), until), ...live.advance(until + 40 * MIN)]);
+    expect(fired.map((d) => d.kind)).toContain('trends.surge');
+    expect(fired.every((d) => d.bucketEnd <= until)).toBe(true);
+  });
+
+  it('gives the detectors a baseline at once: a burst right after the backfill fires, in the still-open bucket too', () => {
+    const st = new SubredditTrends('t', params);
+    const h = history();
+    st.learn(h, new Set(h.map((p) => p.id)), until);
+    const fired = liveBurst(st);
+    expect(fired.map((d) => d.kind)).toEqual(expect.arrayContaining(['trends.surge', 'trends.velocity']));
+    expect(fired.every((d) => d.bucketEnd > until)).toBe(true);
+
+    // Without the history the same burst meets a cold detector: surge stays in its warm-up.
+    expect(liveBurst(new SubredditTrends('t', params)).map((d) => d.kind)).not.toContain('trends.surge');
+  });
+});

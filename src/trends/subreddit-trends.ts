@@ -125,6 +125,8 @@ export class SubredditTrends {
   private readonly velocityWindow: BucketWindow<VelocityPost>;
   /** Highest creation time seen: the event-time watermark. */
   private maxCreatedAtMs = -Infinity;
+  /** Bucket detections of buckets ending at or before this are learnt from, not returned (backfilled history). */
+  private silentUntilMs = -Infinity;
 
   constructor(
     readonly subreddit: string,
@@ -167,6 +169,19 @@ export class SubredditTrends {
   }
 
   /**
+   * Feeds history the detectors must learn from without announcing it (a backfill from Reddit's
+   * listing): its posts count towards surge's and velocity's baselines in event time, every bucket
+   * ending at or before `untilMs` closes silently, now or later (those still within the allowed
+   * lateness close on a later `advance`), and nothing rising sees in it fires. The bucket holding
+   * `untilMs` is live: posts created after it still fire it.
+   */
+  learn(posts: readonly ObservedPost[], newIds: ReadonlySet<string>, untilMs: number): void {
+    this.silentUntilMs = Math.max(this.silentUntilMs, untilMs);
+    this.observe(posts, newIds, untilMs);
+    this.advance(untilMs);
+  }
+
+  /**
    * Closes the buckets the watermark has passed and runs the bucket detectors over them. The
    * watermark is the newest post's creation time (replays of files) or, for a live poller,
    * the poll time — a quiet subreddit's buckets must close too.
@@ -184,13 +199,15 @@ export class SubredditTrends {
       if (b.items.length > 0) this.surgeHistory.push({ bucketStart: b.bucketStart, sources, authors });
       while (this.surgeHistory.length > 0 && this.surgeHistory[0].bucketStart < b.bucketStart - SURGE_SOURCES_HISTORY_MS) this.surgeHistory.shift();
       const d = observeSurgeBucket(this.surge, b.bucketStart, sources.size);
-      if (d) {
+      if (d && d.bucketEnd > this.silentUntilMs) {
         const judged = this.judgeSurge(d);
         if (judged) out.push(judged);
       }
     }
     for (const b of this.velocityWindow.advance(wm)) {
-      if (b.items.length > 0) out.push(...observeVelocityPosts(this.velocity, b.bucketStart, b.items));
+      if (b.items.length === 0) continue;
+      const ds = observeVelocityPosts(this.velocity, b.bucketStart, b.items);
+      if (b.bucketStart + this.velocityWindow.bucketMs > this.silentUntilMs) out.push(...ds);
     }
     return out;
   }

@@ -1,10 +1,13 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import type { TrendParams } from './subreddit-trends';
 
+/** How much stored history rebuilds a subreddit's detector state, and how far back a backfill reads: 3 days. */
+export const DEFAULT_HISTORY_MS = 3 * 24 * 3600_000;
+
 export interface TrendsModuleOptions {
   /** Detector parameters; the documented defaults (src/trends/detectors/README.md) when absent. */
   params?: TrendParams;
-  /** How much stored history rebuilds a subreddit's detector state on first sight. Default 3 days. */
+  /** How much stored history rebuilds a subreddit's detector state on first sight (and how far back a first read backfills). Default 3 days. */
   historyMs?: number;
   /** Run the Reddit poller in this process (roles `pipeline` and `all`). Default false. */
   poller?: boolean;
@@ -85,6 +88,11 @@ export interface PollerTuning {
   silenceMinMs: number;
   /** Every subreddit read in multireddits is read alone at least this often, however quiet. Default 24 h. */
   soloCheckMaxMs: number;
+  /**
+   * Pages of 100 a subreddit's first read takes (its backfill), at most Reddit's 10 (1,000 posts); 1 = no backfill.
+   * The backfill stops earlier at the end of the listing or at posts older than `historyMs`. Default 10.
+   */
+  backfillPages: number;
 }
 
 export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS_TOKEN: TRENDS_OPTIONS } =

@@ -2,30 +2,29 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { EventsService } from '../delivery/events.service';
 import { Detection } from '../events/catalogue';
-import type { IngestListener } from '../posts/ingest.service';
+import type { IngestedInfo, IngestListener } from '../posts/ingest.service';
 import { PostEntity } from '../posts/post.entity';
 import { PostStore } from '../posts/post.store';
 import { resolveRisingParams, resolveSurgeParams, resolveVelocityParams } from './detectors';
 import { SubredditTrends } from './subreddit-trends';
 import { observedPost, toTrendEvent } from './trend-event';
-import { TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
+import { DEFAULT_HISTORY_MS, TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
 
 export { toTrendEvent, trendEventId } from './trend-event';
 export type { TrendEvent } from './trend-event';
-
-const DEFAULT_HISTORY_MS = 3 * 24 * 3600_000;
 
 /**
  * posts store → detectors (event-time order) → events → deliveries. Fed by the poller and by
  * `trendhooks ingest` (it is the posts module's ingest listener). Detector state lives in memory,
  * per subreddit, bounded by the detectors; on first sight of a subreddit it is rebuilt from the
- * stored history with emissions suppressed, so a restart neither forgets nor re-announces.
+ * stored history with emissions suppressed, so a restart neither forgets nor re-announces. A
+ * subreddit's first read from Reddit is a backfill of its history (`backfillUntil`): learnt the
+ * same way, in event time, announcing nothing about buckets that ended before it.
  */
 @Injectable()
 export class TrendsPipeline implements IngestListener {
   private readonly logger = new Logger('TrendsPipeline');
   private readonly subs = new Map<string, Promise<SubredditTrends>>();
-  private readonly startedAt: Date;
 
   constructor(
     private readonly events: EventsService,
@@ -33,7 +32,6 @@ export class TrendsPipeline implements IngestListener {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(TRENDS_OPTIONS) private readonly options: TrendsModuleOptions,
   ) {
-    this.startedAt = clock.now();
     // Detector states are made per subreddit on its first posts: bad parameters stop the module
     // here, naming the parameter, instead of failing every subreddit's ingestion later.
     resolveSurgeParams(options.params?.surge);
@@ -41,31 +39,39 @@ export class TrendsPipeline implements IngestListener {
     resolveRisingParams(options.params?.rising);
   }
 
-  /** The detector state of a subreddit, warmed up from the posts stored before this process started. */
-  private state(subreddit: string): Promise<SubredditTrends> {
+  /**
+   * The detector state of a subreddit, warmed up from its stored posts on first sight: those of
+   * `arriving` (the batch that brings the subreddit, which the caller feeds next) left out.
+   */
+  private state(subreddit: string, arriving: ReadonlySet<string> = new Set()): Promise<SubredditTrends> {
     let st = this.subs.get(subreddit);
     if (!st) {
-      st = this.warmUp(subreddit);
+      st = this.warmUp(subreddit, arriving);
       this.subs.set(subreddit, st);
       st.catch(() => this.subs.delete(subreddit));
     }
     return st;
   }
 
-  private async warmUp(subreddit: string): Promise<SubredditTrends> {
+  /**
+   * Everything stored of the subreddit within historyMs, whoever stored it (this process before a
+   * restart, or another process that polled it before this one took it over, its backfill included).
+   */
+  private async warmUp(subreddit: string, arriving: ReadonlySet<string>): Promise<SubredditTrends> {
     const st = new SubredditTrends(subreddit, this.options.params);
-    const since = new Date(this.clock.now().getTime() - (this.options.historyMs ?? DEFAULT_HISTORY_MS));
-    const history = await this.posts.history(subreddit, since, this.startedAt);
+    const now = this.clock.now();
+    const since = new Date(now.getTime() - (this.options.historyMs ?? DEFAULT_HISTORY_MS));
+    const history = (await this.posts.history(subreddit, since)).filter((p) => !arriving.has(p.id));
     if (history.length > 0) {
       const posts = history.map(observedPost);
-      st.observe(posts, new Set(posts.map((p) => p.id)), this.startedAt.getTime());
+      st.observe(posts, new Set(posts.map((p) => p.id)), now.getTime());
       st.advance(); // detections over history are not announced again
     }
     return st;
   }
 
   /** IngestListener: new and refreshed posts, as stored. */
-  async onPostsUpserted(posts: readonly PostEntity[], info: { insertedIds: ReadonlySet<string> }): Promise<void> {
+  async onPostsUpserted(posts: readonly PostEntity[], info: IngestedInfo): Promise<void> {
     const bySub = new Map<string, PostEntity[]>();
     for (const p of posts) {
       const list = bySub.get(p.subreddit);
@@ -74,7 +80,12 @@ export class TrendsPipeline implements IngestListener {
     }
     for (const [subreddit, list] of bySub) {
       list.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
-      const st = await this.state(subreddit);
+      const st = await this.state(subreddit, info.insertedIds);
+      if (info.backfillUntil) {
+        // History from a first read: a baseline at once, and nothing announced about its past.
+        st.learn(list.map(observedPost), info.insertedIds, info.backfillUntil.getTime());
+        continue;
+      }
       const observedAt = Math.max(...list.map((p) => p.updatedAt.getTime()));
       const detections = st.observe(list.map(observedPost), info.insertedIds, observedAt);
       detections.push(...st.advance());

@@ -59,6 +59,15 @@ describe('poll plan', () => {
     expect(planSummary(planUnits(rates, OPTS), rates, { ...OPTS, clients: 4 }).freshnessMs).toBe(60_000);
   });
 
+  it('counts the first reads\' backfill pages once, against the re-read budget', () => {
+    const rates: SourceRate[] = [{ subreddit: 'known', postsPerHour: 10 }, ...Array.from({ length: 20 }, (_, i) => ({ subreddit: `new${i}`, postsPerHour: null }))];
+    const s = planSummary(planUnits(rates, OPTS), rates, { ...OPTS, backfillPages: 10 });
+    // Twenty never-read subreddits, nine pages each beyond the first; 21 listings a minute leave 39 for re-reads.
+    expect(s.backfillCalls).toBe(180);
+    expect(s.backfillMinutes).toBeCloseTo(180 / 39, 1);
+    expect(planSummary(planUnits(rates, OPTS), rates, OPTS).backfillCalls).toBe(0);
+  });
+
   it('leaves re-reads what the listings do not use, and never less than a tenth', () => {
     expect(rereadBudget(20, 60)).toBe(40);
     expect(rereadBudget(80, 60)).toBe(6);

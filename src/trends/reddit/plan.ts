@@ -29,6 +29,8 @@ export interface PlanOptions {
   retentionMs?: number;
   /** … and each is re-read at least this often, to find the ones removed on Reddit. */
   deletionCheckMs?: number;
+  /** Pages a never-read subreddit's first read may take (its backfill); the pages after the first are paid from the re-read budget. */
+  backfillPages?: number;
 }
 
 export interface SourceRate {
@@ -62,6 +64,10 @@ export interface PlanSummary {
   freshnessMs: number;
   /** What re-reads get of the budget per minute once the listings are paid (the poller's re-read rate). */
   rereadBudgetPerMinute: number;
+  /** Once, not per minute: the most the never-read subreddits' backfills cost beyond their first page (a quiet one's history ends within a page). */
+  backfillCalls: number;
+  /** Minutes of the re-read budget those calls take at most: the backfills are spread over it, re-reads wait meanwhile. */
+  backfillMinutes: number;
 }
 
 const perPoll = (postsPerHour: number, intervalMs: number) => (postsPerHour * intervalMs) / 3_600_000;
@@ -126,6 +132,7 @@ export function planSummary(units: readonly PollUnit[], rates: readonly SourceRa
   }
   const budget = o.clients * o.quotaPerMinute * o.budgetShare;
   const freshnessMs = listing <= budget ? o.pollIntervalMs : Math.ceil((o.pollIntervalMs * listing) / budget);
+  const backfillCalls = rates.filter((r) => r.postsPerHour === null).length * Math.max(0, (o.backfillPages ?? 1) - 1);
   return {
     subreddits: rates.length,
     alone: units.filter((u) => u.subreddits.length === 1).length,
@@ -137,6 +144,8 @@ export function planSummary(units: readonly PollUnit[], rates: readonly SourceRa
     quotaShare: Math.round(((listing + reread) / (o.clients * o.quotaPerMinute)) * 1000) / 1000,
     freshnessMs,
     rereadBudgetPerMinute: round1(rereadBudget(listing, budget)),
+    backfillCalls,
+    backfillMinutes: round1(backfillCalls / rereadBudget(listing, budget)),
   };
 }
 

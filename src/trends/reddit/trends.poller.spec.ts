@@ -62,6 +62,8 @@ describe('TrendsPoller', () => {
   let listing: ListingResult | Error;
   let rereadIds: string[];
   let poller: TrendsPoller;
+  /** How long one listing request takes on the test clock. */
+  let listingMs: number;
 
   beforeEach(() => {
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
@@ -76,6 +78,7 @@ describe('TrendsPoller', () => {
     renewOk = true;
     listing = { kind: 'ok', posts: [post('a1')], skipped: 0, after: 't3_a1' };
     rereadIds = [];
+    listingMs = 40_000;
     const repo: Partial<TrendSourceLeaseStore> = {
       webhookSubreddits: async () => tracked,
       claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claimFor(sub)),
@@ -87,10 +90,10 @@ describe('TrendsPoller', () => {
     };
     const client: Partial<RedditClient> = {
       oauth: false,
-      fetchListing: async (subs: readonly string[], _after: string | null, call?: CallOptions) => {
+      fetchListing: async (subs: readonly string[], after: string | null, call?: CallOptions) => {
         await call?.beforeRequest?.();
-        calls.push(`new ${subs.join('+')}`);
-        t += 40_000; // a slow request: most of the lease is gone afterwards
+        calls.push(`new ${subs.join('+')}${after ? ` after ${after}` : ''}`);
+        t += listingMs; // by default a slow request: most of the lease is gone afterwards
         if (listing instanceof Error) throw listing;
         return listing;
       },
@@ -100,7 +103,9 @@ describe('TrendsPoller', () => {
         return ids.map(post);
       },
     };
-    const ingest: Partial<IngestService> = { upsertPosts: async (posts) => (calls.push(`upsert ${posts.map((p) => p.id).join(',')}`), { inserted: 0, updated: 0 }) };
+    const ingest: Partial<IngestService> = {
+      upsertPosts: async (posts, opts) => (calls.push(`upsert ${posts.map((p) => p.id).join(',')}${opts?.backfill ? ' (backfill)' : ''}`), { inserted: 0, updated: 0 }),
+    };
     const pipeline: Partial<TrendsPipeline> = { tick: async (sub) => (calls.push(`tick ${sub}`), 0) };
     poller = new TrendsPoller(
       client as RedditClient,
@@ -128,7 +133,7 @@ describe('TrendsPoller', () => {
     expect(calls).toEqual([
       'claim node 60000',
       'new node',
-      'upsert a1',
+      'upsert a1 (backfill)', // a first read: its one page is the subreddit's history
       'reread 43200000 600000', // the rising detector's defaults: 12 h of age, 10 min since the last sighting
       'reread 2592000000 144000000', // deletion checks with the budget left: kept 30 days, not seen for 40 h
       'renew 60000', // 40 s into a 60 s lease: renewed before the next request
@@ -138,6 +143,29 @@ describe('TrendsPoller', () => {
     ]);
     // The next poll on the interval's grid: 10 020 000 is the first multiple of 60 s after T0.
     expect(outcomes).toEqual([{ ok: true, listedAt: T0, nextPollAt: 10_020_000, lastError: null, consecutiveFailures: 0 }]);
+  });
+
+  it('backfills a first read: pages with after up to 1,000 posts, stored as history, paid from the re-read budget', async () => {
+    listingMs = 0;
+    listing = { kind: 'ok', posts: Array.from({ length: 100 }, (_, i) => post(`b${i}`)), skipped: 0, after: 't3_b99' };
+    rereadIds = ['old1'];
+    await pollOnce();
+    expect(calls.filter((c) => c.startsWith('new '))).toEqual(['new node', ...Array(9).fill('new node after t3_b99')]);
+    const upserts = calls.filter((c) => c.startsWith('upsert '));
+    expect(upserts).toHaveLength(1);
+    expect(upserts[0].endsWith(' (backfill)')).toBe(true);
+    // Without OAuth the budget is 6 calls a minute, 5 of them for re-reads: the backfill's 9 extra pages spent them.
+    expect(calls.some((c) => c.startsWith('reread') || c.startsWith('by_id'))).toBe(false);
+    expect(outcomes).toMatchObject([{ ok: true }]);
+  });
+
+  it('does not backfill a subreddit polled before: it pages back to the last poll only', async () => {
+    listingMs = 0;
+    claim = { claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: T0 - 60_000 };
+    listing = { kind: 'ok', posts: Array.from({ length: 100 }, (_, i) => post(`b${i}`)), skipped: 0, after: 't3_b99' };
+    await pollOnce();
+    expect(calls.filter((c) => c.startsWith('new '))).toEqual(['new node']); // its posts are older than the last poll
+    expect(calls.filter((c) => c.startsWith('upsert ')).every((c) => !c.endsWith(' (backfill)'))).toBe(true);
   });
 
   it('abandons a poll whose lease was taken over, without recording anything', async () => {

@@ -179,6 +179,9 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       units.sort((a, b) => waited(a) - waited(b));
       for (const unit of units) {
         if (!this.running || this.jobs.size >= this.opts.concurrency) break;
+        // A first read backfills up to backfillPages pages, paid from the re-read budget: while an
+        // earlier backfill's pages are not yet paid back, the next waits (backfills spread out).
+        if (this.opts.backfillPages > 1 && this.firstRead(unit) && this.rereads.available(now) < 1) continue;
         const c = this.active.indexOf(Math.min(...this.active));
         this.active[c]++;
         const job = this.pollUnit(unit.subreddits, this.clients[c])
@@ -217,6 +220,11 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     if (this.rereads.available(now) < 1) return false;
     this.rereads.take(1, now);
     return true;
+  }
+
+  /** A subreddit never read (no rate measured): its first poll is alone, and backfills. */
+  private firstRead(unit: PollUnit): boolean {
+    return unit.subreddits.length === 1 && !this.alone.has(unit.subreddits[0]) && (this.rates.get(unit.subreddits[0]) ?? null) === null;
   }
 
   /** Webhook subscriptions ∪ configured subreddits, lower case, sorted. */
@@ -298,7 +306,9 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     };
     try {
       const listedAt = this.clock.now().getTime();
-      const read = await this.readListing(names, held, client, call);
+      // Never read successfully (first tracked): its history, as far as the listing and the pipeline's history window go.
+      const backfill = held.length === 1 && held[0].claim.lastPolledAt === null && o.backfillPages > 1;
+      const read = await this.readListing(names, held, client, call, backfill ? listedAt - o.backfillMs : null);
       if (read.kind === 'unavailable') {
         if (names.length > 1) {
           // Reddit refused the group: each is read alone next, which tells which one it was.
@@ -321,7 +331,8 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         this.metrics?.pollerError(sub);
         return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError, consecutiveFailures: failures });
       }
-      await this.store(read.posts);
+      await this.store(read.posts, [], backfill);
+      if (backfill) this.logger.log(`r/${names[0]} first read: backfilled ${read.posts.length} posts in ${read.pages} pages`);
       const seen = this.clock.now().getTime();
       for (const sub of names) {
         this.alone.delete(sub);
@@ -361,20 +372,27 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   /**
    * The listing of `names` (one subreddit, or a multireddit), paged with `after` until it reaches
    * the previous poll's start (less pageOverlapMs) of every subreddit that had one, the end of the
-   * listing, or Reddit's 1,000-item cap. Never-read subreddits take one page.
+   * listing, or Reddit's 1,000-item cap. A backfill (`backfillFrom`, a first read) pages back to
+   * that time instead, at most backfillPages pages, each page after the first paid from the re-read
+   * budget; other never-read subreddits take one page.
    */
   private async readListing(
     names: string[],
     held: readonly Claimed[],
     client: RedditClient,
     call: CallOptions,
-  ): Promise<{ kind: 'ok'; posts: RedditPost[] } | Extract<ListingResult, { kind: 'unavailable' }>> {
+    backfillFrom: number | null = null,
+  ): Promise<{ kind: 'ok'; posts: RedditPost[]; pages: number } | Extract<ListingResult, { kind: 'unavailable' }>> {
     const marks = held.map((h) => h.claim.lastPolledAt).filter((m): m is number => m !== null);
-    const stopAt = marks.length > 0 ? Math.min(...marks) - this.opts.pageOverlapMs : null;
+    const stopAt = backfillFrom ?? (marks.length > 0 ? Math.min(...marks) - this.opts.pageOverlapMs : null);
+    const cap = backfillFrom === null ? LISTING_CAP : Math.min(LISTING_CAP, this.opts.backfillPages * PAGE_SIZE);
     const posts: RedditPost[] = [];
     let after: string | null = null;
-    for (let read = 0; read < LISTING_CAP; read += PAGE_SIZE) {
+    let pages = 0;
+    for (let read = 0; read < cap; read += PAGE_SIZE) {
+      if (backfillFrom !== null && read > 0) this.rereads.take(1, this.clock.now().getTime());
       const page = await client.fetchListing(names, after, call);
+      pages++;
       if (page.kind === 'unavailable') {
         if (read === 0) return page;
         break; // refused mid-way: keep what the first pages said
@@ -386,7 +404,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       if (page.posts.length > 0 && oldest < stopAt) break;
       after = page.after;
     }
-    return { kind: 'ok', posts };
+    return { kind: 'ok', posts, pages };
   }
 
   /**
@@ -419,11 +437,11 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
    * and never shown to the pipeline; posts whose author deleted the account lose the author.
    * Posts older than the retention are not stored.
    */
-  private async store(posts: readonly RedditPost[], vanished: readonly string[] = []): Promise<void> {
+  private async store(posts: readonly RedditPost[], vanished: readonly string[] = [], backfill = false): Promise<void> {
     const oldest = this.clock.now().getTime() - this.opts.retentionMs;
     const gone = [...vanished, ...posts.filter((p) => p.gone === 'removed').map((p) => p.id)];
     const keep = posts.filter((p) => p.gone !== 'removed' && p.createdAtMs >= oldest);
-    if (keep.length > 0) await this.ingest.upsertPosts(keep);
+    if (keep.length > 0) await this.ingest.upsertPosts(keep, { backfill });
     if (!this.posts) return;
     if (gone.length > 0) {
       const n = await this.posts.purge(gone);

@@ -1,5 +1,6 @@
 import { resolveRisingParams } from '../detectors';
-import type { PollerTuning, TrendsModuleOptions } from '../trends.options';
+import { DEFAULT_HISTORY_MS, type PollerTuning, type TrendsModuleOptions } from '../trends.options';
+import { LISTING_CAP, PAGE_SIZE } from './plan';
 
 export const DEFAULT_REDDIT_BASE_URL = 'https://www.reddit.com';
 /** Where API calls go under app-only OAuth when the base is Reddit itself. */
@@ -19,6 +20,8 @@ export interface ResolvedPollerOptions extends PollerTuning {
   timeoutMs: number;
   trackedSubreddits: string[];
   retentionMs: number;
+  /** A backfill reads no further back than this: the history the pipeline warms from (historyMs), within the retention. */
+  backfillMs: number;
 }
 
 /** TrendsModuleOptions with every poller and client default filled in. */
@@ -66,6 +69,8 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     silencePosts: t.silencePosts ?? 8,
     silenceMinMs: t.silenceMinMs ?? 5 * pollIntervalMs,
     soloCheckMaxMs: t.soloCheckMaxMs ?? 24 * 3600_000,
+    backfillPages: t.backfillPages ?? LISTING_CAP / PAGE_SIZE,
+    backfillMs: Math.min(o.historyMs ?? DEFAULT_HISTORY_MS, (o.postsRetentionDays ?? 30) * 24 * 3600_000),
   };
 }
 
