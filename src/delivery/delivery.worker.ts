@@ -310,16 +310,23 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     for (const n of destinations.values()) if (n > busiestDestination) busiestDestination = n;
     let busiest = 0;
     for (const n of customers.values()) if (n > busiest) busiest = n;
+    let held = 0;
+    for (const n of customers.values()) held += n;
     const destinationRoom = this.shareCap - busiestDestination;
+    // The reserve: slots past `shareCap` in use go only to customers holding none here (a
+    // customer over its share after the count grew, and the others filling theirs, must not take
+    // the last slots a customer not counted yet needs).
+    const outsideReserve = this.shareCap - held;
     const alone = this.active <= 1 && customers.size <= 1;
     const behind = this.active > 1 && this.reach > this.opts.batchSize;
     if ((this.hot.size === 0 || alone) && busiest < this.share && !behind) {
-      const limit = Math.min(room, destinationRoom, alone ? this.share - busiest : room);
+      const limit = Math.min(room, destinationRoom, outsideReserve, alone ? this.share - busiest : room);
       if (limit > 0) return { limit };
     }
     const allow = new Map<string, number>();
-    for (const [customer, n] of customers) allow.set(customer, Math.max(0, this.share - n));
-    return { limit: destinationRoom > 0 ? Math.min(room, destinationRoom) : room, fair: { share: this.share, allow } };
+    for (const [customer, n] of customers) allow.set(customer, outsideReserve > 0 ? Math.max(0, this.share - n) : 0);
+    const limit = Math.min(room, destinationRoom > 0 ? destinationRoom : room, outsideReserve > 0 ? outsideReserve : room);
+    return { limit, fair: { share: this.share, allow } };
   }
 
   /**
@@ -405,13 +412,22 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Not `free`: a claim in flight reserves every free slot and, at light load, answers nothing;
     // an emit does not wait for it. What a claim answers beyond the slots left is given back at
     // once (see start), so `concurrency` still bounds what this worker holds.
-    // No more than the busiest customer may still take of its share, nor the busiest destination
-    // of `shareCap` (rows past a customer's share go back unstarted, see start).
+    // No more than the busiest customer may still take of its share (at most the share of two
+    // customers: the count cannot know yet of the others in this very emit), nor the busiest
+    // destination of `shareCap`, nor anything of the reserve (see plan; rows past a customer's
+    // share go back unstarted, see start).
     let busiest = 0;
     for (const n of this.byCustomer.values()) if (n > busiest) busiest = n;
     let busiestDestination = 0;
     for (const n of this.byDestination.values()) if (n > busiestDestination) busiestDestination = n;
-    const limit = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size - this.emitReserved, this.share - busiest, this.shareCap - busiestDestination);
+    const share = Math.min(this.share, customerShare(this.opts.concurrency, this.opts.fairReserve, Math.max(2, this.active)));
+    const limit = Math.min(
+      this.opts.batchSize,
+      this.opts.concurrency - this.inflight.size - this.emitReserved,
+      share - busiest,
+      this.shareCap - busiestDestination,
+      this.shareCap - this.heldBy.size - this.emitReserved,
+    );
     if (limit <= 0) return undefined;
     this.reserved += limit;
     this.emitReserved += limit;
