@@ -169,7 +169,9 @@ describe.each(testTargets(['express']))('fair delivery scheduling on %s', (_name
           await sleep(1000 / FLOOD_PER_S);
         }
       });
-      await sleep(3000); // both attackers' attempts hold what they can by now
+      // A full attempt timeout: each attacker's hanging attempts (4.5 a second, 8 s each) now ask for
+      // 36 slots, 72 together, more than the worker has.
+      await sleep(8500);
       const took: number[] = [];
       for (let n = 1; n <= 10; n++) {
         const t0 = Date.now();
