@@ -39,7 +39,7 @@ const BODY_TEMPLATES_MAX = 32;
 const DESTINATION_BUSY_DEFER_MS = 1000;
 // The count of active customers (the share's divisor) is taken again before a claim once it is
 // this old, or this soon once new work arrived since it was taken (see refreshShare).
-const SHARE_COUNT_MS = 250;
+const SHARE_COUNT_MS = 500;
 const SHARE_COUNT_NEW_WORK_MS = 25;
 
 /**
