@@ -113,10 +113,11 @@ export function trendSourceLeaseStoreConformance(f: StoreFixture<TrendSourceLeas
     const other = (await f.ds.getRepository(PostEntity).findOneByOrFail({ id: p('elsewhere') })).subreddit;
     expect(await f.store.postsToReread([other, sub], T0, T0 + 500, 2)).toEqual([p('elsewhere'), p('d')]);
 
-    // Rates: posts since a time per subreddit, with the oldest; subreddits without posts are absent.
+    // Rates: posts since a time per subreddit, with the oldest and newest (the silence check's last
+    // post); subreddits without posts are absent.
     const counts = await f.store.postCounts([sub, other, 'nosuchsub'], T0 + 100);
-    expect(counts.counts.get(sub)).toEqual({ n: 5, oldest: T0 + 100 });
-    expect(counts.counts.get(other)).toEqual({ n: 1, oldest: T0 + 300 });
+    expect(counts.counts.get(sub)).toEqual({ n: 5, oldest: T0 + 100, newest: T0 + 300 });
+    expect(counts.counts.get(other)).toEqual({ n: 1, oldest: T0 + 300, newest: T0 + 300 });
     expect(counts.counts.has('nosuchsub')).toBe(false);
   });
 
