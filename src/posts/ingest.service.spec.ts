@@ -22,6 +22,12 @@ class MemoryPosts {
     }
     return { insertedIds };
   }
+  async findByIds(ids: readonly string[]): Promise<PostEntity[]> {
+    return ids.flatMap((id) => (this.rows.has(id) ? [this.rows.get(id)!] : []));
+  }
+  async purge(ids: readonly string[]): Promise<number> {
+    return ids.filter((id) => this.rows.delete(id)).length;
+  }
 }
 
 const NOW = new Date('2024-05-01T00:00:00.000Z');
@@ -57,6 +63,21 @@ describe('IngestService', () => {
     service = new IngestService(store as unknown as PostStore, { now: () => NOW }, listener);
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('deletes posts removed on Reddit and tells the listener which, as they were stored', async () => {
+    const removed: string[][] = [];
+    const svc = new IngestService(store as unknown as PostStore, { now: () => NOW }, {
+      onPostsUpserted: () => undefined,
+      onPostsRemoved: (posts) => void removed.push(posts.map((p) => `${p.id}:${p.title}`)),
+    });
+    await svc.upsertPosts([parsed('a1'), parsed('a2'), parsed('a3')]);
+    expect(await svc.removePosts(['a1', 'a3', 'never'])).toBe(2);
+    expect(removed).toEqual([['a1:t a1', 'a3:t a3']]);
+    expect([...store.rows.keys()]).toEqual(['a2']);
+    // Nothing stored among them: nothing to tell.
+    expect(await svc.removePosts(['never'])).toBe(0);
+    expect(removed).toHaveLength(1);
+  });
 
   it('ingests NDJSON, counts inserts and updates, reports bad lines and counts per subreddit', async () => {
     const lines = [post('a1'), post('a2', { subreddit: 'r/Deno' }), 'garbage', post('a1', { score: 9 }), { kind: 't1', data: {} }].map((l) => (typeof l === 'string' ? l : JSON.stringify(l)));

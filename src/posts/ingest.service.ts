@@ -9,6 +9,8 @@ import { detectFormat, ParseIssue, ParseOutput, parseJsonDocument, parseNdjsonLi
 /** Told about every batch of posts just stored (the trends pipeline hooks in here). */
 export interface IngestListener {
   onPostsUpserted(posts: readonly PostEntity[], info: IngestedInfo): void | Promise<void>;
+  /** Posts just deleted because Reddit removed them (as they were stored): they stop counting. */
+  onPostsRemoved?(posts: readonly PostEntity[]): void | Promise<void>;
 }
 
 export interface IngestedInfo {
@@ -142,6 +144,19 @@ export class IngestService {
     const { insertedIds } = await this.posts.upsertMany(entities);
     if (this.listener && entities.length > 0) await this.listener.onPostsUpserted(entities, opts.backfill ? { insertedIds, backfillUntil: now } : { insertedIds });
     return { inserted: insertedIds.size, updated: entities.length - insertedIds.size };
+  }
+
+  /**
+   * Deletes posts removed or deleted on Reddit (Reddit's rule: no deleted content is kept) and
+   * tells the listener which, as they were stored, so they stop counting as evidence. Returns how
+   * many were stored.
+   */
+  async removePosts(ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const stored = this.listener?.onPostsRemoved ? await this.posts.findByIds(ids) : [];
+    const n = await this.posts.purge(ids);
+    if (stored.length > 0) await this.listener!.onPostsRemoved!(stored);
+    return n;
   }
 
   /**

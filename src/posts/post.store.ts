@@ -32,6 +32,9 @@ export abstract class PostStore {
   /** Inserts new posts and refreshes the mutable fields of known ones. Returns the ids that were new. */
   abstract upsertMany(posts: readonly PostEntity[]): Promise<{ insertedIds: Set<string> }>;
 
+  /** These posts as stored (those that are). */
+  abstract findByIds(ids: readonly string[]): Promise<PostEntity[]>;
+
   /** Deletes these posts (removed or deleted on Reddit). Returns how many were stored. */
   abstract purge(ids: readonly string[]): Promise<number>;
 

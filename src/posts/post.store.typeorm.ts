@@ -1,6 +1,6 @@
 import { DELETED_AUTHOR } from './reddit-parse';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, MoreThanOrEqual, SelectQueryBuilder } from 'typeorm';
+import { DataSource, In, MoreThanOrEqual, SelectQueryBuilder } from 'typeorm';
 import type { CursorPosition } from '../pagination/cursor-codec';
 import type { PageRequest } from '../pagination/page';
 import { PostEntity } from './post.entity';
@@ -135,6 +135,12 @@ export abstract class TypeOrmPostStore extends PostStore {
       await this.ds.query(`INSERT INTO posts (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')} ON CONFLICT (id) DO UPDATE SET ${set}`, values);
     }
     return { insertedIds };
+  }
+
+  async findByIds(ids: readonly string[]): Promise<PostEntity[]> {
+    const out: PostEntity[] = [];
+    for (let i = 0; i < ids.length; i += UPSERT_CHUNK) out.push(...(await this.ds.getRepository(PostEntity).findBy({ id: In(ids.slice(i, i + UPSERT_CHUNK)) })));
+    return out;
   }
 
   async purge(ids: readonly string[]): Promise<number> {

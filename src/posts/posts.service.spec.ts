@@ -30,6 +30,9 @@ class FakePostStore extends PostStore {
   async upsertMany(): Promise<never> {
     throw new Error('not used by PostsService');
   }
+  async findByIds(): Promise<never> {
+    throw new Error('not used by PostsService');
+  }
   async purge(): Promise<never> {
     throw new Error('not used by PostsService');
   }

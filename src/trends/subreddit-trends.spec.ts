@@ -118,6 +118,53 @@ describe('SubredditTrends spam', () => {
   });
 });
 
+describe('SubredditTrends.forget (posts removed on Reddit)', () => {
+  const news = (k: number) => `quantum breakthrough announced ${['today', 'in labs', 'by physicists', 'finally'][k % 4]} ${k}`;
+
+  /** 400 steady buckets, then `burst` posts in one bucket, observed but not yet closed. */
+  function steadyThenBurst(st: SubredditTrends, burst: number): { spike: ObservedPost[]; at: number } {
+    let n = 0;
+    for (let b = 0; b < 400; b++) {
+      const posts = Array.from({ length: 4 }, (_, k) => post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
+      st.observe(posts, new Set(posts.map((p) => p.id)), T0 + (b + 1) * 5 * MIN);
+      st.advance();
+    }
+    const at = T0 + 400 * 5 * MIN;
+    const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, news(k), `reader${k}`));
+    st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN);
+    return { spike, at };
+  }
+
+  it('takes removed posts out of their open buckets: a burst removed before its bucket closes fires nothing', () => {
+    const st = new SubredditTrends('t');
+    const { spike, at } = steadyThenBurst(st, 250);
+    expect(st.forget(spike)).toBe(250);
+    expect(st.advance(at + 40 * MIN).filter((d) => d.kind !== 'trends.rising')).toEqual([]);
+    // The same burst kept fires both (the control).
+    const kept = new SubredditTrends('t');
+    const k = steadyThenBurst(kept, 250);
+    expect(kept.advance(k.at + 40 * MIN).map((d) => d.kind)).toEqual(expect.arrayContaining(['trends.surge', 'trends.velocity']));
+  });
+
+  it('takes them out of closed surge buckets within the window, once per source, and not twice', () => {
+    const st = new SubredditTrends('t');
+    const { spike, at } = steadyThenBurst(st, 250);
+    st.advance(at + 40 * MIN);
+    // Two posts of one author in one bucket are one source: the bucket drops by one when both are gone.
+    expect(st.forget(spike.slice(0, 10))).toBe(10);
+    expect(st.forget(spike.slice(0, 10))).toBe(0);
+    const twin = { ...spike[10], id: 'twin' };
+    expect(st.forget([twin])).toBe(0); // never counted
+  });
+
+  it('leaves buckets that have left the longest window alone', () => {
+    const st = new SubredditTrends('t');
+    const { spike, at } = steadyThenBurst(st, 250);
+    st.advance(at + 5 * 3600_000);
+    expect(st.forget(spike)).toBe(0);
+  });
+});
+
 describe('SubredditTrends', () => {
   it('stays quiet on a steady subreddit and fires surge and velocity on a burst', () => {
     const quiet = feed(new SubredditTrends('t'), 400, 4);

@@ -3,6 +3,7 @@ import {
   createRisingState,
   createSurgeState,
   createVelocityState,
+  forgetSurgeSource,
   observeRising,
   observeSurgeBucket,
   observeVelocityPosts,
@@ -69,6 +70,16 @@ export class BucketWindow<T> {
     return true;
   }
 
+  /** Takes out of its open bucket the first item `match` accepts; false when its bucket is closed or it is not there. */
+  remove(createdAtMs: number, match: (item: T) => boolean): boolean {
+    const start = createdAtMs - (((createdAtMs % this.bucketMs) + this.bucketMs) % this.bucketMs);
+    const items = this.open.get(start);
+    const i = items ? items.findIndex(match) : -1;
+    if (i === -1) return false;
+    items!.splice(i, 1);
+    return true;
+  }
+
   /** Closes every bucket that ended at least `latenessMs` before `watermarkMs`, oldest first, gaps included. */
   *advance(watermarkMs: number): Generator<{ bucketStart: number; items: T[] }> {
     while (this.nextToClose !== null && this.nextToClose + this.bucketMs + this.latenessMs <= watermarkMs) {
@@ -83,15 +94,20 @@ export class BucketWindow<T> {
 
 /** A post as the surge window keeps it: who stands behind it (sources.ts) and its known author. */
 interface SurgeItem {
+  id: string;
   source: string;
   author: string | null;
 }
 
-/** A closed surge bucket's sources (posts each) and known authors, kept to judge the window of a surge that fires. */
+/**
+ * A closed surge bucket's sources (posts each) and known authors, kept to judge the window of a
+ * surge that fires, and the source of each post it counted (to forget one removed on Reddit).
+ */
 interface SurgeBucketSources {
   bucketStart: number;
   sources: Map<string, number>;
   authors: Set<string>;
+  posts: Map<string, string>;
 }
 
 /**
@@ -150,7 +166,7 @@ export class SubredditTrends {
     for (const p of posts) {
       if (newIds.has(p.id)) {
         const source = postSource(p);
-        this.surgeWindow.add(p.createdAtMs, { source, author: knownAuthor(p.author) });
+        this.surgeWindow.add(p.createdAtMs, { id: p.id, source, author: knownAuthor(p.author) });
         this.velocityWindow.add(p.createdAtMs, { id: p.id, title: p.title, selftext: p.selftext, permalink: p.permalink, author: p.author, source });
         if (p.createdAtMs > this.maxCreatedAtMs) this.maxCreatedAtMs = p.createdAtMs;
       }
@@ -182,6 +198,40 @@ export class SubredditTrends {
   }
 
   /**
+   * Posts removed or deleted on Reddit stop counting as evidence: taken out of their open buckets
+   * (surge and velocity), and out of surge's closed buckets while they are within its longest
+   * window (the bucket's count drops once the source had no other post in it; distinct_authors
+   * and the spam gate no longer see the source there). What the baselines already learnt from
+   * them stays, and a closed velocity bucket keeps them (its keyword counts are folded in).
+   * Returns how many of them counted in a surge bucket still open or within the window.
+   */
+  forget(posts: readonly ObservedPost[]): number {
+    let n = 0;
+    for (const p of posts) {
+      this.velocityWindow.remove(p.createdAtMs, (it) => it.id === p.id);
+      if (this.surgeWindow.remove(p.createdAtMs, (it) => it.id === p.id)) {
+        n++;
+        continue;
+      }
+      const start = p.createdAtMs - (((p.createdAtMs % this.surgeWindow.bucketMs) + this.surgeWindow.bucketMs) % this.surgeWindow.bucketMs);
+      const closed = this.surgeHistory.find((h) => h.bucketStart === start);
+      const source = closed?.posts.get(p.id);
+      if (closed === undefined || source === undefined) continue; // not counted there (late, or never seen here)
+      closed.posts.delete(p.id);
+      const left = closed.sources.get(source) ?? 1;
+      if (left > 1) {
+        closed.sources.set(source, left - 1);
+        continue;
+      }
+      closed.sources.delete(source);
+      // A known author is its own source (sources.ts): none of theirs is left in the bucket.
+      if (source.startsWith('u/')) closed.authors.delete(source.slice(2));
+      if (forgetSurgeSource(this.surge, start)) n++;
+    }
+    return n;
+  }
+
+  /**
    * Closes the buckets the watermark has passed and runs the bucket detectors over them. The
    * watermark is the newest post's creation time (replays of files) or, for a live poller,
    * the poll time — a quiet subreddit's buckets must close too.
@@ -192,11 +242,13 @@ export class SubredditTrends {
     for (const b of this.surgeWindow.advance(wm)) {
       const sources = new Map<string, number>();
       const authors = new Set<string>();
+      const posts = new Map<string, string>();
       for (const it of b.items) {
         sources.set(it.source, (sources.get(it.source) ?? 0) + 1);
         if (it.author !== null) authors.add(it.author);
+        posts.set(it.id, it.source);
       }
-      if (b.items.length > 0) this.surgeHistory.push({ bucketStart: b.bucketStart, sources, authors });
+      if (b.items.length > 0) this.surgeHistory.push({ bucketStart: b.bucketStart, sources, authors, posts });
       while (this.surgeHistory.length > 0 && this.surgeHistory[0].bucketStart < b.bucketStart - SURGE_SOURCES_HISTORY_MS) this.surgeHistory.shift();
       const d = observeSurgeBucket(this.surge, b.bucketStart, sources.size);
       if (d && d.bucketEnd > this.silentUntilMs) {

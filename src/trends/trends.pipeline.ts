@@ -93,6 +93,17 @@ export class TrendsPipeline implements IngestListener {
     }
   }
 
+  /**
+   * Posts removed on Reddit stop counting (SubredditTrends.forget), in the subreddits whose
+   * detectors this process holds; one it does not hold warms up later from what is still stored.
+   */
+  async onPostsRemoved(posts: readonly PostEntity[]): Promise<void> {
+    for (const p of posts) {
+      const st = this.subs.get(p.subreddit);
+      if (st) (await st).forget([observedPost(p)]);
+    }
+  }
+
   /** Processing-time watermark for live polling: closes the buckets of a quiet subreddit too. */
   async tick(subreddit: string, now: Date = this.clock.now()): Promise<number> {
     const st = await this.state(subreddit);

@@ -8,7 +8,7 @@ export {
   resolveVelocityParams,
 } from './params';
 export type { RisingParams, SurgeParams, VelocityParams } from './params';
-export { bucketStartOf, createSurgeState, fillSurgeGaps, hourOfWeek, observeSurgeBucket } from './surge';
+export { bucketStartOf, createSurgeState, fillSurgeGaps, forgetSurgeSource, hourOfWeek, observeSurgeBucket } from './surge';
 export type { SurgeState } from './surge';
 export { binomialDeviance, createVelocityState, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';
 export { KeywordTable } from './hash-tables';

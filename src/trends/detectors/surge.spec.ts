@@ -1,6 +1,6 @@
 import { DEFAULT_SURGE_PARAMS } from './params';
 import type { SurgeDetection } from '../../events/kinds/surge';
-import { createSurgeState, fillSurgeGaps, hourOfDay, hourOfWeek, observeSurgeBucket, SurgeState } from './surge';
+import { createSurgeState, fillSurgeGaps, forgetSurgeSource, hourOfDay, hourOfWeek, observeSurgeBucket, SurgeState } from './surge';
 import { mulberry32 as rng } from '../../common/prng';
 import { poisson as knuthPoisson } from '../../../test/support/random';
 
@@ -32,6 +32,23 @@ function poissonSeries(seed: number, n: number, mean: (i: number) => number): nu
   const r = rng(seed);
   return Array.from({ length: n }, (_, i) => poisson(r, mean(i)));
 }
+
+describe('forgetSurgeSource', () => {
+  it("lowers a folded bucket's count in the windows' ring, only while the bucket is in it", () => {
+    const s = createSurgeState();
+    const b = s.params.bucketMs;
+    const t0 = Date.UTC(2026, 0, 5);
+    for (let i = 0; i < 10; i++) observeSurgeBucket(s, t0 + i * b, i === 7 ? 30 : 4);
+    const slot = (back: number) => s.ringCount[(s.ringPos - 1 - back + s.ringCount.length) % s.ringCount.length];
+    expect(slot(2)).toBe(30);
+    expect(forgetSurgeSource(s, t0 + 7 * b + 1000)).toBe(true); // any time inside the bucket
+    expect(slot(2)).toBe(29);
+    expect(forgetSurgeSource(s, t0 + 10 * b)).toBe(false); // not folded in yet
+    expect(forgetSurgeSource(s, t0 - b)).toBe(false); // before the first
+    for (let i = 10; i < 10 + s.ringCount.length; i++) observeSurgeBucket(s, t0 + i * b, 4);
+    expect(forgetSurgeSource(s, t0 + 7 * b)).toBe(false); // left the ring
+  });
+});
 
 describe('trends.surge detector', () => {
   it('stays silent on a quiet Poisson series with a daily cycle', () => {

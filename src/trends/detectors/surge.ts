@@ -180,6 +180,24 @@ export function observeSurgeBucket(state: SurgeState, bucketStartMs: number, cou
   return update(state, start, count, true);
 }
 
+/**
+ * A source counted in a bucket already folded in no longer counts there (its only post in that
+ * bucket was removed on Reddit): the bucket's count in the windows' ring drops by one, so the
+ * windows scored from now on leave it out. The level and scales it already moved keep what they
+ * learnt. False when the bucket has left the ring (older than the longest window) or was never in it.
+ */
+export function forgetSurgeSource(state: SurgeState, bucketStartMs: number): boolean {
+  const last = state.lastBucketStart;
+  if (last === null) return false;
+  const back = Math.round((last - bucketStartOf(bucketStartMs, state.params.bucketMs)) / state.params.bucketMs);
+  if (back < 0 || back >= state.ringFilled) return false;
+  const cap = state.ringCount.length;
+  const idx = (state.ringPos - 1 - back + cap) % cap;
+  if (state.ringCount[idx] <= 0) return false;
+  state.ringCount[idx] -= 1;
+  return true;
+}
+
 function resetLevels(state: SurgeState): void {
   state.observed = 0;
   state.level = 0;

@@ -444,7 +444,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     if (keep.length > 0) await this.ingest.upsertPosts(keep, { backfill });
     if (!this.posts) return;
     if (gone.length > 0) {
-      const n = await this.posts.purge(gone);
+      const n = await this.ingest.removePosts(gone);
       if (n > 0) this.logger.log(`purged ${n} posts removed or deleted on Reddit`);
     }
     const anonymous = keep.filter((p) => p.gone === 'author_deleted').map((p) => p.id);
