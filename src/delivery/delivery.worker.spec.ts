@@ -7,12 +7,12 @@ import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker
 import type { DestinationCircuitStore } from './circuit/destination-circuit.store';
 import { InMemoryCircuitStore } from './circuit/in-memory-circuit.store.fake';
 import { DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
-import { customerShare, DeliveryWorker, WORKER_LOST } from './delivery.worker';
+import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
 import * as payload from './payload';
 import type { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
 import { webhookSecretPlace } from './webhook.entity';
-import type { ActiveCustomers, AttemptRecord, ClaimedWork, ClaimRequest, FairClaim, RecordInput } from './queue/types';
+import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DeliveryTransport, SendOutcome, TransportRequest } from './transport/delivery-transport';
 
 /** A clock that moves only when a test says so. */
@@ -44,10 +44,7 @@ function work(n: number, over: Partial<ClaimedWork> = {}): ClaimedWork {
 class FakeQueue {
   due: ClaimedWork[] = [];
   deleted = new Set<string>();
-  claims: { owner: string; now: Date; leaseUntil: Date; limit: number; fair?: FairClaim }[] = [];
-  /** Rows leased and not yet recorded or released, by id: their customers count as active. */
-  leased = new Map<string, string>();
-  counts = 0;
+  claims: { owner: string; now: Date; leaseUntil: Date; limit: number; skip?: readonly string[] }[] = [];
   batches: RecordInput[][] = [];
   outcomeClaims: (ClaimRequest | undefined)[] = [];
   logged: { deliveryId: string; attempt: AttemptRecord['attempt'] }[] = [];
@@ -59,51 +56,31 @@ class FakeQueue {
   /** Which call leased each delivery. */
   leasedBy = new Map<string, 'claimDue' | 'recordAttempts'>();
 
-  /** Due order, or (fair) rank by rank within each customer's allowance, as the real queues claim. */
-  private take(limit: number, by: 'claimDue' | 'recordAttempts', fair?: FairClaim): ClaimedWork[] {
-    let picked: ClaimedWork[];
-    if (!fair) picked = this.due.slice(0, limit);
-    else {
-      const rank = new Map<string, number>();
-      const ranked = this.due.map((d, i) => {
-        const c = d.webhook?.customerId ?? '';
-        const rn = (rank.get(c) ?? 0) + 1;
-        rank.set(c, rn);
-        return { d, i, rn, ok: rn <= (fair.allow.get(c) ?? fair.share) };
-      });
-      picked = ranked.filter((r) => r.ok).sort((a, b) => a.rn - b.rn || a.i - b.i).slice(0, limit).map((r) => r.d);
-    }
-    const taken = new Set(picked);
-    this.due = this.due.filter((d) => !taken.has(d));
-    for (const d of picked) {
-      this.leasedBy.set(d.id, by);
-      this.leased.set(d.id, d.webhook?.customerId ?? '');
-    }
-    return picked;
-  }
-
-  async activeCustomers(): Promise<ActiveCustomers> {
-    this.counts++;
-    const firsts = new Map<string, number>();
-    this.due.forEach((d, i) => firsts.has(d.webhook?.customerId ?? '') || firsts.set(d.webhook?.customerId ?? '', i + 1));
-    return { active: new Set([...firsts.keys(), ...this.leased.values()]).size, reach: Math.max(0, ...firsts.values()) };
+  private take(limit: number, by: 'claimDue' | 'recordAttempts', skip: readonly string[] = []): ClaimedWork[] {
+    const taken: ClaimedWork[] = [];
+    this.due = this.due.filter((d) => {
+      if (taken.length >= limit || skip.includes(d.webhook?.customerId ?? '')) return true;
+      taken.push(d);
+      return false;
+    });
+    for (const d of taken) this.leasedBy.set(d.id, by);
+    return taken;
   }
 
   /** When set, claimDue waits for it before taking its rows. */
   holdClaims?: Promise<void>;
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, fair?: FairClaim): Promise<ClaimedWork[]> {
-    this.claims.push({ owner, now, leaseUntil, limit, ...(fair ? { fair } : {}) });
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skip?: readonly string[]): Promise<ClaimedWork[]> {
+    this.claims.push({ owner, now, leaseUntil, limit, ...(skip ? { skip } : {}) });
     await this.holdClaims;
-    return this.take(limit, 'claimDue', fair);
+    return this.take(limit, 'claimDue', skip);
   }
 
   async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<{ held: boolean[]; claimed: ClaimedWork[] }> {
     this.batches.push(inputs);
     this.outcomeClaims.push(claim);
     await this.holdRecords;
-    for (const it of inputs) this.leased.delete(it.d.id);
-    return { held: inputs.map(() => true), claimed: claim ? this.take(claim.limit, 'recordAttempts', claim.fair) : [] };
+    return { held: inputs.map(() => true), claimed: claim ? this.take(claim.limit, 'recordAttempts') : [] };
   }
 
   renewals: { owner: string; ids: string[]; leaseUntil: Date }[] = [];
@@ -138,7 +115,6 @@ class FakeQueue {
   async releaseLeases(_owner: string, ids: string[], _now: Date, what: 'unstarted' | 'in_flight', dueAt?: Date): Promise<void> {
     this.released.push({ ids, what });
     if (dueAt) for (const id of ids) this.dueAt.set(id, dueAt);
-    for (const id of ids) this.leased.delete(id);
     this.calls.push(`release:${what}`);
   }
 
@@ -274,85 +250,24 @@ describe('DeliveryWorker', () => {
     };
     const sendingFor = () => transport.sent.map((r) => r.destination.customerId);
 
-    const count = (c: string) => sendingFor().filter((x) => x === c).length;
-
-    it('divides the slots outside the reserve between the active customers, never below the reserve nor above concurrency - fairReserve', () => {
-      expect([0, 1, 2, 3, 4, 7, 8, 50].map((n) => customerShare(64, 8, n))).toEqual([56, 56, 28, 19, 14, 8, 8, 8]);
-      expect([1, 2, 3, 100].map((n) => customerShare(8, 2, n))).toEqual([6, 3, 2, 2]);
-      // Without a reserve: the whole concurrency alone, down to one slot each.
-      expect([1, 2, 64, 100].map((n) => customerShare(64, 0, n))).toEqual([64, 32, 1, 1]);
-    });
-
-    it('two customers whose attempts hang hold a third of the slots each: the third customer is sent at once, the reserve stays free', async () => {
-      queue.due = [
-        ...Array.from({ length: 100 }, (_, i) => of(i, 'cus_a', `a${i}.test`)),
-        ...Array.from({ length: 100 }, (_, i) => of(200 + i, 'cus_b', `b${i}.test`)),
-        of(400, 'cus_v', 'v.test'),
-      ];
-      transport.hold = true;
-      const w = worker({ concurrency: 64, batchSize: 64, fairReserve: 8 });
-      await run(w);
-      await until(() => sendingFor().includes('cus_v'), "the third customer's delivery sent");
-      await new Promise((r) => setTimeout(r, 20));
-      // Counted before the first claim: three active customers, a share of 19 each.
-      expect(queue.counts).toBe(1);
-      expect([count('cus_a'), count('cus_b'), count('cus_v')]).toEqual([19, 19, 1]);
-      expect(queue.claims[0].fair).toEqual({ share: 19, allow: new Map() });
-      expect(queue.released).toEqual([]);
-      // A's attempts ending do not give A more: its share is taken, the freed slots go to B's backlog only within B's share.
-      transport.release(delivered(), 5);
-      await until(() => queue.records.length === 5, 'five outcomes');
-      await new Promise((r) => setTimeout(r, 20));
-      expect(count('cus_a')).toBeLessThanOrEqual(19 + 5);
-      expect(transport.waiting).toBeLessThanOrEqual(19 + 19 + 1);
-    });
-
-    it('claims round-robin when one customer has a backlog ahead of another: the one row goes in the first claim', async () => {
-      queue.due = [...Array.from({ length: 30 }, (_, i) => of(i, 'cus_a', `a${i}.test`)), of(100, 'cus_b', 'b.test')];
+    it('keeps a reserve of slots for other customers while one customer holds its share with attempts that hang', async () => {
+      // Customer A's 20 deliveries are due first and every attempt hangs; B's two come after them.
+      queue.due = [...Array.from({ length: 20 }, (_, i) => of(i, 'cus_a', `a${i}.test`)), of(100, 'cus_b', 'b.test'), of(101, 'cus_b', 'b.test')];
       transport.hold = true;
       const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 });
       await run(w);
-      await until(() => sendingFor().includes('cus_b'), "B's delivery sent");
-      expect(queue.claims).toHaveLength(1);
-      expect(transport.sent.findIndex((r) => r.destination.customerId === 'cus_b')).toBeLessThan(2);
-      // Two customers active: A holds its share of 3 (of the 6 outside the reserve).
-      await new Promise((r) => setTimeout(r, 20));
-      expect(count('cus_a')).toBe(3);
-    });
-
-    it('keeps the plain claim (no per-row ranking) when the due rows of several customers interleave and none is at its share', async () => {
-      queue.due = Array.from({ length: 40 }, (_, i) => of(i, `cus_${i % 4}`, `h${i}.test`));
-      const w = worker({ concurrency: 64, batchSize: 64, fairReserve: 8 });
-      await run(w);
-      await until(() => queue.records.length === 40, 'every delivery recorded');
-      expect(queue.claims.every((c) => c.fair === undefined)).toBe(true);
-      expect(queue.outcomeClaims.every((c) => c?.fair === undefined)).toBe(true);
+      await until(() => transport.waiting === 8, 'eight sends');
+      expect(sendingFor().filter((c) => c === 'cus_a')).toHaveLength(6);
+      expect(sendingFor().filter((c) => c === 'cus_b')).toHaveLength(2);
+      // The claim for the reserve passed over A's rows, and asked the database for no more of them.
+      expect(queue.claims.map((c) => [c.limit, c.skip ?? []])).toEqual([
+        [6, []],
+        [2, ['cus_a']],
+      ]);
       expect(queue.released).toEqual([]);
     });
 
-    it('shrinks a customer’s share when others become active: it keeps what it holds, gets nothing more, the others get the freed slots', async () => {
-      queue.due = Array.from({ length: 80 }, (_, i) => of(i, 'cus_a', `a${i}.test`));
-      transport.hold = true;
-      const w = worker({ concurrency: 64, batchSize: 64, fairReserve: 8 });
-      await run(w);
-      await until(() => transport.waiting === 56, 'A alone at its share');
-      queue.due.push(...Array.from({ length: 30 }, (_, i) => of(200 + i, 'cus_b', `b${i}.test`)), ...Array.from({ length: 30 }, (_, i) => of(300 + i, 'cus_c', `c${i}.test`)));
-      clock.at = new Date(clock.at.getTime() + 100);
-      (w as unknown as { wakeForNewWork(): void }).wakeForNewWork();
-      await until(() => transport.waiting === 64, 'the reserve to B and C');
-      expect([count('cus_b'), count('cus_c')]).toEqual([4, 4]);
-      // Twenty of A's attempts end: with three customers active A's share is 19, so the slots go to B and C.
-      transport.release(delivered(), 20);
-      // Their outcome write claims for B and C, up to what is outside the reserve (56 held): the
-      // reserve stays for a customer holding nothing here.
-      await until(() => transport.waiting === 56, 'freed slots refilled');
-      await new Promise((r) => setTimeout(r, 30));
-      expect(transport.waiting).toBe(56);
-      expect(count('cus_a')).toBe(56); // sent so far: none more since the others came
-      expect([count('cus_b'), count('cus_c')]).toEqual([10, 10]);
-    });
-
-    it('keeps a reserve of slots for other customers while one customer alone holds its share with attempts that hang', async () => {
+    it('gives a new delivery of another customer a reserved slot at once, without waiting for a hanging attempt', async () => {
       queue.due = Array.from({ length: 20 }, (_, i) => of(i, 'cus_a', `a${i}.test`));
       transport.hold = true;
       const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 });
@@ -360,29 +275,22 @@ describe('DeliveryWorker', () => {
       await until(() => transport.waiting === 6, 'six of A');
       await new Promise((r) => setTimeout(r, 20));
       expect(transport.waiting).toBe(6); // A never gets the reserve, even with nobody else due
-      // A plain claim at A's share, then one fair claim passing over A found nothing: no more claims until new work.
-      expect(queue.claims.map((c) => [c.limit, c.fair ? [...c.fair.allow] : 'plain'])).toEqual([
-        [6, 'plain'],
-        [2, [['cus_a', 0]]],
-      ]);
       const claims = queue.claims.length;
+      // Nothing else was due: A's attempts ending does not make the worker look past A again and again.
       transport.release(delivered(), 1);
       await until(() => transport.waiting === 6, 'the freed slot refilled with A');
-      await new Promise((r) => setTimeout(r, 20));
-      expect(queue.claims.length).toBe(claims); // refilled by the outcome write's own claim
-      expect(queue.outcomeClaims.map((c) => [c?.limit, c?.fair])).toEqual([[1, undefined]]);
+      expect(queue.claims.slice(claims).every((c) => c.skip === undefined)).toBe(true);
 
       queue.due.unshift(of(100, 'cus_b', 'b.test'));
-      clock.at = new Date(clock.at.getTime() + 100);
       // What an emit's wake-up (or the poll) does.
       (w as unknown as { wakeForNewWork(): void }).wakeForNewWork();
       await until(() => sendingFor().includes('cus_b'), "B's delivery sent");
       expect(transport.waiting).toBe(7);
     });
 
-    it('holds one destination to concurrency - fairReserve slots, whoever its customers, and puts its other deliveries off', async () => {
-      // Eight customers sending to the same host, one row each: together they stay within its share.
-      queue.due = [...Array.from({ length: 8 }, (_, i) => of(i, `cus_s${i}`, 'shared.test')), of(100, 'cus_b', 'b.test')];
+    it('holds one destination to the share of slots, whoever its customers, and puts its other deliveries off', async () => {
+      // Two customers sending to the same host: together they stay within the share.
+      queue.due = [...Array.from({ length: 4 }, (_, i) => of(i, 'cus_a', 'shared.test')), ...Array.from({ length: 4 }, (_, i) => of(10 + i, 'cus_c', 'shared.test')), of(100, 'cus_b', 'b.test')];
       transport.hold = true;
       const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 });
       await run(w);
@@ -481,15 +389,14 @@ describe('DeliveryWorker', () => {
       await run(w);
       await until(() => queue.claims.length === 1, 'the first claim in flight');
       const lease = w.leaseForEmit()!;
-      // At most the share of one customer of two: the count cannot know yet whose deliveries the emit makes.
-      expect(lease).toEqual({ owner: w.owner, now: clock.at, leaseUntil: new Date(clock.at.getTime() + 30_000), limit: 1 });
-      w.adopt(lease, [work(1)]);
-      await until(() => transport.waiting === 1, 'the emit’s delivery sent without a claim');
-      // The claim that was in flight finds two more rows: one slot is left, so the other goes back.
+      expect(lease).toEqual({ owner: w.owner, now: clock.at, leaseUntil: new Date(clock.at.getTime() + 30_000), limit: 2 });
+      w.adopt(lease, [work(1), work(2)]);
+      await until(() => transport.waiting === 2, 'the emit’s two deliveries sent without a claim');
+      // The claim that was in flight finds two more rows: no slot is left, so they go back.
       queue.due = [work(3), work(4)];
       answerClaims();
       await until(() => queue.released.length === 1, 'the excess released');
-      expect(queue.released).toEqual([{ ids: [work(4).id], what: 'unstarted' }]);
+      expect(queue.released).toEqual([{ ids: [work(3).id, work(4).id], what: 'unstarted' }]);
       expect(transport.maxInFlight).toBe(2);
       expect(w.inFlight).toBe(2);
     });

@@ -14,7 +14,7 @@ import { GroupBatcher } from './group-batcher';
 import { deliveryBodyTemplate } from './payload';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
-import type { AttemptRecord, ClaimedWork, ClaimRequest, FairClaim, RecordInput } from './queue/types';
+import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { DeliveryTransport, SendFailure, SendOutcome } from './transport/delivery-transport';
 import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
@@ -41,25 +41,6 @@ const GATHER_OUTCOMES_MS = 2;
 const BODY_TEMPLATES_MAX = 32;
 // How long deliveries to a destination already at its share of the slots are put off (see start).
 const DESTINATION_BUSY_DEFER_MS = 1000;
-// The count of active customers (the share's divisor) is taken again before a claim once it is
-// this old, or this soon once new work arrived since it was taken (see refreshShare).
-const SHARE_COUNT_MS = 500;
-const SHARE_COUNT_NEW_WORK_MS = 25;
-
-/**
- * Slots of a worker one customer may hold while `active` customers have deliveries due or being
- * sent (counted in the database, so every worker divides by the same number): the slots outside
- * the reserve divided between them, rounded up, never below the reserve itself (one slot when
- * there is none) and never above `concurrency - fairReserve`. Dividing what is outside the reserve
- * keeps the reserve free for a customer not counted yet, up to `(concurrency - fairReserve) /
- * fairReserve` customers at their share (7 with the defaults); the floor keeps a claim from being
- * cut into slivers when many healthy customers are due at once (a fan-out over 50 customers).
- */
-export function customerShare(concurrency: number, fairReserve: number, active: number): number {
-  const cap = concurrency - fairReserve;
-  if (active <= 1) return cap;
-  return Math.min(cap, Math.max(1, fairReserve, Math.ceil(cap / active)));
-}
 
 /** An event's body template, and the stored row it was built from. */
 interface BodyTemplate {
@@ -144,37 +125,18 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * number of them. Slots held per customer and per destination, and each attempt's pair.
    */
   private readonly shareCap: number;
-  /**
-   * A customer's share of the slots now (customerShare): `shareCap` alone in the queue, less as
-   * more customers are active. `active` and `reach` are the queue's last count (ActiveCustomers),
-   * taken at `countedAt` (clock ms) and after `countedWork` wake-ups.
-   */
-  private share: number;
-  private active = 0;
-  private reach = 0;
-  private countedAt = -Infinity;
-  private countedWork = -1;
-  private counting?: Promise<void>;
-  /**
-   * Customers that reached their share since the last count: while any is, claims are fair
-   * (FairClaim), passing over those at their share, so one of them oscillating around it does not
-   * get a plain claim's rows and give them back. `fairFoundNone` is `newWork` when a fair claim
-   * found fewer rows than it asked for: it runs again only after new work (the slots a customer's
-   * ending attempts free are claimed for by their outcome write, see writeOutcomes).
-   */
-  private readonly hot = new Set<string>();
-  private fairFoundNone = -1;
   private readonly byCustomer = new Map<string, number>();
   private readonly byDestination = new Map<string, number>();
   private readonly heldBy = new Map<string, { customer: string; destination: string }>();
   /**
-   * Wake-ups from the queue and polls so far. A fair claim reads past the backlog of the customers
-   * it passes over (up to CLAIM_SKIP_WINDOW rows), so after one that found nothing more it runs
-   * again only after new work may have arrived (or the share grew), not each
-   * time one of their attempts ends. A count, not a flag: a wake-up that arrives while such a
-   * claim is in flight is not lost when it answers.
+   * Wake-ups from the queue and polls so far (`newWork`), and the count as it was when a claim
+   * passing over the customers at their share last found nothing more (`skipFoundNone`): such a
+   * claim reads past those customers' backlog (up to CLAIM_SKIP_WINDOW rows), so it runs again
+   * only after new work may have arrived, not each time one of their attempts ends. A count, not
+   * a flag: a wake-up that arrives while such a claim is in flight is not lost when it answers.
    */
   private newWork = 0;
+  private skipFoundNone = -1;
   /** Deliveries a circuit puts off, given back together (uncharged, pending until their circuit's time). */
   private readonly deferrals = new GroupBatcher<{ id: string; until: Date }, void>((items) => this.releaseDeferred(items));
 
@@ -193,7 +155,6 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.minClaim = Math.max(1, Math.min(this.opts.batchSize, Math.floor(this.opts.concurrency / 4)));
     this.gatherOutcomes = Math.max(1, Math.floor(this.opts.concurrency / 2));
     this.shareCap = this.opts.concurrency - this.opts.fairReserve;
-    this.share = this.shareCap;
     this.policy = new RetryPolicy({ scheduleSeconds: options.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_S, random: options.random });
   }
 
@@ -253,72 +214,20 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Takes the queue's count of active customers again (ActiveCustomers) when it is older than
-   * SHARE_COUNT_MS, or than SHARE_COUNT_NEW_WORK_MS with new work since: a burst from several
-   * customers is divided between them from its first claim. One bounded read, never two at once;
-   * a failed count keeps the last one. A share that grew wakes the worker for the slots it frees.
+   * How many more slots the busiest customer or destination may take: a claim for no more than
+   * this never takes anyone past `shareCap`, without knowing whose rows it will find.
    */
-  private refreshShare(): Promise<void> {
-    if (this.counting) return this.counting;
-    const now = this.clock.now().getTime();
-    const age = now - this.countedAt;
-    if (age < SHARE_COUNT_MS && (this.countedWork === this.newWork || age < SHARE_COUNT_NEW_WORK_MS)) return Promise.resolve();
-    const work = this.newWork;
-    this.counting = this.repo
-      .activeCustomers(new Date(now))
-      .then(
-        ({ active, reach }) => {
-          this.countedAt = now;
-          this.countedWork = work;
-          this.active = Math.max(active, this.byCustomer.size);
-          this.reach = reach;
-          const before = this.share;
-          this.share = customerShare(this.opts.concurrency, this.opts.fairReserve, this.active);
-          this.hot.clear();
-          for (const [customer, n] of this.byCustomer) if (n >= this.share) this.hot.add(customer);
-          // A larger share: customers passed over may take more (as new work would let them).
-          if (this.share > before) this.wakeForNewWork();
-        },
-        (err) => this.logger.warn(`counting the queue's active customers failed: ${(err as Error).message}`),
-      )
-      .finally(() => (this.counting = undefined));
-    return this.counting;
+  private get headroom(): number {
+    let most = 0;
+    for (const n of this.byCustomer.values()) if (n > most) most = n;
+    for (const n of this.byDestination.values()) if (n > most) most = n;
+    return this.shareCap - most;
   }
 
-  /**
-   * What the next claim may take, for `room` slots, with `customers` and `destinations` holding
-   * what they hold: no customer past its share, no destination past `shareCap`, customers served
-   * round-robin when several are due.
-   * - The plain claim (due order, no per-row work) when nobody is at its share (nor was since the
-   *   last count, `hot`, unless one customer is alone) and due order reaches every due customer
-   *   within one claim (`reach`): its size bounded by the busiest destination's room, and the
-   *   busiest customer's when it is alone in the queue (then exact, nothing given back). Several
-   *   customers' rows that a plain claim takes past one's share go back unstarted (start), and
-   *   mark it hot.
-   * - Otherwise the fair claim, round-robin, each customer held to what its share leaves it.
-   */
-  private plan(room: number, customers: ReadonlyMap<string, number>, destinations: ReadonlyMap<string, number>): { limit: number; fair?: FairClaim } {
-    let busiestDestination = 0;
-    for (const n of destinations.values()) if (n > busiestDestination) busiestDestination = n;
-    let busiest = 0;
-    for (const n of customers.values()) if (n > busiest) busiest = n;
-    let held = 0;
-    for (const n of customers.values()) held += n;
-    const destinationRoom = this.shareCap - busiestDestination;
-    // The reserve: slots past `shareCap` in use go only to customers holding none here (a
-    // customer over its share after the count grew, and the others filling theirs, must not take
-    // the last slots a customer not counted yet needs).
-    const outsideReserve = this.shareCap - held;
-    const alone = this.active <= 1 && customers.size <= 1;
-    const behind = this.active > 1 && this.reach > this.opts.batchSize;
-    if ((this.hot.size === 0 || alone) && busiest < this.share && !behind) {
-      const limit = Math.min(room, destinationRoom, outsideReserve, alone ? this.share - busiest : room);
-      if (limit > 0) return { limit };
-    }
-    const allow = new Map<string, number>();
-    for (const [customer, n] of customers) allow.set(customer, outsideReserve > 0 ? Math.max(0, this.share - n) : 0);
-    const limit = Math.min(room, destinationRoom > 0 ? destinationRoom : room, outsideReserve > 0 ? outsideReserve : room);
-    return { limit, fair: { share: this.share, allow } };
+  private customersAtShare(): string[] {
+    const at: string[] = [];
+    for (const [customer, n] of this.byCustomer) if (n >= this.shareCap) at.push(customer);
+    return at;
   }
 
   /**
@@ -362,25 +271,30 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
           this.claimAnySize = false;
           clearTimeout(this.lowWaterTimer);
           this.lowWaterTimer = undefined;
-          // Fairness (see shareCap, share, plan): the share is divided by the customers the
-          // queue has now; a fair claim that found nothing more runs again only after new work
-          // or a freed allowance (see newWork, fairFoundNone).
+          // Fairness (see shareCap): claim no more than the busiest customer or destination may
+          // still take; when one is at its share, claim the reserve for the others only, passing
+          // over its rows (once per wake-up from the queue, see newWork).
+          let limit = Math.min(room, this.headroom);
+          let skip: string[] | undefined;
+          const work = this.newWork;
+          if (limit <= 0) {
+            if (this.skipFoundNone === work) break;
+            skip = this.customersAtShare();
+            limit = room;
+          }
+          const now = this.clock.now();
           this.reserved += room;
           let claimed: ClaimedWork[];
-          let plan: { limit: number; fair?: FairClaim };
           try {
-            await this.refreshShare();
-            plan = this.plan(room, this.byCustomer, this.byDestination);
-            const work = this.newWork;
-            if (plan.fair && this.fairFoundNone === work) break;
-            const now = this.clock.now();
-            claimed = await this.repo.claimDue(this.owner, now, new Date(now.getTime() + this.opts.leaseMs), plan.limit, plan.fair);
-            if (plan.fair && claimed.length < plan.limit) this.fairFoundNone = work;
+            claimed = await this.repo.claimDue(this.owner, now, new Date(now.getTime() + this.opts.leaseMs), limit, skip);
             this.start(claimed); // in `inflight` before the reservation goes
           } finally {
             this.reserved -= room;
           }
-          if (claimed.length < plan.limit) break;
+          if (claimed.length < limit) {
+            if (skip) this.skipFoundNone = work;
+            break;
+          }
         }
       } while (this.again && this.running);
     } catch (err) {
@@ -404,22 +318,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Not `free`: a claim in flight reserves every free slot and, at light load, answers nothing;
     // an emit does not wait for it. What a claim answers beyond the slots left is given back at
     // once (see start), so `concurrency` still bounds what this worker holds.
-    // No more than the busiest customer may still take of its share (at most the share of two
-    // customers: the count cannot know yet of the others in this very emit), nor the busiest
-    // destination of `shareCap`, nor anything of the reserve (see plan; rows past a customer's
-    // share go back unstarted, see start).
-    let busiest = 0;
-    for (const n of this.byCustomer.values()) if (n > busiest) busiest = n;
-    let busiestDestination = 0;
-    for (const n of this.byDestination.values()) if (n > busiestDestination) busiestDestination = n;
-    const share = Math.min(this.share, customerShare(this.opts.concurrency, this.opts.fairReserve, Math.max(2, this.active)));
-    const limit = Math.min(
-      this.opts.batchSize,
-      this.opts.concurrency - this.inflight.size - this.emitReserved,
-      share - busiest,
-      this.shareCap - busiestDestination,
-      this.shareCap - this.heldBy.size - this.emitReserved,
-    );
+    // No more than the busiest customer or destination may still take (see shareCap).
+    const limit = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size - this.emitReserved, this.headroom);
     if (limit <= 0) return undefined;
     this.reserved += limit;
     this.emitReserved += limit;
@@ -443,21 +343,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** One batch of outcomes, and a claim for the slots they free (see `outcomes`). */
   private async writeOutcomes(batch: RecordInput[]): Promise<boolean[]> {
-    // The batch's own slots count as free: its outcomes commit in the same transaction as the claim,
-    // planned as the drain's (see plan) with what is held once the batch's slots are given back.
-    void this.refreshShare();
-    let limit = 0;
-    let fair: FairClaim | undefined;
-    if (this.running) {
-      const after = this.heldAfter(batch);
-      ({ limit, fair } = this.plan(Math.min(this.opts.batchSize, this.free + batch.length), after.customers, after.destinations));
-      limit = Math.max(0, limit);
-    }
+    // The batch's own slots count as free: its outcomes commit in the same transaction as the claim.
+    // No more than the busiest customer or destination may still take (see shareCap); when one
+    // is at its share, the slots freed here are claimed by the drain these attempts' ends wake.
+    const limit = this.running ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length, this.headroomAfter(batch))) : 0;
     this.reserved += limit;
     try {
       const now = this.clock.now();
-      const claim = limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit, ...(fair ? { fair } : {}) } : undefined;
-      const { held, claimed } = await this.repo.recordAttempts(batch, claim);
+      const { held, claimed } = await this.repo.recordAttempts(batch, limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit } : undefined);
       // The claim that rode along found fewer due rows than it asked for: nothing more was due, so
       // these attempts' ends need not wake a claim of their own (new work wakes the worker itself).
       if (limit > 0 && claimed.length < limit) for (const it of batch) this.refilled.add(it.d.id);
@@ -472,29 +365,27 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** The slots held per customer and destination once `batch`'s attempts (whose outcomes are being written) have given theirs back. */
-  private heldAfter(batch: RecordInput[]): { customers: Map<string, number>; destinations: Map<string, number> } {
+  /** `headroom` once `batch`'s attempts (whose outcomes are being written) have given their slots back. */
+  private headroomAfter(batch: RecordInput[]): number {
+    if (batch.length === 0) return this.headroom;
     const customers = new Map(this.byCustomer);
     const destinations = new Map(this.byDestination);
     for (const it of batch) {
       const held = this.heldBy.get(it.d.id);
       if (!held) continue;
-      const c = (customers.get(held.customer) ?? 1) - 1;
-      if (c > 0) customers.set(held.customer, c);
-      else customers.delete(held.customer);
-      const d = (destinations.get(held.destination) ?? 1) - 1;
-      if (d > 0) destinations.set(held.destination, d);
-      else destinations.delete(held.destination);
+      customers.set(held.customer, (customers.get(held.customer) ?? 1) - 1);
+      destinations.set(held.destination, (destinations.get(held.destination) ?? 1) - 1);
     }
-    return { customers, destinations };
+    let most = 0;
+    for (const n of customers.values()) if (n > most) most = n;
+    for (const n of destinations.values()) if (n > most) most = n;
+    return this.shareCap - most;
   }
 
   /** Counts the slot of an attempt that starts against its customer's and destination's share. */
   private hold(id: string, customer: string, destination: string): void {
     this.heldBy.set(id, { customer, destination });
-    const n = (this.byCustomer.get(customer) ?? 0) + 1;
-    this.byCustomer.set(customer, n);
-    if (n >= this.share) this.hot.add(customer);
+    this.byCustomer.set(customer, (this.byCustomer.get(customer) ?? 0) + 1);
     this.byDestination.set(destination, (this.byDestination.get(destination) ?? 0) + 1);
   }
 
@@ -530,10 +421,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     claimed = claimed.filter((d) => {
       if (!d.webhook || this.inflight.has(d.id)) return true;
       const destination = destinationOf(d.webhook.url);
-      if (!d.lostSince && (this.byCustomer.get(d.webhook.customerId) ?? 0) >= this.share) {
-        overCustomer.push(d.id);
-        this.hot.add(d.webhook.customerId);
-      } else if (!d.lostSince && (this.byDestination.get(destination) ?? 0) >= this.shareCap) overDestination.push(d.id);
+      if (!d.lostSince && (this.byCustomer.get(d.webhook.customerId) ?? 0) >= this.shareCap) overCustomer.push(d.id);
+      else if (!d.lostSince && (this.byDestination.get(destination) ?? 0) >= this.shareCap) overDestination.push(d.id);
       else {
         this.hold(d.id, d.webhook.customerId, destination);
         return true;

@@ -65,38 +65,17 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
   const delivered = { status: 200, state: 'delivered', webhookStatus: 'delivered' } as const;
   const retrying = { status: 503, state: 'pending', webhookStatus: 'retrying' } as const;
 
-  it('a fair claim passes over the customers allowed nothing, even when theirs are due first', async () => {
+  it('passes over the pending rows of the customers a claim skips, even when theirs are due first', async () => {
     const a = await h.webhook(subreddit);
     const b = await h.webhook(subreddit);
     const mine = [await queued(a, 1), await queued(a, 2), await queued(a, 3)];
     const other = await queued(b, 4);
-    const skipping = await h.queue.claimDue('worker-a', at(10), at(10 + LEASE_MS), 2, { share: 5, allow: new Map([[a.customerId, 0]]) });
+    const skipping = await h.queue.claimDue('worker-a', at(10), at(10 + LEASE_MS), 2, [a.customerId]);
     expect(skipping.map((d) => d.id)).toEqual([other]);
     expect(skipping[0]).toMatchObject({ attempts: 1, webhook: { customerId: b.customerId } });
-    // Without the fair claim: due order.
-    const rest = await h.queue.claimDue('worker-a', at(11), at(11 + LEASE_MS), 5);
+    // Skipping nobody is the plain claim.
+    const rest = await h.queue.claimDue('worker-a', at(11), at(11 + LEASE_MS), 5, []);
     expect(rest.map((d) => d.id)).toEqual(mine);
-  });
-
-  it('a fair claim takes customers round-robin, each within its allowance or the share, and counts the active customers', async () => {
-    const a = await h.webhook(subreddit);
-    const b = await h.webhook(subreddit);
-    const c = await h.webhook(subreddit);
-    // Rows earlier tests left leased count too (any worker's lease): these customers come on top.
-    const { active: others } = await h.queue.activeCustomers(at(-1));
-    // A's backlog is due first; B has one row behind it, C two.
-    const as = [];
-    for (let i = 0; i < 6; i++) as.push(await queued(a, i));
-    const bs = [await queued(b, 10)];
-    const cs = [await queued(c, 11), await queued(c, 12)];
-    expect(await h.queue.activeCustomers(at(20))).toEqual({ active: others + 3, reach: 8 });
-    // Rank by rank: A1 B1 C1, then A2 C2; A is allowed 2, C and B the share of 3.
-    const first = await h.queue.claimDue('worker-a', at(20), at(20 + LEASE_MS), 5, { share: 3, allow: new Map([[a.customerId, 2]]) });
-    expect(new Set(first.map((d) => d.id))).toEqual(new Set([as[0], as[1], bs[0], cs[0], cs[1]]));
-    // Leased rows still count their customers as active; due order now starts with A's third row.
-    expect(await h.queue.activeCustomers(at(21))).toEqual({ active: others + 3, reach: 1 });
-    const second = await h.queue.claimDue('worker-a', at(21), at(21 + LEASE_MS), 10, { share: 3, allow: new Map() });
-    expect(second.map((d) => d.id).sort()).toEqual(as.slice(2, 5).sort());
   });
 
   it('claims the oldest due deliveries first, at most `limit`, with their webhook and event, charging each an attempt', async () => {
@@ -213,18 +192,6 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(res.claimed[0]).toMatchObject({ attempts: 1, lostSince: null, webhook: { id: w.id }, event: { subreddit } });
     expect(await h.delivery(first)).toEqual({ state: 'pending', attempts: 1, leaseOwner: null, nextAttemptAt: base + 3 + 5000 });
     expect(await h.delivery(second)).toMatchObject({ state: 'delivering', leaseOwner: 'worker-a' });
-  });
-
-  it('claims replacements fairly in the same call as a batch of outcomes when asked to', async () => {
-    const a = await h.webhook(subreddit);
-    const b = await h.webhook(subreddit);
-    await queued(a, 0);
-    const [d] = await claim('worker-a', 1, 1);
-    const backlog = [await queued(a, 2), await queued(a, 3), await queued(a, 4)];
-    const theirs = await queued(b, 5);
-    const res = await h.queue.recordAttempts([outcome(d, 'worker-a', 6, delivered)], { owner: 'worker-a', now: at(10), leaseUntil: at(10 + LEASE_MS), limit: 5, fair: { share: 4, allow: new Map([[a.customerId, 1]]) } });
-    expect(res.held).toEqual([true]);
-    expect(res.claimed.map((c) => c.id).sort()).toEqual([backlog[0], theirs].sort());
   });
 
   it('gives the claim’s charge back on cancel and on an unstarted release; keeps it for an attempt in flight', async () => {

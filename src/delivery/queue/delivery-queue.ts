@@ -1,7 +1,7 @@
 import type { PageRequest } from '../../pagination/page';
 import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
-import type { ActiveCustomers, AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, FairClaim, NewEvent, QueueStats, RecordInput, RecordResult, Subscriber } from './types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, QueueStats, RecordInput, RecordResult, Subscriber } from './types';
 
 /**
  * The delivery queue lives in SQL (graphile-worker style), one implementation per database
@@ -36,17 +36,11 @@ export abstract class DeliveryQueue {
 
   /**
    * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, with what sending them
-   * needs, charging each an attempt. Expired leases first, then pending rows in due order; with
-   * `fair`, pending rows round-robin between customers within each customer's allowance (FairClaim).
+   * needs, charging each an attempt. Pending rows of `skipCustomers` (customers that already hold
+   * their share of the worker's slots) are passed over among the first CLAIM_SKIP_WINDOW due rows;
+   * their leases that expired are still taken over.
    */
-  abstract claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, fair?: FairClaim): Promise<ClaimedWork[]>;
-
-  /**
-   * Customers with deliveries being sent (by any worker) or due (among the first
-   * CLAIM_SKIP_WINDOW due pending rows), and how far into the due rows their first ones reach:
-   * what every worker divides its slots by. One bounded read, asked every few hundred ms.
-   */
-  abstract activeCustomers(now: Date): Promise<ActiveCustomers>;
+  abstract claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]>;
 
   /**
    * Records a batch of attempts (at most RECORD_BATCH_MAX) in one transaction and moves each

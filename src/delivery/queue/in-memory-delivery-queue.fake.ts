@@ -3,8 +3,7 @@ import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
 import { DeliveryQueue } from './delivery-queue';
 import { InProcessWaker } from './in-process.waker';
-import { CLAIM_SKIP_WINDOW } from './types';
-import type { ActiveCustomers, ClaimedWork, NewEvent, QueueStats, RecordResult, Subscriber } from './types';
+import type { ClaimedWork, NewEvent, QueueStats, RecordResult, Subscriber } from './types';
 
 /**
  * DeliveryQueue in memory, for the unit specs of the services above it: the outbox and the
@@ -76,18 +75,6 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
     const due = this.deliveries.filter((d) => (d.state === 'pending' || d.state === 'delivering') && d.nextAttemptAt && d.nextAttemptAt <= now);
     const oldest = Math.min(...due.map((d) => d.nextAttemptAt!.getTime()));
     return { due: due.length, oldestDueMs: due.length === 0 ? null : now.getTime() - oldest };
-  }
-
-  /** As the real queues count them: leased rows, and the first CLAIM_SKIP_WINDOW due pending rows. */
-  async activeCustomers(now: Date): Promise<ActiveCustomers> {
-    const due = this.deliveries
-      .filter((d) => d.state === 'pending' && d.nextAttemptAt && d.nextAttemptAt <= now)
-      .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
-      .slice(0, CLAIM_SKIP_WINDOW);
-    const firsts = new Map<string, number>();
-    due.forEach((d, i) => firsts.has(d.customerId) || firsts.set(d.customerId, i + 1));
-    const active = new Set([...firsts.keys(), ...this.deliveries.filter((d) => d.state === 'delivering').map((d) => d.customerId)]);
-    return { active: active.size, reach: Math.max(0, ...firsts.values()) };
   }
 
   claimDue(): Promise<ClaimedWork[]> {

@@ -76,38 +76,13 @@ export interface ClaimRequest {
   now: Date;
   leaseUntil: Date;
   limit: number;
-  /** Claim fairly (see FairClaim); without it, the plain claim in due order. */
-  fair?: FairClaim;
 }
 
 /**
- * A fair claim: among the first CLAIM_SKIP_WINDOW due pending rows, each customer's rows are
- * ranked in due order and the claim takes them rank by rank (round-robin between customers:
- * every customer's first row, then every customer's second, …), at most `allow` rows of a
- * customer listed there (0: passed over) and at most `share` of any other. Expired leases are
- * still taken first, whoever their customer.
- */
-export interface FairClaim {
-  share: number;
-  allow: ReadonlyMap<string, number>;
-}
-
-/**
- * What the queue's customers look like, for the worker's share: `active` customers have a
- * delivery being sent (leased, any worker) or one among the first CLAIM_SKIP_WINDOW due pending
- * rows; `reach` is how many of those due rows, in due order, a claim must take to reach every
- * customer's first one (0 when none is due): above a claim's size, due order would make some
- * customer wait behind others' backlog.
- */
-export interface ActiveCustomers {
-  active: number;
-  reach: number;
-}
-
-/**
- * How many due rows, in due order, a fair claim (FairClaim) and the count of active customers
- * look through: it bounds what they read when some customers have a long backlog. Another
- * customer's row behind more than this many of theirs waits until their backlog shrinks below it.
+ * How many due rows, in due order, a claim that skips customers (claimDue's `skipCustomers`)
+ * looks through for others' rows: it bounds what such a claim reads when the skipped customers
+ * have a long backlog. Another customer's row behind more than this many of theirs waits until
+ * their backlog shrinks below it.
  */
 export const CLAIM_SKIP_WINDOW = 2048;
 

@@ -8,13 +8,13 @@ import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toClaimed } from '../claim-row';
 import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
-import type { ActiveCustomers, AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, FairClaim, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
-import { ACTIVE_CUSTOMERS, CLAIM, CLAIM_FAIR } from './sql/claim';
+import { CLAIM, CLAIM_SKIPPING } from './sql/claim';
 import { EMIT_TO_SUBSCRIBERS, EMIT_TO_WEBHOOKS } from './sql/emit';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
-import { RECORD_AND_CLAIM, RECORD_AND_CLAIM_FAIR } from './sql/record-and-claim';
+import { RECORD_AND_CLAIM } from './sql/record-and-claim';
 import { RENEW_LEASES } from './sql/renew-leases';
 import type { PreparedStatement } from './sql/statement';
 import { WEBHOOKS_EXIST } from './sql/webhooks-exist';
@@ -98,15 +98,12 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     return lease ? { ...res, claimed: rows.filter((r) => r.id !== null).map(toClaimed) } : res;
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, fair?: FairClaim): Promise<ClaimedWork[]> {
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]> {
     const values = [owner, leaseUntil.getTime(), now.getTime(), limit];
-    const rows = fair ? await this.prepared<ClaimRow>(CLAIM_FAIR, [...values, ...fairValues(fair)]) : await this.prepared<ClaimRow>(CLAIM, values);
+    const rows = skipCustomers?.length
+      ? await this.prepared<ClaimRow>(CLAIM_SKIPPING, [...values, skipCustomers, CLAIM_SKIP_WINDOW])
+      : await this.prepared<ClaimRow>(CLAIM, values);
     return rows.map(toClaimed);
-  }
-
-  async activeCustomers(now: Date): Promise<ActiveCustomers> {
-    const [r] = await this.prepared<{ active: number; reach: number }>(ACTIVE_CUSTOMERS, [now.getTime(), CLAIM_SKIP_WINDOW]);
-    return { active: Number(r.active), reach: Number(r.reach) };
   }
 
   async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<RecordResult> {
@@ -131,14 +128,14 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
       col((it) => it.rec.webhookStatus),
     ];
     const withClaim = claim !== undefined && claim.limit > 0;
-    if (withClaim) params.push(claim.owner, claim.leaseUntil.getTime(), claim.now.getTime(), claim.limit, ...(claim.fair ? fairValues(claim.fair) : []));
+    if (withClaim) params.push(claim.owner, claim.leaseUntil.getTime(), claim.now.getTime(), claim.limit);
     // Committed without waiting for the WAL flush (see ASYNC_COMMIT_CTE): an outcome lost in a
     // database crash leaves the delivery leased, so it is sent again, same webhook-id.
     let rows: (ClaimRow & { held?: boolean })[];
     for (let tries = 1; ; tries++) {
       try {
         rows = withClaim
-          ? await this.prepared(claim.fair ? RECORD_AND_CLAIM_FAIR : RECORD_AND_CLAIM, params)
+          ? await this.prepared(RECORD_AND_CLAIM, params)
           : (await this.prepared<{ id: string }>(RECORD, params)).map((r) => ({ ...(r as ClaimRow), held: true }));
         break;
       } catch (err) {
@@ -181,9 +178,4 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     const found = new Set(rows.map((r) => r.id));
     return ids.map((id) => found.has(id));
   }
-}
-
-/** A fair claim's parameters (see fairParams): window, share, customers and their allowances. */
-function fairValues(fair: FairClaim): unknown[] {
-  return [CLAIM_SKIP_WINDOW, fair.share, [...fair.allow.keys()], [...fair.allow.values()]];
 }

@@ -9,9 +9,9 @@ import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toEvent, toWebhook } from '../claim-row';
 import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
-import type { ActiveCustomers, AttemptRecord, ClaimedDelivery, ClaimedWebhook, ClaimedWork, ClaimRequest, FairClaim, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWebhook, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
-import { ACTIVE_CUSTOMERS, CLAIM, CLAIM_FAIR, CLAIM_PENDING, CLAIM_PENDING_FAIR, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
+import { CLAIM, CLAIM_PENDING, CLAIM_PENDING_SKIPPING, CLAIM_SKIPPING, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
 import { COMPLETE } from './sql/complete';
 import { INSERT_ATTEMPT } from './sql/insert-attempt';
 import { INSERT_DELIVERY } from './sql/insert-delivery';
@@ -62,9 +62,8 @@ function prepare(db: Database) {
     expiredLeases: db.prepare(EXPIRED_LEASES),
     claim: db.prepare(CLAIM),
     claimPending: db.prepare(CLAIM_PENDING),
-    claimFair: db.prepare(CLAIM_FAIR),
-    claimPendingFair: db.prepare(CLAIM_PENDING_FAIR),
-    activeCustomers: db.prepare(ACTIVE_CUSTOMERS),
+    claimSkipping: db.prepare(CLAIM_SKIPPING),
+    claimPendingSkipping: db.prepare(CLAIM_PENDING_SKIPPING),
     webhooks: db.prepare(CLAIMED_WEBHOOKS),
     event: db.prepare(CLAIMED_EVENT),
     existing: db.prepare(WEBHOOKS_EXIST).pluck(),
@@ -201,27 +200,22 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     return this.fanOutRest(event, targeted, idFor, bornBy, bornBy, -1);
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, fair?: FairClaim): Promise<ClaimedWork[]> {
-    return this.db.transaction(() => this.claim({ owner, now, leaseUntil, limit, fair }))();
-  }
-
-  async activeCustomers(now: Date): Promise<ActiveCustomers> {
-    const r = this.sq.activeCustomers.get({ now: now.getTime(), window: CLAIM_SKIP_WINDOW }) as { active: number; reach: number };
-    return { active: Number(r.active), reach: Number(r.reach) };
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]> {
+    return this.db.transaction(() => this.claim({ owner, now, leaseUntil, limit }, skipCustomers))();
   }
 
   /** Runs inside the caller's transaction. */
-  private claim(req: ClaimRequest): ClaimedWork[] {
+  private claim(req: ClaimRequest, skipCustomers?: readonly string[]): ClaimedWork[] {
     const s = this.sq;
     const expired = new Map<string, number>();
     for (const r of s.expiredLeases.all({ now: req.now.getTime(), limit: req.limit }) as { id: string; updated_at: number }[]) expired.set(r.id, Number(r.updated_at));
     // Same transaction as the read of the expired leases: when it found none, neither would the claim.
     const params = { owner: req.owner, leaseUntil: req.leaseUntil.getTime(), now: req.now.getTime(), limit: req.limit };
-    const fair = req.fair;
+    const skip = skipCustomers?.length ? JSON.stringify(skipCustomers) : undefined;
     const rows = (
-      fair === undefined
+      skip === undefined
         ? (expired.size === 0 ? s.claimPending : s.claim).all(params)
-        : (expired.size === 0 ? s.claimPendingFair : s.claimFair).all({ ...params, window: CLAIM_SKIP_WINDOW, share: fair.share, allow: JSON.stringify(Object.fromEntries(fair.allow)) })
+        : (expired.size === 0 ? s.claimPendingSkipping : s.claimSkipping).all({ ...params, skip, window: CLAIM_SKIP_WINDOW })
     ) as ClaimRow[];
     if (rows.length === 0) return [];
     // A claim holds few distinct webhooks and events (a fan-out is one event): each is read and

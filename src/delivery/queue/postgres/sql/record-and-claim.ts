@@ -1,5 +1,5 @@
 import { ASYNC_COMMIT_CTE } from './async-commit';
-import { CLAIMED_COLUMNS, claimCtes, fairParams } from './claim';
+import { CLAIMED_COLUMNS, claimCtes } from './claim';
 import { RECORD_CTES } from './record';
 import type { PreparedStatement } from './statement';
 
@@ -8,17 +8,13 @@ import type { PreparedStatement } from './statement';
  * lease until, $19 now, $20 limit) in one round trip: rows with `held` set are outcomes whose
  * lease still held; the others are newly leased deliveries.
  */
-const recordAndClaim = (name: string, fair: boolean): PreparedStatement => ({
-  name,
+export const RECORD_AND_CLAIM: PreparedStatement = {
+  name: 'trendhooks_record_and_claim',
   text: `WITH ${ASYNC_COMMIT_CTE}, ${RECORD_CTES},
-    ${claimCtes({ owner: '$17', leaseUntil: '$18', now: '$19', limit: '$20', exclude: '$2::varchar[]', ...(fair ? { fair: fairParams(21) } : {}) })}
+    ${claimCtes({ owner: '$17', leaseUntil: '$18', now: '$19', limit: '$20', exclude: '$2::varchar[]' })}
   SELECT true AS held, h.id, NULL AS event_id, NULL AS webhook_id, NULL AS attempts, NULL AS lost_since, NULL AS url, NULL AS customer_id, NULL AS allow_nonstandard_port, NULL AS secret,
          NULL AS previous_secret, NULL AS previous_secret_expires_at, NULL AS event_type, NULL AS event_subreddit, NULL AS event_payload, NULL AS event_created_at
   FROM held h
   UNION ALL
   SELECT false, ${CLAIMED_COLUMNS}`,
-});
-
-export const RECORD_AND_CLAIM = recordAndClaim('trendhooks_record_and_claim', false);
-/** RECORD_AND_CLAIM whose claim is fair: $21 window, $22 share, $23 customers and $24 their allowances. */
-export const RECORD_AND_CLAIM_FAIR = recordAndClaim('trendhooks_record_and_claim_fair', true);
+};
