@@ -301,6 +301,44 @@ describe('DeliveryWorker', () => {
     });
   });
 
+  describe("a destination at its share: what goes back", () => {
+    type Inside = { hold(id: string, customer: string, destination: string): void; unhold(id: string): void; start(claimed: ClaimedWork[]): void };
+    const to = (n: number, customerId: string): ClaimedWork => {
+      const w = work(n);
+      return { ...w, webhook: { ...w.webhook!, customerId, url: `https://shared.test/hook/${n}` } };
+    };
+    /** A worker (not started) holding its destination share (6 of 8) at shared.test; `moving`: one of them just ended and was replaced. */
+    function atShare(moving: boolean): Inside {
+      const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 }) as unknown as Inside;
+      for (let i = 0; i < 6; i++) w.hold(`held_${i}`, 'cus_a', 'shared.test');
+      if (moving) {
+        w.unhold('held_0');
+        w.hold('held_6', 'cus_a', 'shared.test');
+      }
+      return w;
+    }
+
+    it('puts a slow destination\'s extra deliveries off a second, so the next claim for the reserve reaches other destinations', async () => {
+      atShare(false).start([to(50, 'cus_c')]);
+      await until(() => queue.released.length === 1, 'given back');
+      expect(queue.released).toEqual([{ ids: [to(50, 'cus_c').id], what: 'unstarted' }]);
+      expect(queue.dueAt.get(to(50, 'cus_c').id)).toEqual(new Date(clock.now().getTime() + 1000));
+    });
+
+    it('gives a moving destination\'s extra deliveries back due at once (a healthy single-destination fan-out is not paused)', async () => {
+      atShare(true).start([to(51, 'cus_c')]);
+      await until(() => queue.released.length === 1, 'given back');
+      expect(queue.released).toEqual([{ ids: [to(51, 'cus_c').id], what: 'unstarted' }]);
+      expect(queue.dueAt.has(to(51, 'cus_c').id)).toBe(false);
+      // Over DESTINATION_MOVING_MS after the last end there, it counts as slow again.
+      const w = atShare(true);
+      clock.at = new Date(clock.at.getTime() + 101);
+      w.start([to(52, 'cus_c')]);
+      await until(() => queue.released.length === 2, 'given back');
+      expect(queue.dueAt.has(to(52, 'cus_c').id)).toBe(true);
+    });
+  });
+
   describe('slots', () => {
     it('never has more attempts in flight than the concurrency, and refills slots as attempts end', async () => {
       queue.due = Array.from({ length: 10 }, (_, i) => work(i));
