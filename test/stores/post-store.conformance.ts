@@ -117,6 +117,9 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     const sub = uniqueName('gone');
     const [a, b, c] = [post(sub, BASE_MS), post(sub, BASE_MS + 1), post(sub, BASE_MS + 2, { author: 'Named' })];
     await f.store.upsertMany([a, b, c]);
+    // What a purge is about to delete, as stored (the pipeline forgets them).
+    expect((await f.store.findByIds([a.id, c.id, 'nosuchpost'])).map((p) => p.id).sort()).toEqual([a.id, c.id].sort());
+    expect(await f.store.findByIds([])).toEqual([]);
     expect(await f.store.purge([a.id, 'nosuchpost'])).toBe(1);
     expect(await f.store.anonymise([c.id])).toBe(1);
     expect(await f.store.anonymise([c.id])).toBe(0);
