@@ -8,6 +8,7 @@ import { testDatabases, TestDatabase } from './support/databases';
 import { FakeReddit } from './support/fake-reddit';
 import { startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
+import { until } from './support/until';
 
 const POLL_MS = 200;
 // pageOverlapMs 0: a poll after the first reads one page (its newest post is younger than the last poll), so any
@@ -21,16 +22,6 @@ const TUNING: Partial<PollerTuning> = { backoffBaseMs: 300, backoffMaxMs: 2000, 
 const PARAMS: TrendParams = { surge: { bucketMs: 1000, warmupBuckets: 120, shortWindowBuckets: 0, windowBuckets: 1, cooldownBuckets: 30 }, latenessMs: 500 };
 const HISTORY = 1000;
 const HISTORY_BURST_AGE_MS = 300_000;
-
-async function until<T>(fn: () => Promise<T> | T, pred: (v: T) => boolean, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (pred(v)) return v;
-    if (Date.now() > end) throw new Error(`${what} not met in ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 400)}`);
-    await sleep(50);
-  }
-}
 
 /**
  * 1,000 posts of history on the fake, the newest a second old: two posts a second from different

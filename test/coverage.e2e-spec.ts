@@ -3,23 +3,13 @@ import type { PollerTuning } from '../src/trends/trends.options';
 import { testDatabases } from './support/databases';
 import { FakeReddit } from './support/fake-reddit';
 import { startTestApp, TestApp } from './support/app';
-import { sleep } from './support/receiver';
+import { until } from './support/until';
 
 /** Short enough that a test sees several polls in a second or two. */
 const POLL_MS = 200;
 // A refused subreddit is tried again after 300 ms (30 min by default), so recovery shows within the test.
 const TUNING: Partial<PollerTuning> = { backoffBaseMs: 300, backoffMaxMs: 2000, maxRetries: 1, shutdownGraceMs: 2000, quotaPerMinute: 100_000, unavailableBackoffMs: 300 };
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-async function until<T>(fn: () => Promise<T> | T, pred: (v: T) => boolean, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (pred(v)) return v;
-    if (Date.now() > end) throw new Error(`${what} not met in ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 400)}`);
-    await sleep(50);
-  }
-}
 
 describe.each(testDatabases())('subreddit coverage on %s', (_dbName, makeDb) => {
   let fake: FakeReddit;

@@ -10,22 +10,13 @@ import { testDatabases, TestDatabase } from './support/databases';
 import { FakeReddit, FakeRequest } from './support/fake-reddit';
 import { startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
+import { until } from './support/until';
 
 const UA = /^node:trendhooks:\d+\.\d+\.\d+ \(by \/u\/trendhooks; \+https:\/\/github\.com\/\S+\)$/;
 /** Short enough that a test sees several polls in a second or two. */
 const POLL_MS = 200;
 // A quota far above what polls every 200 ms cost, so re-reads are never held back by the budget here.
 const TUNING: Partial<PollerTuning> = { backoffBaseMs: 300, backoffMaxMs: 2000, maxRetries: 1, shutdownGraceMs: 2000, quotaPerMinute: 100_000 };
-
-async function until<T>(fn: () => Promise<T> | T, pred: (v: T) => boolean, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (pred(v)) return v;
-    if (Date.now() > end) throw new Error(`${what} not met in ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 400)}`);
-    await sleep(50);
-  }
-}
 
 const gap = (a: FakeRequest, b: FakeRequest) => b.at - a.at;
 
