@@ -77,9 +77,8 @@ function feed(st: SubredditTrends, buckets: number, burst: number) {
   return detections;
 }
 
-/** `feed` with the burst's posts written by `author(k)`. */
-function feedBurst(st: SubredditTrends, burst: number, author: (k: number) => string, title: (k: number) => string) {
-  const detections = [];
+/** 400 steady buckets, then `burst` posts by `author(k)` titled `title(k)` in one bucket, observed but that bucket not yet closed. */
+function observeBurst(st: SubredditTrends, burst: number, author: (k: number) => string, title: (k: number) => string) {
   let n = 0;
   for (let b = 0; b < 400; b++) {
     const posts = Array.from({ length: 4 }, (_, k) => post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
@@ -88,14 +87,20 @@ function feedBurst(st: SubredditTrends, burst: number, author: (k: number) => st
   }
   const at = T0 + 400 * 5 * MIN;
   const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, title(k), author(k)));
-  detections.push(...st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN));
+  const detections = st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN);
+  return { spike, at, detections };
+}
+
+/** `feed` with the burst's posts written by `author(k)`. */
+function feedBurst(st: SubredditTrends, burst: number, author: (k: number) => string, title: (k: number) => string) {
+  const { at, detections } = observeBurst(st, burst, author, title);
   detections.push(...st.advance(at + 40 * MIN));
   return detections.filter((d) => d.kind !== 'trends.rising');
 }
 
-describe('SubredditTrends spam', () => {
-  const news = (k: number) => `quantum breakthrough announced ${['today', 'in labs', 'by physicists', 'finally'][k % 4]} ${k}`;
+const news = (k: number) => `quantum breakthrough announced ${['today', 'in labs', 'by physicists', 'finally'][k % 4]} ${k}`;
 
+describe('SubredditTrends spam', () => {
   it('fires surge and velocity on a burst from many authors, saying how many', () => {
     const loud = feedBurst(new SubredditTrends('t'), 250, (k) => `reader${k}`, news);
     const surge = loud.find((d) => d.kind === 'trends.surge');
@@ -119,21 +124,7 @@ describe('SubredditTrends spam', () => {
 });
 
 describe('SubredditTrends.forget (posts removed on Reddit)', () => {
-  const news = (k: number) => `quantum breakthrough announced ${['today', 'in labs', 'by physicists', 'finally'][k % 4]} ${k}`;
-
-  /** 400 steady buckets, then `burst` posts in one bucket, observed but not yet closed. */
-  function steadyThenBurst(st: SubredditTrends, burst: number): { spike: ObservedPost[]; at: number } {
-    let n = 0;
-    for (let b = 0; b < 400; b++) {
-      const posts = Array.from({ length: 4 }, (_, k) => post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
-      st.observe(posts, new Set(posts.map((p) => p.id)), T0 + (b + 1) * 5 * MIN);
-      st.advance();
-    }
-    const at = T0 + 400 * 5 * MIN;
-    const spike = Array.from({ length: burst }, (_, k) => post(n++, at + (k % 5) * MIN, news(k), `reader${k}`));
-    st.observe(spike, new Set(spike.map((p) => p.id)), at + 5 * MIN);
-    return { spike, at };
-  }
+  const steadyThenBurst = (st: SubredditTrends, burst: number) => observeBurst(st, burst, (k) => `reader${k}`, news);
 
   it('takes removed posts out of their open buckets: a burst removed before its bucket closes fires nothing', () => {
     const st = new SubredditTrends('t');
