@@ -1,5 +1,6 @@
 import type { Detection, SurgeDetection } from '../events/catalogue';
 import {
+  bucketStartOf,
   createRisingState,
   createSurgeState,
   createVelocityState,
@@ -58,7 +59,7 @@ export class BucketWindow<T> {
   ) {}
 
   add(createdAtMs: number, item: T): boolean {
-    const start = createdAtMs - (((createdAtMs % this.bucketMs) + this.bucketMs) % this.bucketMs);
+    const start = bucketStartOf(createdAtMs, this.bucketMs);
     if (this.nextToClose === null) this.nextToClose = start;
     if (start < this.nextToClose) {
       this.late++;
@@ -72,7 +73,7 @@ export class BucketWindow<T> {
 
   /** Takes out of its open bucket the first item `match` accepts; false when its bucket is closed or it is not there. */
   remove(createdAtMs: number, match: (item: T) => boolean): boolean {
-    const start = createdAtMs - (((createdAtMs % this.bucketMs) + this.bucketMs) % this.bucketMs);
+    const start = bucketStartOf(createdAtMs, this.bucketMs);
     const items = this.open.get(start);
     const i = items ? items.findIndex(match) : -1;
     if (i === -1) return false;
@@ -213,7 +214,7 @@ export class SubredditTrends {
         n++;
         continue;
       }
-      const start = p.createdAtMs - (((p.createdAtMs % this.surgeWindow.bucketMs) + this.surgeWindow.bucketMs) % this.surgeWindow.bucketMs);
+      const start = bucketStartOf(p.createdAtMs, this.surgeWindow.bucketMs);
       const closed = this.surgeHistory.find((h) => h.bucketStart === start);
       const source = closed?.posts.get(p.id);
       if (closed === undefined || source === undefined) continue; // not counted there (late, or never seen here)
