@@ -49,7 +49,7 @@ export interface AppModuleOverrides {
   poller?: boolean;
   /** Tests shorten the poller's backoffs and re-read gaps. */
   pollerTuning?: Partial<PollerTuning>;
-  /** JSON logs (nestjs-pino) to `stream` (stdout when absent); false: none, the caller's Nest logger only. */
+  /** JSON logs (pino) to `stream` (stdout when absent); false: none, the caller's Nest logger only. */
   logs?: { stream?: DestinationStream } | false;
 }
 

@@ -2,12 +2,12 @@ import { INestApplication, INestApplicationContext, Logger, LoggerService, LogLe
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger as JsonLogger } from 'nestjs-pino';
 import { setFlagsFromString } from 'node:v8';
 import { DataSource } from 'typeorm';
 import { AppModule, AppModuleOverrides, Role } from './app.module';
 import { exitOnSignals } from './common/graceful-shutdown';
 import { QuietBootLogger } from './common/logging';
+import { JsonLogger } from './common/json-logger';
 import type { AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { entitiesFor } from './entities';

@@ -1,5 +1,4 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { DataSource } from 'typeorm';
 import { ApiKeyService } from '../src/auth/api-key.service';
 import { EventsService } from '../src/delivery/events.service';
@@ -199,8 +198,6 @@ describe.each(testTargets())('JSON logs on %s', (_name, makeDb, adapter) => {
   let t: TestApp;
 
   beforeAll(async () => {
-    // nestjs-pino keeps its out-of-request logger per process: the previous app's must not catch these lines.
-    __resetOutOfContextForTests();
     t = await startTestApp(makeDb(), { adapter, jsonLogs: { write: (line) => void lines.push(line) } });
   });
   afterAll(() => t?.close());

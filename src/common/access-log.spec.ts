@@ -1,7 +1,7 @@
 import { Controller, Get, INestApplication, InternalServerErrorException, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { PinoLogger } from 'nestjs-pino';
+import { JsonLogger } from './json-logger';
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
@@ -132,11 +132,11 @@ describe('accessLogMiddleware', () => {
 
 @Controller('things')
 class ThingsController {
-  constructor(private readonly log: PinoLogger) {}
+  constructor(private readonly log: JsonLogger) {}
 
   @Get()
   list() {
-    this.log.info('listing things');
+    this.log.log('listing things');
     return [];
   }
 

@@ -50,7 +50,7 @@ export interface AccessLogOptions {
   lineLogger?: Logger;
   /**
    * Runs the rest of the request (`next`) in the request's logging context (the standalone app:
-   * nestjs-pino's store holding `req.log`), from this same middleware rather than one more layer.
+   * JsonLogger's store holding `req.log`), from this same middleware rather than one more layer.
    */
   runInContext?: (req: LoggedRequest, next: () => void) => void;
 }
@@ -63,8 +63,8 @@ export interface AccessLogOptions {
  * pino-http wrote, without its two child loggers per request (a pino child costs more than the
  * line itself).
  *
- * `req.log` is the logger that logs written while serving the request go to (nestjs-pino binds it
- * with `useExisting`): a child carrying `request_id`, made only when something is logged.
+ * `req.log` is the logger that logs written while serving the request go to (the standalone app binds it
+ * through JsonLogger): a child carrying `request_id`, made only when something is logged.
  */
 export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = {}) {
   const ignore = options.ignore;

@@ -1,13 +1,11 @@
 import { DynamicModule, Global, Inject, Injectable, LoggerService, MiddlewareConsumer, Module, NestModule, OnModuleInit, Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
-import { LoggerModule } from 'nestjs-pino';
-// The context nestjs-pino's PinoLogger reads the request's logger from (no exports map: a plain module of the package).
-import { storage, Store } from 'nestjs-pino/storage';
 import pino, { DestinationStream, Logger } from 'pino';
 import { expressAppLayer, ExpressAppLayerState } from './express-app-layer';
 import { accessLogMiddleware, LoggedRequest as AccessLoggedRequest, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
 import { isoString } from './iso-time';
+import { JsonLogger, runWithRequestLogger } from './json-logger';
 import { ensureRequestId, WithRequestId } from './request-id';
 
 /** The JSON log thresholds (LOG_LEVEL); `silent` writes nothing. */
@@ -57,7 +55,7 @@ class FastifyRequestIds implements OnModuleInit {
 class RequestIdAlignmentModule {}
 
 /**
- * JSON logs through nestjs-pino, for the standalone app only (a host app keeps its own logger).
+ * JSON logs through pino (JsonLogger), for the standalone app only (a host app keeps its own logger).
  * One line per request (`request completed`, level by status) carrying `request_id` — the very id
  * of `X-Request-Id` and of the error envelope — and every log written while serving the request
  * carries it too. Bodies are never logged; credentials in headers and URLs are redacted.
@@ -71,12 +69,11 @@ export function structuredLogModules(options: StructuredLogOptions): (Type<unkno
   const lineLogger = pino(base, stream);
   return [
     RequestIdAlignmentModule,
-    // Gives the request its id and runs the rest of it in nestjs-pino's context (req.log), in one
-    // middleware: also the standalone app's request-id middleware, and nestjs-pino's own binding.
+    // Gives the request its id and runs the rest of it with its logger (req.log) as JsonLogger's,
+    // in one middleware: also the standalone app's request-id middleware.
     AccessLogModule.forRoot(logger, lineLogger),
-    // useExisting: nestjs-pino does not mount pino-http, and no routes: it mounts no middleware
-    // either (the access log binds req.log); it uses `logger` for the logs written outside a request.
-    LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
+    // Nest's logger (app.useLogger(app.get(JsonLogger))): `logger` for the logs written outside a request.
+    JsonLoggerModule.forRoot(logger),
   ];
 }
 
@@ -115,9 +112,16 @@ class AccessLogModule implements NestModule {
   }
 }
 
-/** What nestjs-pino's own middleware did (useExisting): logs written while serving the request go to its req.log, which carries its id. */
+/** Logs written while serving the request go to its req.log, which carries its id. */
 function bindRequestLogger(req: AccessLoggedRequest, next: () => void): void {
-  storage.run(new Store(req.log!), next);
+  runWithRequestLogger(req.log!, next);
+}
+
+@Module({})
+class JsonLoggerModule {
+  static forRoot(logger: Logger): DynamicModule {
+    return { module: JsonLoggerModule, providers: [{ provide: JsonLogger, useValue: new JsonLogger(logger) }], exports: [JsonLogger] };
+  }
 }
 
 /** Nest's boot chatter (a line per module and per route): useful when debugging, noise at info. */

@@ -16,7 +16,7 @@ class SqliteWhich extends WhichStore {
     super();
   }
   which() {
-    return `sqlite:${this.ds.name}`;
+    return `sqlite:${String(this.ds.options.database)}`;
   }
 }
 @Injectable()
@@ -52,7 +52,7 @@ describe('TrendhooksModule', () => {
     try {
       const host = mod.get<DataSource>(getDataSourceToken('host'));
       expect(mod.get(TRENDHOOKS_DATA_SOURCE)).toBe(host);
-      expect(mod.get(WhichStore).which()).toBe('sqlite:host');
+      expect(mod.get(WhichStore).which()).toBe('sqlite::memory:');
       expect(mod.get(CLOCK)).toBeInstanceOf(SystemClock);
       expect(mod.get(NeedsClock).clock).toBe(mod.get(CLOCK));
     } finally {
