@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { HostModule } from './host.module';
+import { HostModule } from './host.module.js';
 
 export async function bootstrap(port = Number(process.env.PORT ?? 3000)) {
   // Nest's body parser stays on for your routes; trendhooks' routes read their own bodies (JSON only, 64 KiB, answers in its envelope).
@@ -16,4 +16,4 @@ export async function bootstrap(port = Number(process.env.PORT ?? 3000)) {
   return app;
 }
 
-if (require.main === module) void bootstrap();
+void bootstrap();

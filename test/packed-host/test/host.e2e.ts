@@ -15,7 +15,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { HOST_CONNECTION, HostModule } from '../src/host.module';
+import { HOST_CONNECTION, HostModule } from '../src/host.module.js';
 
 /**
  * The packed tarball inside a host app (scripts/packed-host-test.sh installs it), on the host's
@@ -70,7 +70,7 @@ function assertError(res: request.Response, status: number, code: string) {
 
 /** The installed `trendhooks` bin, as an operator runs it on the host's database. */
 function cli(args: string[], databaseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const bin = path.resolve(__dirname, '../../node_modules/.bin/trendhooks');
+  const bin = path.resolve('node_modules/.bin/trendhooks');
   return new Promise((resolve) => {
     execFile(bin, args, { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` } }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
