@@ -5,7 +5,10 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY scripts ./scripts
 COPY src ./src
-RUN npm ci && npm prune --omit=dev --ignore-scripts
+# The standalone image serves every configuration, so it keeps the optional peers a host app may
+# leave out (PostgreSQL, Redis, the fastify adapter, the docs UI), at the lockfile's versions.
+RUN npm ci && npm prune --omit=dev --ignore-scripts \
+  && npm install --no-save --no-audit --no-fund --ignore-scripts --omit=dev pg ioredis @nestjs/platform-fastify @nestjs/swagger
 
 FROM node:20-bookworm-slim
 WORKDIR /app

@@ -38,7 +38,7 @@ export function loadOrCreateKeyFile(file: string): { keys: EncryptionKey[]; crea
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`encryption key file ${file} is a symbolic link; point ENCRYPTION_KEY_FILE at the file itself`);
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`encryption key file ${file} is a symbolic link; point ENCRYPTION_KEY_FILE at the file itself`, { cause: err });
     throw keyFileError(file, err);
   }
   try {
@@ -58,7 +58,7 @@ export function loadOrCreateKeyFile(file: string): { keys: EncryptionKey[]; crea
   try {
     return { keys: parseEncryptionKeys(body), created };
   } catch (err) {
-    throw new Error(`encryption key file ${file}: ${(err as Error).message}`);
+    throw new Error(`encryption key file ${file}: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -63,7 +63,7 @@ export function createPrivateFile(file: string): void {
   try {
     fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`SQLite file ${file} is a symbolic link; point DATABASE_URL at the file itself`);
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`SQLite file ${file} is a symbolic link; point DATABASE_URL at the file itself`, { cause: err });
     throw err;
   }
   try {

@@ -62,7 +62,7 @@ export async function listenCertificate(dir: string): Promise<DemoCert & { repla
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new Error(`cannot create ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(`cannot create ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const made = await makeSelfSignedCert(dir, { days: 365, name: 'trendhooks-listen' });
   return replaced ? { ...made, replaced } : made;
@@ -150,7 +150,7 @@ export async function runListen(opts: ListenOptions): Promise<number> {
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new Error(`port ${opts.port} on 127.0.0.1 is in use; pick another with --port`);
+    if (code === 'EADDRINUSE') throw new Error(`port ${opts.port} on 127.0.0.1 is in use; pick another with --port`, { cause: err });
     throw err;
   }
   const url = receiver.url('/');

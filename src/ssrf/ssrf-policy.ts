@@ -158,7 +158,7 @@ export class SsrfPolicy {
     if (v === undefined) {
       const verdict = this.classify(address);
       // An address that does not parse is blocked (`invalid`) and never connected to.
-      let ip: ReturnType<typeof parseIp> = null;
+      let ip: ReturnType<typeof parseIp>;
       try {
         ip = parseIp(address);
       } catch {

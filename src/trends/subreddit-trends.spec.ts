@@ -281,7 +281,7 @@ describe('SubredditTrends.learn (backfilled history)', () => {
     let n = 0;
     for (let b = 0; b < 402; b++) for (let k = 0; k < 4; k++) posts.push(post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
     for (let k = 0; k < 250; k++) posts.push(post(n++, T0 + burstAt * 5 * MIN + (k % 5) * MIN, `quantum breakthrough announced ${k}`, `reader${k}`));
-    posts.push(post(n++, until - 1000, 'the newest post of the history'));
+    posts.push(post(n, until - 1000, 'the newest post of the history'));
     return posts.sort((a, b) => a.createdAtMs - b.createdAtMs);
   }
   const bucketKinds = (ds: ReturnType<SubredditTrends['advance']>) => ds.filter((d) => d.kind !== 'trends.rising');

@@ -29,7 +29,7 @@ async function probePg(): Promise<boolean> {
     return true;
   } catch (err) {
     if (process.env.CI === 'true') {
-      throw new Error(`PostgreSQL is required in CI but ${PG_ADMIN_URL} is unreachable: ${(err as Error).message}`);
+      throw new Error(`PostgreSQL is required in CI but ${PG_ADMIN_URL} is unreachable: ${(err as Error).message}`, { cause: err });
     }
     console.warn(
       `\n\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n` +

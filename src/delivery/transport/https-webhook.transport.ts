@@ -40,7 +40,7 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
     let stage: DeliveryStage = 'before_connect';
     let outcome: AttemptOutcome;
     let statusCode: number | null = null;
-    let excerpt: string | null = null;
+    let excerpt: string | null;
     let retryAfterMs: number | null = null;
     let privateGrant = false;
     let sendStart: number | undefined;
