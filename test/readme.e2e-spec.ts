@@ -4,24 +4,37 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { SURGE } from '../src/events/kinds/surge';
 
 /**
- * The README's quick start and walk-through, run as written, so they cannot rot. Each runs with
- * bash in a scratch folder shaped like a clone after `npm ci` (package.json, bin/, and this
- * checkout's node_modules/ and dist/), so its ./data database is a scratch one; only the ports are
- * changed (8080, through PORT and in the URLs, and 9443 to free ones), since other suites run alongside. SQLite: the blocks use the
- * default database.
+ * The README's quick start, demo and walk-through, run as written, so they cannot rot; and every
+ * figure it quotes, checked against the file it comes from, so none is stale or stated twice.
+ * Each block runs with bash in a scratch folder shaped like a clone after `npm ci` (package.json,
+ * bin/, and this checkout's node_modules/ and dist/), so its ./data database is a scratch one; only
+ * the ports are changed (8080, through PORT and in the URLs, and 9443 to free ones), since other
+ * suites run alongside. SQLite: the blocks use the default database.
  */
 const ROOT = path.resolve(__dirname, '..');
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
-/** The ```sh blocks of the section whose heading starts with `heading`. */
-function shellBlocks(heading: string): string[] {
+/** The section whose heading starts with `heading`, up to the next `## `. */
+function section(heading: string): string {
   const start = README.indexOf(`\n## ${heading}`);
   if (start < 0) throw new Error(`README has no "## ${heading}" section`);
   const next = README.indexOf('\n## ', start + 4);
-  const section = README.slice(start, next < 0 ? undefined : next);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+  return README.slice(start, next < 0 ? undefined : next);
+}
+
+/** The ```sh blocks of the section whose heading starts with `heading`. */
+function shellBlocks(heading: string): string[] {
+  return [...section(heading).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+/** The plain ``` block (a program's output) of the section whose heading starts with `heading`. */
+function outputBlock(heading: string): string {
+  const m = /\n\n```\n([\s\S]*?)\n```/.exec(section(heading));
+  if (!m) throw new Error(`README's "## ${heading}" shows no output block`);
+  return m[1];
 }
 
 async function freePort(): Promise<number> {
@@ -46,6 +59,73 @@ function newcomerEnv(): NodeJS.ProcessEnv {
     if (/^(DATABASE_URL|PORT|HOST|REDIS_URL|CURSOR_SECRET|LOG_LEVEL|SSRF_|DELIVERY_|REDDIT_|TRACKED_|PLAN_|HTTP_ADAPTER|METRICS_|ENCRYPTION_)/.test(k)) delete env[k];
   }
   return env;
+}
+
+/** A figure's source: a function of the named file's parsed JSON, and the factor the README shows it at (100 for a percentage). */
+type Source = ((json: any) => number) | [(json: any) => number, number];
+
+/** The webhooks list's figures of one adapter and database in api-throughput.json. */
+const apiRow = (adapter: string, database: string) => (j: any) => j.results.find((r: any) => r.adapter === adapter && r.database === database).routes.webhooks_list;
+
+/**
+ * Every row of the README's Performance table: the file it names, and the source of each number in
+ * the row (its words and its figures, in the order they appear; the `from` column aside). A row
+ * the table gains without an entry here, or a number without its source, fails the test.
+ */
+const FIGURES: { row: string; file: string; numbers: Source[] }[] = [
+  {
+    row: 'deliveries/s for one event fanned out to',
+    file: 'delivery.json',
+    numbers: [
+      (j) => j.parameters.sizes[j.parameters.sizes.length - 1],
+      (j) => j.summary.e2e.sqlite[j.parameters.sizes[j.parameters.sizes.length - 1]].per_s.median,
+      (j) => j.summary.e2e.sqlite[j.parameters.sizes[j.parameters.sizes.length - 1]].ratio_to_raw.median,
+      (j) => j.summary.e2e.postgres[j.parameters.sizes[j.parameters.sizes.length - 1]].per_s.median,
+      (j) => j.summary.e2e.postgres[j.parameters.sizes[j.parameters.sizes.length - 1]].ratio_to_raw.median,
+    ],
+  },
+  {
+    row: 'one event fanned out to',
+    file: 'fanout.json',
+    numbers: [(j) => j.parameters.webhooks, (j) => j.results.sqlite.emit_ms.median, (j) => j.results.postgres.emit_ms.median],
+  },
+  {
+    row: 'posts page at depth',
+    file: 'pagination-depth.json',
+    numbers: [(j) => j.results.sqlite.rows, (j) => j.results.sqlite.http.ratio_deep_to_first, (j) => j.results.postgres.http.ratio_deep_to_first],
+  },
+  {
+    row: '`GET /v1/webhooks?limit=',
+    file: 'api-throughput.json',
+    numbers: [
+      (j) => j.page_size,
+      (j) => apiRow('express', 'sqlite')(j).ours_rps.median,
+      (j) => apiRow('express', 'sqlite')(j).ratio.median,
+      (j) => apiRow('express', 'postgres')(j).ours_rps.median,
+      (j) => apiRow('express', 'postgres')(j).ratio.median,
+    ],
+  },
+  {
+    row: 'the Reddit poller on one OAuth client',
+    file: 'ingest.json',
+    numbers: [(j) => j.parameters.subreddits, [(j) => j.requests.steady.share_of_quota, 100], (j) => j.posts.missed_total, (j) => j.delay_s.steady.p99],
+  },
+  {
+    row: 'surge on real labelled series',
+    file: 'detectors-quality.json',
+    numbers: [(j) => j.surgeReal.total.score, (j) => j.surgeReal.leaveOneFileOut.total],
+  },
+];
+
+/** The numbers of a stretch of README text: `8,327`, `0.464`, `1,000,000`; not the digits inside words (`p99`, `v1`). */
+function numbersIn(text: string): string[] {
+  return [...text.matchAll(/(?<![\w.])\d[\d,]*(?:\.\d+)?/g)].map((m) => m[0].replace(/,$/, ''));
+}
+
+/** Whether the README's `shown` is `value` rounded to as many decimals as `shown` has. */
+function shows(shown: string, value: number): boolean {
+  const decimals = shown.split('.')[1]?.length ?? 0;
+  return Number(shown.replace(/,/g, '')) === Number(value.toFixed(decimals));
 }
 
 interface Ran {
@@ -80,6 +160,10 @@ describe('README', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
+  it('stays a ten-minute read: under 40,000 bytes, the reference material in docs/', () => {
+    expect(Buffer.byteLength(README)).toBeLessThan(40_000);
+  });
+
   it('quick start: npm start serves the API on the port it names', async () => {
     const [block] = shellBlocks('Quick start');
     const lines = block.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
@@ -99,6 +183,59 @@ describe('README', () => {
     expect(fs.existsSync(path.join(dir, 'data/trendhooks.db'))).toBe(true);
   }, 120_000);
 
+  it('demo: prints the deliveries the README shows, figure for figure', async () => {
+    const [block] = shellBlocks('Demo');
+    expect(block.replace(/\s*#.*$/gm, '').trim()).toBe('node bin/trendhooks.js demo');
+    const shown = outputBlock('Demo').trim().split('\n');
+    const dir = scratchClone();
+    dirs.push(dir);
+    const ran = await runBash(block, dir, 60_000);
+    expect({ code: ran.code, out: ran.code === 0 ? '' : ran.out }).toEqual({ code: 0, out: '' });
+    const printed = ran.out.split('\n').filter((l) => l.startsWith('✔ '));
+    const pattern = (line: string) => new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/msg_…/g, 'msg_\\w+')}$`);
+    expect({ printed, matches: shown.map((l) => printed.some((p) => pattern(l).test(p))) }).toEqual({ printed, matches: shown.map(() => true) });
+  }, 90_000);
+
+  it('performance: each figure is the one in the file its row names', () => {
+    const perf = section('Performance');
+    const rows = perf
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| what |'))
+      .map((l) => l.slice(2, -2).split(' | '));
+    expect(rows.length).toBeGreaterThan(0);
+    const checked = rows.map((cells) => {
+      const from = cells[cells.length - 1];
+      const text = cells.slice(0, -1).join(' | ');
+      const spec = FIGURES.find((f) => text.startsWith(f.row));
+      if (!spec) return { row: text, problem: 'no entry in FIGURES: say where its figures come from' };
+      if (from !== `\`${spec.file}\``) return { row: text, problem: `names ${from}, its figures come from ${spec.file}` };
+      const json: unknown = JSON.parse(fs.readFileSync(path.join(ROOT, 'bench/results', spec.file), 'utf8'));
+      const shown = numbersIn(text);
+      if (shown.length !== spec.numbers.length) return { row: text, problem: `${shown.length} numbers, ${spec.numbers.length} sources` };
+      const wrong = shown
+        .map((s, i) => {
+          const [get, factor] = Array.isArray(spec.numbers[i]) ? (spec.numbers[i] as [(j: unknown) => number, number]) : [spec.numbers[i] as (j: unknown) => number, 1];
+          const value = get(json) * factor;
+          return shows(s, value) ? null : `${s} is ${value} in ${spec.file}`;
+        })
+        .filter((w) => w !== null);
+      return { row: text, problem: wrong.length ? wrong.join('; ') : null };
+    });
+    expect(checked.filter((c) => c.problem !== null)).toEqual([]);
+    expect(rows.length).toBe(FIGURES.length);
+  });
+
+  it('quotes no measured figure outside the Performance table and the demo output (one figure per claim, each checked)', () => {
+    const table = section('Performance')
+      .split('\n')
+      .filter((l) => l.startsWith('|'));
+    const measured = README.replace(outputBlock('Demo'), '')
+      .split('\n')
+      .filter((l) => !table.includes(l))
+      .filter((l) => /(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:×|req\/s|deliveries\/s|µs\b|MB\b)|\d ?s (?:here|in the last)\b/.test(l));
+    expect(measured).toEqual([]);
+  });
+
   it('walk-through: from a clone to a delivery verified and printed by trendhooks listen, offline', async () => {
     const [block] = shellBlocks('Walk-through');
     expect(block).toContain('--print-env');
@@ -112,9 +249,12 @@ describe('README', () => {
     }
     expect({ code: ran.code, out: ran.out }).toEqual({ code: 0, out: expect.stringMatching(/✔ \S+ trends\.surge r\/typescript — webhook-id msg_\w+, signature verified/) });
     expect(ran.out).toContain(`export SSRF_ALLOW_DESTINATIONS=127.0.0.1:${receiver}`);
-    expect(ran.out).toContain('"count": 42');
+    // The receiver prints the body: the catalogue's example of the kind (--example).
+    for (const field of Object.keys(SURGE.example.data)) expect(ran.out).toContain(`"${field}": `);
     expect(ran.out).toContain('event evt_');
-    expect(ran.out).toMatch(/204\n/); // the DELETE, after the deliveries page (no newline at its end)
+    // Every answer the block prints ends its line: the webhook, its deliveries page, the DELETE's status.
+    expect(ran.out.match(/^\{"data":.*\}$/gm) ?? []).toHaveLength(2);
+    expect(ran.out).toMatch(/\n204\n/);
     expect(ran.out).toMatch(/revoked th_live_\w+/);
     expect(ran.out).toContain('stopped after 1 verified delivery');
   }, 180_000);
