@@ -128,6 +128,15 @@ describe('package.json', () => {
     }
   });
 
+  it("states every peer range in the README's table", () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('| package | version |'), readme.indexOf("Nest 12's packages are ES modules only"));
+    for (const [name, range] of Object.entries(pkg.peerDependencies as Record<string, string>)) {
+      const row = table.split('\n').find((line) => line.includes(`\`${name}\``)) ?? '';
+      expect({ name, range, stated: row.replace(/\\\|/g, '|').includes(`\`${range}\``) }).toEqual({ name, range, stated: true });
+    }
+  });
+
   it('keeps the peers in a production install of this repository (the Dockerfile prunes with --omit=dev)', () => {
     // A peer listed in devDependencies too is locked as dev-only, and `npm prune --omit=dev` removes it.
     const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; devOptional?: boolean }> };
