@@ -110,7 +110,8 @@ export class AppModule {
           random: overrides.random,
         }),
         TrendsModule.forRoot({
-          poller: overrides.poller ?? (role === 'all' || role === 'pipeline'),
+          // REDDIT_POLLING=off wins over the role and over a caller's override.
+          poller: config.trends.polling && (overrides.poller ?? (role === 'all' || role === 'pipeline')),
           trackedSubreddits: config.trends.trackedSubreddits,
           redditBaseUrl: config.trends.redditBaseUrl,
           redditClientId: config.trends.redditClientId,

@@ -104,6 +104,18 @@ describe.each(testDatabases())('Reddit poller on %s', (dbName, makeDb) => {
     expect(await source(t, s)).toMatchObject({ last_error: null, consecutive_failures: 0, lease_until: null });
   });
 
+  it('polls nothing with REDDIT_POLLING=off, though a webhook subscribes and the role polls', async () => {
+    const s = sub();
+    fake.addPost(s, { ageMs: 10_000 });
+    const t = await start({ env: { REDDIT_POLLING: 'off' } });
+    const c = await t.customer('business');
+    const created = await t.http().post('/v1/webhooks').set(c.auth).send({ url: 'https://hooks.example.com/h', event: 'trends.surge', subreddit: s });
+    expect(created.status).toBe(201);
+    // The first test's app has polled four times by then.
+    await new Promise((r) => setTimeout(r, 20 * POLL_MS));
+    expect(fake.requests).toEqual([]);
+  });
+
   it('uses app-only OAuth when a client id and secret are configured: one token, sent as a bearer', async () => {
     const s = sub();
     fake.addPost(s);

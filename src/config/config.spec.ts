@@ -121,6 +121,7 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must start with/],
     [{ TRACKED_SUBREDDITS: 'node,no spaces' }, /TRACKED_SUBREDDITS: "no spaces" is not a subreddit name/],
     [{ REDDIT_CLIENT_ID: 'only-the-id' }, /go together/],
+    [{ REDDIT_POLLING: 'no' }, /REDDIT_POLLING must be "on" or "off", got "no"/],
     [{ POSTS_RETENTION_DAYS: '0' }, /POSTS_RETENTION_DAYS must be between 1 and 3650, got 0/],
     [{ POSTS_RETENTION_DAYS: 'a month' }, /POSTS_RETENTION_DAYS must be an integer/],
     [{ REDDIT_CLIENTS: 'abc' }, /^REDDIT_CLIENTS entry 1 \("abc"\) must be client_id:client_secret$/],

@@ -71,6 +71,8 @@ export interface AppConfig {
     circuit: { failures: number; throttle: number; pauseMs: number; maxPauseMs: number };
   };
   trends: {
+    /** REDDIT_POLLING=off: no process of this configuration polls Reddit, whatever its role. */
+    polling: boolean;
     trackedSubreddits: string[];
     redditBaseUrl: string;
     redditClientId: string | null;
@@ -270,6 +272,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   if (shutdownTimeoutMs <= timeoutMs + 1000) {
     throw new ConfigError(`SHUTDOWN_TIMEOUT_MS (${shutdownTimeoutMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 1000, so attempts in flight can finish`);
   }
+  const redditPolling = (str(env, 'REDDIT_POLLING') ?? 'on').toLowerCase();
+  if (redditPolling !== 'on' && redditPolling !== 'off') throw new ConfigError(`REDDIT_POLLING must be "on" or "off", got "${str(env, 'REDDIT_POLLING')}"`);
   const redditBaseUrl = str(env, 'REDDIT_BASE_URL') ?? 'https://www.reddit.com';
   if (!/^https?:\/\/[^/?#]+\/?$/i.test(redditBaseUrl)) throw new ConfigError(`REDDIT_BASE_URL must be an http(s) origin such as https://www.reddit.com, got "${redditBaseUrl}"`);
   const redditClientId = str(env, 'REDDIT_CLIENT_ID');
@@ -330,6 +334,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       },
     },
     trends: {
+      polling: redditPolling === 'on',
       trackedSubreddits: tracked,
       redditBaseUrl: redditBaseUrl.replace(/\/$/, ''),
       redditClientId,
