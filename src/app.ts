@@ -18,6 +18,7 @@ import type { Server } from 'node:http';
 import { buildOpenApiDocument } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
+import { requireOptional } from './common/optional-package';
 
 /** Where this process keeps its data, for the start-up lines: the SQLite file, or PostgreSQL's host, port and database (never the password). */
 function where(config: AppConfig): string {
@@ -111,8 +112,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   };
   let app: INestApplication;
   if (config.http.adapter === 'fastify') {
-    // Loaded only when chosen, so express processes never load fastify.
-    const { FastifyAdapter } = await import('@nestjs/platform-fastify');
+    // Loaded only when chosen, so express processes never load fastify (nor need it installed).
+    const { FastifyAdapter } = requireOptional<typeof import('@nestjs/platform-fastify')>('@nestjs/platform-fastify', 'HTTP_ADAPTER is fastify');
     // Requests the HTTP parser refuses (a NUL in a header, a bad chunk size) get the envelope too.
     const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, clientErrorHandler: answerClientError });
     // Fastify parses bodies itself, after middleware; this parser mirrors JsonBodyMiddleware.
