@@ -15,10 +15,10 @@ import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middl
 import { answerClientError } from './common/client-error';
 import { applyHttpLimits } from './common/http-limits';
 import type { Server } from 'node:http';
-import { buildOpenApiDocument } from './openapi/document';
+import { buildOpenApiDocument, OPENAPI_DOCUMENT_REASON } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
-import { requireOptional } from './common/optional-package';
+import { isInstalled, MissingPackageError, requireOptional } from './common/optional-package';
 
 /** Where this process keeps its data, for the start-up lines: the SQLite file, or PostgreSQL's host, port and database (never the password). */
 function where(config: AppConfig): string {
@@ -133,6 +133,10 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     app.flushLogs();
   }
   app.get(OpenApiDocumentHolder).setBuilder(() => buildOpenApiDocument(app));
+  if (logs !== false && !isInstalled('@nestjs/swagger')) {
+    // The API works without it; GET /openapi.json and /docs answer 404 with the same line.
+    new Logger('trendhooks').warn(new MissingPackageError('@nestjs/swagger', OPENAPI_DOCUMENT_REASON).message);
+  }
   return app;
 }
 
