@@ -98,7 +98,8 @@ export class AppModule {
         DocsModule,
         DeliveryModule.forRoot({
           worker: role === 'all' || role === 'worker',
-          ca: config.delivery.caPem ?? undefined,
+          // null when DELIVERY_CA_FILE is unset: the configuration (loadConfig's env) is the only source here.
+          ca: config.delivery.caPem,
           timeoutMs: config.delivery.timeoutMs,
           leaseMs: config.delivery.leaseMs,
           concurrency: config.delivery.concurrency,

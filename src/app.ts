@@ -15,9 +15,10 @@ import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middl
 import { answerClientError } from './common/client-error';
 import { applyHttpLimits } from './common/http-limits';
 import type { Server } from 'node:http';
-import { buildOpenApiDocument } from './openapi/document';
+import { buildOpenApiDocument, OPENAPI_DOCUMENT_REASON } from './openapi/document';
 import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
+import { isInstalled, MissingPackageError, requireOptional } from './common/optional-package';
 
 /** Where this process keeps its data, for the start-up lines: the SQLite file, or PostgreSQL's host, port and database (never the password). */
 function where(config: AppConfig): string {
@@ -111,8 +112,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   };
   let app: INestApplication;
   if (config.http.adapter === 'fastify') {
-    // Loaded only when chosen, so express processes never load fastify.
-    const { FastifyAdapter } = await import('@nestjs/platform-fastify');
+    // Loaded only when chosen, so express processes never load fastify (nor need it installed).
+    const { FastifyAdapter } = requireOptional<typeof import('@nestjs/platform-fastify')>('@nestjs/platform-fastify', 'HTTP_ADAPTER is fastify');
     // Requests the HTTP parser refuses (a NUL in a header, a bad chunk size) get the envelope too.
     const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, clientErrorHandler: answerClientError });
     // Fastify parses bodies itself, after middleware; this parser mirrors JsonBodyMiddleware.
@@ -132,6 +133,10 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     app.flushLogs();
   }
   app.get(OpenApiDocumentHolder).setBuilder(() => buildOpenApiDocument(app));
+  if (logs !== false && !isInstalled('@nestjs/swagger')) {
+    // The API works without it; GET /openapi.json and /docs answer 404 with the same line.
+    new Logger('trendhooks').warn(new MissingPackageError('@nestjs/swagger', OPENAPI_DOCUMENT_REASON).message);
+  }
   return app;
 }
 

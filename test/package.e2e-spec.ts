@@ -59,23 +59,24 @@ describe('the packed tarball', () => {
     expect(root).not.toMatch(/require\("\.\/(app|app\.module|cli|main)"\)/);
   });
 
-  it('loads none of the standalone service, the CLI, terminus or the HTTP adapters when a host imports the root entry', () => {
+  it('loads none of the standalone service, the CLI, terminus, the HTTP adapters or @nestjs/swagger when a host imports the root entry', () => {
     const script = `require('reflect-metadata'); require('./dist/index.js');
       process.stdout.write(JSON.stringify(Object.keys(require.cache).map((f) => require('node:path').relative(process.cwd(), f))));`;
     const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })) as string[];
-    const standalone = loaded.filter((f) => /^dist\/(app|app\.module|cli|main|standalone)\.js$|^dist\/cli\/|node_modules\/(@nestjs\/(terminus|platform-express|platform-fastify)|commander|cli-progress)\//.test(f));
+    const standalone = loaded.filter((f) => /^dist\/(app|app\.module|cli|main|standalone)\.js$|^dist\/cli\/|node_modules\/(@nestjs\/(terminus|platform-express|platform-fastify|swagger)|commander|cli-progress|swagger-ui-dist)\//.test(f));
     expect(standalone).toEqual([]);
     expect(loaded).toContain('dist/webhooks/webhooks.module.js');
   });
 
-  it('loads no PostgreSQL driver, Redis client or terminus with the standalone app until the configuration asks for them', () => {
+  it('loads no PostgreSQL driver, Redis client, terminus or @nestjs/swagger with the standalone app until the configuration asks for them', () => {
     // Each costs the process megabytes of resident memory: pg is required by the PostgreSQL queue when it
-    // opens its pool (TypeORM's driver has loaded it by then), ioredis by the rate-limit store given REDIS_URL.
+    // opens its pool (TypeORM's driver has loaded it by then), ioredis by the rate-limit store given REDIS_URL,
+    // @nestjs/swagger when the OpenAPI document is first asked for (test/optional-packages.e2e-spec.ts).
     const script = `require('reflect-metadata'); require('./dist/standalone.js');
       process.stdout.write(JSON.stringify(Object.keys(require.cache).map((f) => require('node:path').relative(process.cwd(), f))));`;
     const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })) as string[];
     expect(loaded).toContain('dist/app.module.js');
-    expect(loaded.filter((f) => /node_modules\/(pg|pg-pool|ioredis|@nestjs\/terminus)\//.test(f))).toEqual([]);
+    expect(loaded.filter((f) => /node_modules\/(pg|pg-pool|ioredis|@nestjs\/terminus|@nestjs\/swagger|swagger-ui-dist)\//.test(f))).toEqual([]);
   });
 
   it('imports in its .d.ts files only packages it depends on that ship their own types, and no driver types', () => {

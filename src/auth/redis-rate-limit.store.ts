@@ -1,6 +1,7 @@
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { MemoryRateLimitStore, RateLimitHit, RateLimitStore } from './rate-limit.store';
+import { requireOptional } from '../common/optional-package';
 
 export const REDIS_RATE_LIMIT_PREFIX = 'trendhooks:rl:';
 
@@ -48,9 +49,8 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleInit, OnAppl
     if (!options.client && !options.url) throw new Error('RedisRateLimitStore needs a url or a client');
     this.prefix = options.keyPrefix ?? REDIS_RATE_LIMIT_PREFIX;
     this.ownsClient = !options.client;
-    // Required here, not imported: the package's root entry exports this class, and a process without REDIS_URL never loads ioredis.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const RedisClient = options.client ? undefined : (require('ioredis') as typeof import('ioredis')).default;
+    // Required here, not imported: the package's root entry exports this class, and a process without REDIS_URL never loads ioredis (nor needs it installed).
+    const RedisClient = options.client ? undefined : requireOptional<typeof import('ioredis')>('ioredis', 'REDIS_URL is set').default;
     const client =
       options.client ??
       new RedisClient!(options.url!, {

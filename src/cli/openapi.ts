@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { NestFactory } from '@nestjs/core';
-import { OpenAPIObject } from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { Command } from 'commander';
 import { AppModule } from '../app.module';
 import { loadConfig } from '../config/config';

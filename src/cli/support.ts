@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ListenError } from '../app';
 import { AppModule, Role } from '../app.module';
 import { AppError } from '../common/errors';
+import { MissingPackageError } from '../common/optional-package';
 import { AppConfig, ConfigError } from '../config/config';
 import { entitiesFor } from '../entities';
 import { dataSourceOptions, runMigrations } from '../database/data-source';
@@ -59,6 +60,7 @@ async function openDatabase(config: AppConfig): Promise<DataSource> {
     await ds.initialize();
     return ds;
   } catch (err) {
+    if (err instanceof MissingPackageError) throw err; // one line already, naming the package
     throw new CliError(`cannot open the database (${describeDatabase(config)}): ${firstLine(err)}`);
   }
 }

@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_PLAN_LIMITS, Plan, PLANS, PlanLimits } from '../auth/plans';
 import { DEFAULT_HTTP_LIMITS, HttpLimits } from '../common/http-limits';
@@ -6,6 +5,7 @@ import { LOG_LEVELS, LogLevelName } from '../common/logging';
 import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { DEFAULT_DELIVERY_LEASE_MS } from '../delivery/delivery.options';
 import { parseRetrySchedule } from '../delivery/retry-policy';
+import { readReceiverCa } from '../delivery/transport/receiver-ca';
 import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
 import type { DatabaseConfig, HostSchema } from '../database/data-source';
 import { parseFeatures } from '../database/features';
@@ -16,7 +16,8 @@ import { parseAllowDestinations } from '../ssrf/destinations';
 
 /**
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
- * typed options. Nothing else in the code base reads process.env.
+ * typed options. Nothing else in the code base reads process.env, but for one default of the
+ * modules in a host app: DeliveryModule reads DELIVERY_CA_FILE when given no `ca` (receiverCaOf).
  */
 export interface AppConfig {
   database: DatabaseConfig;
@@ -313,11 +314,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     },
     delivery: {
       caFile: str(env, 'DELIVERY_CA_FILE'),
-      caPem: parsed('DELIVERY_CA_FILE', (file) => {
-        const pem = fs.readFileSync(path.resolve(cwd, file), 'utf8');
-        if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${file} holds no PEM certificate`);
-        return pem;
-      }),
+      caPem: parsed('DELIVERY_CA_FILE', (file) => readReceiverCa(file, cwd)),
       timeoutMs,
       leaseMs,
       concurrency,

@@ -5,6 +5,7 @@ import { CLOCK, Clock, SystemClock } from '../common/clock';
 import { dialectOf } from '../database/dialect';
 import { TRENDHOOKS_DATA_SOURCE } from '../database/data-source.token';
 import { SqliteCheckpointerService } from '../database/sqlite-checkpointer';
+import { applyLoadedOpenApiMetadata } from '../openapi/swagger';
 import { TRENDHOOKS_OPTIONS } from './tokens';
 
 export interface TrendhooksModuleOptions {
@@ -45,6 +46,12 @@ export interface TrendhooksAsyncOptions extends Pick<ModuleMetadata, 'imports'> 
 @Global()
 @Module({})
 export class TrendhooksModule {
+  constructor() {
+    // A host that documents its app with @nestjs/swagger has loaded it by now: trendhooks' OpenAPI
+    // decorators, waiting for it, take effect before the host's SwaggerModule.createDocument (src/openapi/swagger.ts).
+    applyLoadedOpenApiMetadata();
+  }
+
   static forRoot(options: TrendhooksModuleOptions = {}): DynamicModule {
     const name = typeof options.dataSource === 'string' ? options.dataSource : undefined;
     const factoryOptions: TrendhooksModuleFactoryOptions = { ...options, dataSource: typeof options.dataSource === 'string' ? undefined : options.dataSource };

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Database as SqliteDatabase, Statement as SqliteStatement } from 'better-sqlite3';
 import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
+import { assertInstalled } from '../common/optional-package';
 import { dialectOf } from './dialect';
 import { resolveFeatures, trendhooksMigrations, type TrendhooksFeatures } from './features';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
@@ -115,6 +116,8 @@ export const STANDALONE_MIGRATIONS_TABLE = 'trendhooks_migrations';
 export function dataSourceOptions(db: DatabaseConfig, entities: DataSourceOptions['entities'], host: HostSchema | null = null): DataSourceOptions {
   const migrationsTableName = host?.migrationsTable ?? STANDALONE_MIGRATIONS_TABLE;
   if (db.type === 'postgres') {
+    // TypeORM requires pg when the data source initialises; its own error for a missing driver is its wording, not ours.
+    assertInstalled('pg', 'DATABASE_URL names a PostgreSQL database');
     return {
       type: 'postgres',
       url: db.url,

@@ -1,12 +1,18 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import { CircuitOptions, resolveCircuitOptions } from './circuit/circuit-policy';
+import { readReceiverCa } from './transport/receiver-ca';
 import type { SubscriptionSource } from './subscription-source';
 
 export interface DeliveryModuleOptions {
   /** Run the worker in this process (role `worker` / `all`). Default true. */
   worker?: boolean;
-  /** Extra trusted CA (PEM) for receivers with private certificates. */
-  ca?: string | Buffer;
+  /**
+   * Extra trusted CA (PEM) for receivers with private certificates. When not given, the PEM of the
+   * file DELIVERY_CA_FILE names in the process environment, as the standalone service reads it (what
+   * `trendhooks listen --print-env` prints for its self-signed receiver); null: none, whatever the
+   * environment says.
+   */
+  ca?: string | Buffer | null;
   /** Total time of one attempt: connect, headers and body. Default 10 000 ms. */
   timeoutMs?: number;
   /**
@@ -112,4 +118,34 @@ export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDelive
     throw new Error(`delivery lease renewal interval (${r.leaseRenewMs} ms) must be positive and at most half the lease (${r.leaseMs} ms)`);
   }
   return r;
+}
+
+/** The receiver CA of a DeliveryModule, and where it came from (for the boot log). */
+export interface ReceiverCa {
+  ca: string | Buffer | undefined;
+  /** The DELIVERY_CA_FILE it was read from; null when the option gave it (or none). */
+  file: string | null;
+}
+
+/**
+ * `options.ca` when given (null: none); otherwise DELIVERY_CA_FILE of `env`, read as the standalone
+ * reads it (config.ts), so a host app delivers to a receiver `trendhooks listen --print-env` set up
+ * without wiring the CA itself. A file that cannot be read, or holds no certificate, stops the app
+ * at boot with one line, as it stops the standalone.
+ */
+export function receiverCaOf(
+  options: Pick<DeliveryModuleOptions, 'ca'>,
+  // The one setting a module reads from the environment itself: a host's DeliveryModule honours DELIVERY_CA_FILE as the standalone does.
+  // eslint-disable-next-line no-restricted-properties
+  env: Record<string, string | undefined> = process.env,
+  cwd = process.cwd(),
+): ReceiverCa {
+  if (options.ca !== undefined) return { ca: options.ca ?? undefined, file: null };
+  const file = env.DELIVERY_CA_FILE?.trim();
+  if (!file) return { ca: undefined, file: null };
+  try {
+    return { ca: readReceiverCa(file, cwd), file };
+  } catch (err) {
+    throw new Error(`DELIVERY_CA_FILE: ${(err as Error).message}`);
+  }
 }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '../openapi/swagger';
 import type { AttemptEntity } from './attempt.entity';
 import type { DeliveryEntity } from './delivery.entity';
 

@@ -1,6 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { BodyValidationPipe } from '../common/validation';
 import { deliveryWebhooks } from '../openapi/document';
+import { applyOpenApiMetadata } from '../openapi/swagger';
 import { eventKey } from '../trends/detectors/event-key';
 import { toTrendEvent, trendEventId } from '../trends/trends.pipeline';
 import { CreateWebhookDto } from '../webhooks/dto/create-webhook.dto';
@@ -63,6 +64,7 @@ describe('what derives from the event catalogue', () => {
       ['CreateWebhook', CreateWebhookDto],
       ['Webhook', WebhookResource],
     ])('documents the kinds as the %s enum', (_name, dto) => {
+      applyOpenApiMetadata(); // the decorators wait for @nestjs/swagger (src/openapi/swagger.ts)
       const meta = Reflect.getMetadata(SWAGGER_PROPERTY, dto.prototype, 'event') as { enum: unknown };
       expect(meta.enum).toEqual([...EVENT_KINDS]);
     });

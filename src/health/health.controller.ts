@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Inject, Logger, UseFilters } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '../openapi/swagger';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';

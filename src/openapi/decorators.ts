@@ -1,5 +1,5 @@
 import { applyDecorators, SetMetadata, Type } from '@nestjs/common';
-import { ApiBearerAuth, ApiParam, ApiQuery, ApiResponse, DECORATORS } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiParam, ApiQuery, ApiResponse, lazyDecorator } from './swagger';
 import { EnvelopeKind, envelopeOf, ErrorEnvelopeSchema } from './schemas';
 
 /** Names of the reusable response headers (components.headers, see document.ts). */
@@ -71,9 +71,9 @@ export function ApiV1Controller(opts: { businessPlus: boolean }) {
 }
 
 /** An operation without authentication (health checks). */
-export function ApiNoAuth() {
+export function ApiNoAuth(): MethodDecorator & ClassDecorator {
   // `security: []` says "none" explicitly (ApiSecurity cannot express an empty list).
-  return SetMetadata(DECORATORS.API_SECURITY, []);
+  return lazyDecorator((s) => SetMetadata(s.DECORATORS.API_SECURITY, []));
 }
 
 /** `?limit&cursor` of every list route. */

@@ -1,9 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Controller, Get, Header, Injectable, Param, StreamableFile, UseFilters } from '@nestjs/common';
-import { ApiExcludeController, OpenAPIObject } from '@nestjs/swagger';
+import { Controller, Get, Injectable, Param, StreamableFile, UseFilters } from '@nestjs/common';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { AppError } from '../common/errors';
 import { ApiExceptionFilter } from '../common/exception.filter';
+import { assertInstalled, MissingPackageError } from '../common/optional-package';
+import { OPENAPI_DOCUMENT_REASON } from './document';
+import { ApiExcludeController } from './swagger';
 
 /**
  * Holds the app's OpenAPI document. The document is scanned from the app itself, which exists only
@@ -22,7 +25,7 @@ export class OpenApiDocumentHolder {
   get(): OpenAPIObject {
     if (!this.document) {
       if (!this.builder) throw new AppError('NOT_FOUND', 'no OpenAPI document in this app');
-      this.document = this.builder();
+      this.document = withoutSwagger404(this.builder);
     }
     return this.document;
   }
@@ -30,8 +33,22 @@ export class OpenApiDocumentHolder {
 
 const BASE = '/docs/';
 
+/**
+ * Without @nestjs/swagger (an install that left it out) the document and the reference do not exist
+ * here: 404, with the one line that names the package to install.
+ */
+function withoutSwagger404<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof MissingPackageError) throw new AppError('NOT_FOUND', err.message);
+    throw err;
+  }
+}
+
 /** swagger-ui-dist as @nestjs/swagger depends on it (resolved from there, not assumed hoisted). */
 function swaggerUiDir(): string {
+  assertInstalled('@nestjs/swagger', OPENAPI_DOCUMENT_REASON);
   const swagger = path.dirname(require.resolve('@nestjs/swagger'));
   return path.dirname(require.resolve('swagger-ui-dist/package.json', { paths: [swagger] }));
 }
@@ -76,7 +93,8 @@ const INIT_JS = `window.ui = SwaggerUIBundle({
 @Controller()
 @UseFilters(ApiExceptionFilter)
 export class DocsController {
-  private readonly uiDir = swaggerUiDir();
+  /** Found at the first asset asked for, so the app starts without @nestjs/swagger installed. */
+  private uiDir?: string;
 
   constructor(private readonly holder: OpenApiDocumentHolder) {}
 
@@ -86,15 +104,17 @@ export class DocsController {
   }
 
   @Get('docs')
-  @Header('Content-Type', 'text/html; charset=utf-8')
-  page(): string {
-    return PAGE;
+  page(): StreamableFile {
+    // Its type comes with the answer, not a @Header: the 404 of an install without @nestjs/swagger stays JSON.
+    this.uiDir ??= withoutSwagger404(swaggerUiDir);
+    return new StreamableFile(Buffer.from(PAGE), { type: 'text/html; charset=utf-8' });
   }
 
   @Get('docs/:asset')
   asset(@Param('asset') name: string): StreamableFile {
     if (name === 'swagger-ui-init.js') return new StreamableFile(Buffer.from(INIT_JS), { type: 'application/javascript; charset=utf-8' });
     if (!Object.hasOwn(ASSETS, name)) throw new AppError('NOT_FOUND', `no route GET ${BASE}${name}`.slice(0, 200));
+    this.uiDir ??= withoutSwagger404(swaggerUiDir);
     const file = path.join(this.uiDir, name);
     return new StreamableFile(fs.createReadStream(file), { type: ASSETS[name], length: fs.statSync(file).size });
   }

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { BEARER, HEADER } from './decorators';
+import { applyOpenApiMetadata, loadSwagger } from './swagger';
 import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema } from '../events/catalogue';
 
 const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
@@ -31,16 +32,30 @@ const HEADERS = {
   [HEADER.wwwAuthenticate]: { description: '`Bearer realm="trendhooks"`.', required: true, schema: { type: 'string' } },
 };
 
+const SECURITY_SCHEMES = {
+  [BEARER]: { type: 'http' as const, scheme: 'bearer', description: 'An API key (`th_live_…`), issued with `trendhooks keys create`.' },
+};
+
 /**
  * What trendhooks' operations refer to: the `bearer` scheme and the shared response headers. A host
  * app documenting the modules with its own DocumentBuilder merges these into its components.
+ * Reading them (the spread that merges them) also applies trendhooks' OpenAPI decorators, which
+ * wait for @nestjs/swagger (src/openapi/swagger.ts): the host's SwaggerModule.createDocument then
+ * finds trendhooks' routes documented, whenever the host loaded @nestjs/swagger.
  */
 export const TRENDHOOKS_OPENAPI_COMPONENTS = {
-  securitySchemes: {
-    [BEARER]: { type: 'http' as const, scheme: 'bearer', description: 'An API key (`th_live_…`), issued with `trendhooks keys create`.' },
+  get securitySchemes(): typeof SECURITY_SCHEMES {
+    applyOpenApiMetadata();
+    return SECURITY_SCHEMES;
   },
-  headers: HEADERS,
+  get headers(): typeof HEADERS {
+    applyOpenApiMetadata();
+    return HEADERS;
+  },
 };
+
+/** What the OpenAPI document needs, named in the one-line error when @nestjs/swagger is not installed. */
+export const OPENAPI_DOCUMENT_REASON = 'the OpenAPI document (GET /openapi.json, GET /docs, trendhooks openapi) was asked for';
 
 function packageVersion(): string {
   // src/openapi and dist/openapi are both two levels below the package root.
@@ -51,8 +66,10 @@ function packageVersion(): string {
 /**
  * The OpenAPI 3.1 document of the app's routes, generated from the controllers' decorators. Works
  * on an app that was created but not initialised (also in `preview` mode: nothing is connected).
+ * Loads @nestjs/swagger; without it, a MissingPackageError names the package to install.
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const { DocumentBuilder, SwaggerModule } = loadSwagger(OPENAPI_DOCUMENT_REASON);
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('trendhooks')

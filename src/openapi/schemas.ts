@@ -1,5 +1,5 @@
 import { Type } from '@nestjs/common';
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from './swagger';
 import { ERROR_STATUS, ErrorCode } from '../common/errors';
 
 /**

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '../openapi/swagger';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { CurrentPrincipal } from '../auth/plan.decorator';

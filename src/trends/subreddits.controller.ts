@@ -1,5 +1,5 @@
 import { Controller, Get, Param, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '../openapi/swagger';
 import { BusinessPlus } from '../auth/plan.decorator';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { envelope, RequestId } from '../common/envelope';

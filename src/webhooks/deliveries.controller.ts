@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '../openapi/swagger';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';

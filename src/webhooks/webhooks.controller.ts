@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags } from '../openapi/swagger';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';

@@ -49,6 +49,10 @@ export interface HostSettings {
   denyCidrs: string;
   /** The host's clock, handed to every trendhooks module through TrendhooksModule.forRootAsync. */
   clock: Clock;
+  /** Exact receivers let through the SSRF block list (a host passes its SSRF_ALLOW_DESTINATIONS, as the README's does). */
+  allowDestinations?: string;
+  /** Run the delivery worker in this process; default no (nothing is sent anywhere). */
+  deliveryWorker?: boolean;
 }
 
 @Module({})
@@ -154,9 +158,12 @@ export class HostAppModule {
         // The host's own key (a real host would keep it in its secret store).
         CryptoModule.forRoot({ keys: [generateEncryptionKey()] }),
         PaginationModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ secrets: [s.cursorSecret], ttlSeconds: 600 }) }),
-        SsrfModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ resolver: new StaticDnsResolver(s.dns), denyCidrs: s.denyCidrs }) }),
-        // No worker in this process: nothing is sent anywhere.
-        DeliveryModule.forRootAsync({ ...fromSettings, useFactory: () => ({ worker: false }) }),
+        SsrfModule.forRootAsync({
+          ...fromSettings,
+          useFactory: (s: HostSettings) => ({ resolver: new StaticDnsResolver(s.dns), denyCidrs: s.denyCidrs, allowDestinations: s.allowDestinations }),
+        }),
+        // No worker in this process unless asked (then with the receiver CA of DELIVERY_CA_FILE, as the standalone's).
+        DeliveryModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ worker: s.deliveryWorker ?? false }) }),
         WebhooksModule,
         PostsModule,
       ],

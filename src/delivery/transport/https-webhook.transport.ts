@@ -1,9 +1,9 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { CLOCK, Clock } from '../../common/clock';
 import { PrivateDestinationsService } from '../../auth/private-destinations.service';
 import { SsrfPolicy } from '../../ssrf/ssrf-policy';
 import { AttemptOutcome, classifyError, classifyResponse, describeError, retryAfterApplies } from '../classify';
-import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions } from '../delivery.options';
+import { DELIVERY_OPTIONS, DeliveryModuleOptions, receiverCaOf, resolveDeliveryOptions } from '../delivery.options';
 import { parseRetryAfter } from '../../common/retry-after';
 import { buildDeliveryHeaders } from '../signer';
 import { DeliveryStage, DeliveryTransport, SendOutcome, TransportRequest } from './delivery-transport';
@@ -31,7 +31,10 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
     super();
     const opts = resolveDeliveryOptions(options);
     this.dnsShare = new DnsShare(opts.dnsLookupsPerCustomer);
-    this.sender = new HttpsSender({ ca: options.ca, connectTimeoutMs: opts.timeoutMs, connections: opts.concurrency });
+    const { ca, file } = receiverCaOf(options);
+    // An extra trust anchor for every receiver: visible in the boot log, as SsrfModule's allowances are.
+    if (file !== null) new Logger('DeliveryModule').log(`receivers' certificates may also chain to the CA in DELIVERY_CA_FILE (${file})`);
+    this.sender = new HttpsSender({ ca, connectTimeoutMs: opts.timeoutMs, connections: opts.concurrency });
   }
 
   async send(req: TransportRequest): Promise<SendOutcome> {

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '../../openapi/swagger';
 import { isoString } from '../../common/iso-time';
 import type { PostListItem } from '../post.store';
 

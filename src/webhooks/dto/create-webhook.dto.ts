@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '../../openapi/swagger';
 import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { SUBREDDIT_INPUT } from '../../common/reddit-names';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';

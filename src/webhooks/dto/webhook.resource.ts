@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '../../openapi/swagger';
 import { isoString } from '../../common/iso-time';
 import { circuitView, type CircuitRow, type CircuitState } from '../../delivery/circuit/circuit-policy';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';

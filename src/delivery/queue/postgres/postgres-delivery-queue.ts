@@ -3,6 +3,7 @@ import { InjectTrendhooksDataSource } from '../../../database/data-source.token'
 import type { Pool, PoolConfig, QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../../../database/data-source';
+import { requireOptional } from '../../../common/optional-package';
 import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toClaimed } from '../claim-row';
@@ -50,9 +51,8 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     if (!this.hot) {
       const base = pgPool(this.ds).options as PoolConfig;
       const options = [base.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ');
-      // Required here, not imported: a SQLite process never loads pg (TypeORM's driver has loaded it by now).
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { Pool: PgPool } = require('pg') as typeof import('pg');
+      // Required here, not imported: a SQLite process never loads pg, nor needs it installed (TypeORM's driver has loaded it by now).
+      const { Pool: PgPool } = requireOptional<typeof import('pg')>('pg', 'the database is PostgreSQL');
       this.hot = new PgPool({ ...base, max: HOT_POOL_SIZE, options });
       this.hot.on('error', () => undefined); // an idle session dropped: the next query opens another
     }
