@@ -116,6 +116,18 @@ describe.each(testTargets())('webhooks API on %s', (_name, makeDb, adapter) => {
     });
 
     it.each([
+      [{ url: 123 }, 'url must be a string'],
+      [{ url: true }, 'url must be a string'],
+      [{ subreddit: 123 }, 'subreddit must be a string'],
+      [{ allow_nonstandard_port: 1 }, 'allow_nonstandard_port must be a boolean'],
+    ])('answers %j with the type the field must have, not a rule about its content', async (over, message) => {
+      const c = await t.customer();
+      const res = await t.http().post('/v1/webhooks').set(c.auth).send({ ...valid(), ...over });
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.error.message).toBe(message);
+    });
+
+    it.each([
       ['[1,2]', 'VALIDATION_ERROR'],
       ['"a string"', 'VALIDATION_ERROR'],
       ['null', 'VALIDATION_ERROR'],
