@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, isEventKind } from './catalogue';
+import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, isEventKind, TEST_EVENT, TEST_EVENT_DATA, testEventBodySchema } from './catalogue';
 
 describe('event catalogue', () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -45,5 +45,14 @@ describe('event catalogue', () => {
     delete body.data.lift;
     expect(ajv.validate(schema, body)).toBe(false);
     expect(ajv.errorsText()).toContain("must have required property 'lift'");
+  });
+
+  it('documents the test event: its example and what it sends are valid bodies of its schema, and no trend body is', () => {
+    const { example, ...schema } = testEventBodySchema();
+    expect(ajv.validate(schema, example)).toBe(true);
+    const sent = { type: TEST_EVENT.type, timestamp: new Date().toISOString(), data: { event_id: 'evt_1', webhook_id: '01KJSX4M8G0000000000000001', subreddit: 'demo', ...TEST_EVENT_DATA } };
+    expect(ajv.validate(schema, sent)).toBe(true);
+    expect(ajv.validate(schema, { ...sent, data: { ...sent.data, test: false } })).toBe(false);
+    for (const kind of EVENT_KINDS) expect(ajv.validate(schema, EVENT_CATALOGUE[kind].example)).toBe(false);
   });
 });

@@ -12,11 +12,14 @@ import { DELIVERED_FIELDS } from './kind';
 import { RISING } from './kinds/rising';
 import { SURGE } from './kinds/surge';
 import { VELOCITY } from './kinds/velocity';
+import { TEST_EVENT } from './test-event';
 
 export type { DeliveredEventFields, FieldSpec, FieldType, ReceivedData, TrendEvidence } from './kind';
 export type { RisingDetection, RisingEventData } from './kinds/rising';
 export type { SurgeDetection, SurgeEventData } from './kinds/surge';
 export type { VelocityDetection, VelocityEventData } from './kinds/velocity';
+export { TEST_EVENT, TEST_EVENT_DATA, TEST_EVENT_TYPE } from './test-event';
+export type { TestEventData } from './test-event';
 
 /** In the order webhooks list and the documents show them. */
 const DEFINITIONS = [SURGE, VELOCITY, RISING] as const;
@@ -62,20 +65,19 @@ export function definitionOf<D extends Detection>(d: D): EventKindDefinition<D['
 function fieldSchema(spec: FieldSpec): Record<string, unknown> {
   const base =
     spec.type === 'date-time' ? { type: 'string', format: 'date-time' } : spec.type === 'string[]' ? { type: 'array', items: { type: 'string' } } : { type: spec.type };
-  return { ...base, description: spec.description };
+  return { ...base, ...(spec.const === undefined ? {} : { const: spec.const }), description: spec.description };
 }
 
-/** The JSON Schema of one kind's delivery body `{type, timestamp, data}`. */
-export function eventBodySchema(kind: EventKind): Record<string, unknown> {
-  const def = EVENT_CATALOGUE[kind];
-  const fields: Record<string, FieldSpec> = { ...DELIVERED_FIELDS, ...def.fields };
+/** A delivery body `{type, timestamp, data}` whose data is the delivered fields and `fields`, nothing else. */
+function bodySchema(type: string, summary: string, own: Readonly<Record<string, FieldSpec>>, example: unknown): Record<string, unknown> {
+  const fields: Record<string, FieldSpec> = { ...DELIVERED_FIELDS, ...own };
   return {
     type: 'object',
-    description: def.summary,
+    description: summary,
     required: ['type', 'timestamp', 'data'],
     additionalProperties: false,
     properties: {
-      type: { type: 'string', const: kind },
+      type: { type: 'string', const: type },
       timestamp: { type: 'string', format: 'date-time', description: 'When the event was created.' },
       data: {
         type: 'object',
@@ -84,6 +86,17 @@ export function eventBodySchema(kind: EventKind): Record<string, unknown> {
         properties: Object.fromEntries(Object.entries(fields).map(([name, spec]) => [name, fieldSchema(spec)])),
       },
     },
-    example: def.example,
+    example,
   };
+}
+
+/** The JSON Schema of one kind's delivery body `{type, timestamp, data}`. */
+export function eventBodySchema(kind: EventKind): Record<string, unknown> {
+  const def = EVENT_CATALOGUE[kind];
+  return bodySchema(kind, def.summary, def.fields, def.example);
+}
+
+/** The JSON Schema of a `webhook.test` delivery body. */
+export function testEventBodySchema(): Record<string, unknown> {
+  return bodySchema(TEST_EVENT.type, TEST_EVENT.summary, TEST_EVENT.fields, TEST_EVENT.example);
 }
