@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { EVENT_CATALOGUE } from '../src/events/catalogue';
 
 /**
  * The README's quick start and walk-through, run as written, so they cannot rot. Each runs with
@@ -112,7 +113,8 @@ describe('README', () => {
     }
     expect({ code: ran.code, out: ran.out }).toEqual({ code: 0, out: expect.stringMatching(/✔ \S+ trends\.surge r\/typescript — webhook-id msg_\w+, signature verified/) });
     expect(ran.out).toContain(`export SSRF_ALLOW_DESTINATIONS=127.0.0.1:${receiver}`);
-    expect(ran.out).toContain('"count": 42');
+    // --example: the catalogue's example figures arrive as they are documented.
+    expect(ran.out).toContain(`"count": ${EVENT_CATALOGUE['trends.surge'].example.data.count}`);
     expect(ran.out).toContain('event evt_');
     expect(ran.out).toMatch(/204\n/); // the DELETE, after the deliveries page (no newline at its end)
     expect(ran.out).toMatch(/revoked th_live_\w+/);
