@@ -1,12 +1,13 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, ExecutionContext, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DestinationStream } from 'pino';
 import { ApiKeysModule } from './auth/api-keys.module';
 import { AuthModule } from './auth/auth.module';
+import { PrincipalGuard } from './auth/principal.guard';
 import { RedisRateLimitStore } from './auth/redis-rate-limit.store';
-import { ApiExceptionFilter } from './common/exception.filter';
+import { ApiExceptionFilter, UNMATCHED_ROUTE_HOOK, UnmatchedRouteHook } from './common/exception.filter';
 import { httpDrainProviders } from './common/graceful-shutdown';
 import { structuredLogModules } from './common/logging';
 import { RequestIdModule } from './common/request-id.middleware';
@@ -130,6 +131,8 @@ export class AppModule {
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        // Every /v1 answer carries the rate-limit headers and counts, an unknown route's 404 too.
+        { provide: UNMATCHED_ROUTE_HOOK, inject: [PrincipalGuard], useFactory: unmatchedV1Route },
         // Prometheus on its own listener (METRICS_PORT), in every role; none when unset.
         { provide: MetricsListener, useFactory: (metrics: Metrics) => new MetricsListener(metrics, config.metrics), inject: [Metrics] },
         // Leaves 2 s of the shutdown bound for closing connections once requests are done.
@@ -138,4 +141,15 @@ export class AppModule {
       exports: [APP_CONFIG],
     };
   }
+}
+
+/** An unmatched request under /v1 is charged by PrincipalGuard as a routed one is; others are not charged. */
+function unmatchedV1Route(guard: PrincipalGuard): UnmatchedRouteHook {
+  return async (host) => {
+    const req = host.switchToHttp().getRequest<{ originalUrl?: string; url?: string }>();
+    const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
+    if (path !== '/v1' && !path.startsWith('/v1/')) return undefined;
+    // The host is the router's ExecutionContextHost, without a handler or class: no route matched.
+    return guard.chargeUnmatched(host as ExecutionContext);
+  };
 }

@@ -120,7 +120,7 @@ describe('trendhooks CLI', () => {
 
   it('prints one error line for an unknown key prefix, and pluralises counts', async () => {
     expectOneLineError(await trendhooks(['keys', 'revoke', 'th_live_AbCdEfGh'], sqlite), 1, 'no active key matches th_live_AbCdEfGh');
-    const emitted = await trendhooks(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'nosubscribers', '--data', '{}'], sqlite);
+    const emitted = await trendhooks(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'nosubscribers', '--example'], sqlite);
     expect(emitted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^event evt_\w+: 0 deliveries queued\n$/) });
   });
 
@@ -177,6 +177,34 @@ describe('trendhooks CLI', () => {
       1,
       '--data must be a JSON object',
     );
+  });
+
+  it("refuses events emit figures that do not fit the kind's schema, in one line naming the field, and emits nothing", async () => {
+    // A database of its own: refused before it is opened, so the file is never even created.
+    const untouched = path.join(dir, 'emit-refused.db');
+    const db = { DATABASE_URL: `sqlite:${untouched}` };
+    const emit = (...args: string[]) => trendhooks(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'typescript', ...args], db);
+    const [partial, type, unknown, reserved, neither, kind] = await Promise.all([
+      emit('--data', '{"count": 42}'),
+      emit('--example', '--data', '{"count": 4.5}'),
+      emit('--example', '--data', '{"subreddit_rank": 3}'),
+      emit('--example', '--data', '{"subreddit": "rust"}'),
+      emit(),
+      trendhooks(['events', 'emit', '--event', 'trends.other', '--subreddit', 'typescript', '--example'], db),
+    ]);
+    expectOneLineError(partial, 1, /^error: --data: trends\.surge requires "window_start", "window_end", "observed", .* and "distinct_authors"/);
+    expectOneLineError(type, 1, /^error: --data\.count must be an integer\n$/);
+    expectOneLineError(unknown, 1, /^error: --data: trends\.surge has no field "subreddit_rank"\n$/);
+    expectOneLineError(reserved, 1, /^error: --data\.subreddit is filled in by --subreddit; leave it out of --data\n$/);
+    expectOneLineError(neither, 2, "the event's figures are needed: --example, or --data with every field of trends.surge's data");
+    expectOneLineError(kind, 2, /'trends\.other' is invalid\. Allowed choices are trends\.surge, trends\.velocity, trends\.rising/);
+    expect(fs.existsSync(untouched)).toBe(false);
+    // The walk-through's command, and --data changing a field of the example.
+    const example = await trendhooks(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'typescript', '--example', '--json'], sqlite);
+    expect({ code: example.code, stderr: example.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(example.stdout)).toEqual({ event_id: expect.stringMatching(/^evt_/), created: true, deliveries: 0 });
+    const changed = await trendhooks(['events', 'emit', '--event', 'trends.velocity', '--subreddit', 'typescript', '--example', '--data', '{"count": 42}'], sqlite);
+    expect(changed).toMatchObject({ code: 0, stdout: expect.stringMatching(/^event evt_\w+: 0 deliveries queued\n$/) });
   });
 
   it('writes the OpenAPI document and checks a file against it', async () => {

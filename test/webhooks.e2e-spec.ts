@@ -116,6 +116,18 @@ describe.each(testTargets())('webhooks API on %s', (_name, makeDb, adapter) => {
     });
 
     it.each([
+      [{ url: 123 }, 'url must be a string'],
+      [{ url: true }, 'url must be a string'],
+      [{ subreddit: 123 }, 'subreddit must be a string'],
+      [{ allow_nonstandard_port: 1 }, 'allow_nonstandard_port must be a boolean'],
+    ])('answers %j with the type the field must have, not a rule about its content', async (over, message) => {
+      const c = await t.customer();
+      const res = await t.http().post('/v1/webhooks').set(c.auth).send({ ...valid(), ...over });
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.error.message).toBe(message);
+    });
+
+    it.each([
       ['[1,2]', 'VALIDATION_ERROR'],
       ['"a string"', 'VALIDATION_ERROR'],
       ['null', 'VALIDATION_ERROR'],
@@ -373,6 +385,47 @@ describe.each(testTargets())('failure modes on %s', (_name, makeDb, adapter) => 
       expect(statuses).toEqual([200, 200, 200, 429]);
       // Another customer has a budget of its own.
       expect((await t.http().get('/v1/webhooks').set((await t.customer()).auth)).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('counts an unknown /v1 route against the caller like any /v1 request, with the rate-limit headers', async () => {
+    const t = await startTestApp(makeDb(), { adapter, env: { PLAN_RATE_LIMITS: 'business=3' } });
+    try {
+      const c = await t.customer();
+      const limited = (res: { headers: Record<string, string> }, limit: number, remaining: number) => {
+        expect({ limit: res.headers['x-ratelimit-limit'], remaining: res.headers['x-ratelimit-remaining'] }).toEqual({ limit: String(limit), remaining: String(remaining) });
+        expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
+        expect(res.headers['ratelimit-policy']).toBe(`"default";q=${limit};w=60`);
+        expect(res.headers.ratelimit).toMatch(new RegExp(`^"default";r=${remaining};t=\\d+$`));
+      };
+      const unknown = await t.http().get('/v1/nope').set(c.auth);
+      expectError(unknown, 404, 'NOT_FOUND');
+      limited(unknown, 3, 2);
+      const method = await t.http().put('/v1/webhooks').set(c.auth);
+      expectError(method, 404, 'NOT_FOUND');
+      limited(method, 3, 1);
+      limited(await t.http().get('/v1/webhooks').set(c.auth), 3, 0);
+      // Past the limit an unknown route is refused as a known one is.
+      const over = await t.http().get('/v1/nope/deeper?x=1').set(c.auth);
+      expectError(over, 429, 'RATE_LIMITED');
+      limited(over, 3, 0);
+      expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await t.http().get('/v1/webhooks').set(c.auth)).status).toBe(429);
+
+      // Without a valid key: charged to the client address (60 a minute), as a failed authentication is; still a 404.
+      const anonymous = await t.http().get('/v1/nope');
+      expectError(anonymous, 404, 'NOT_FOUND');
+      limited(anonymous, 60, 59);
+      const badKey = await t.http().get('/v1').set({ Authorization: 'Bearer th_live_nope' });
+      expectError(badKey, 404, 'NOT_FOUND');
+      limited(badKey, 60, 58);
+      limited(await t.http().get('/v1/webhooks'), 60, 57);
+      // Outside /v1 nothing is counted.
+      const outside = await t.http().get('/v1nope').set(c.auth);
+      expectError(outside, 404, 'NOT_FOUND');
+      expect(outside.headers['x-ratelimit-limit']).toBeUndefined();
     } finally {
       await t.close();
     }

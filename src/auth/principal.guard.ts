@@ -6,7 +6,7 @@ import { AUTH_OPTIONS, AuthModuleOptions } from './auth.options';
 import { PLAN_TIER_KEY, PlanTier, PRINCIPAL } from './plan.decorator';
 import { PlanService } from './plan.service';
 import { checkPrincipal, PRINCIPAL_RESOLVER, PrincipalResolver, TrendhooksPrincipal } from './principal';
-import { RateLimitService } from './rate-limit.service';
+import { RateLimitService, RateLimitState } from './rate-limit.service';
 
 /**
  * Identity and permission for `/v1`: who calls (the PrincipalResolver: an API key by default, the
@@ -30,6 +30,34 @@ export class PrincipalGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    const charged = await this.charge(context);
+    if (!charged.principal) throw charged.state.allowed ? charged.refusal : RateLimitService.rejection(charged.state);
+    if (!charged.state.allowed) throw RateLimitService.rejection(charged.state);
+    const { principal } = charged;
+    const tier = this.reflector.getAllAndOverride<PlanTier | undefined>(PLAN_TIER_KEY, [context.getHandler(), context.getClass()]);
+    if (tier === 'business_plus' && !this.plans.limits(principal.plan).businessPlus) {
+      throw new AppError('PLAN_REQUIRED', `this route requires the Business plan or above; your plan is ${principal.plan}`);
+    }
+    context.switchToHttp().getRequest()[PRINCIPAL] = principal;
+    return true;
+  }
+
+  /**
+   * A `/v1` request that matched no route is a `/v1` request all the same: it is counted as a
+   * routed one is (the caller's budget, or its address's when it has no valid identity) and
+   * carries the same headers. Gives the 429 to answer instead of the 404 past the limit.
+   * `context` has no handler or class (no route matched); the standalone app's error filter calls this.
+   */
+  async chargeUnmatched(context: ExecutionContext): Promise<AppError | undefined> {
+    const { state } = await this.charge(context);
+    return state.allowed ? undefined : RateLimitService.rejection(state);
+  }
+
+  /**
+   * Who calls, charged to their budget, the rate-limit headers set. A failed identification is
+   * charged to the client address instead (never to a principal), with the 401 it earned.
+   */
+  private async charge(context: ExecutionContext): Promise<{ principal: TrendhooksPrincipal; state: RateLimitState } | { principal: null; state: RateLimitState; refusal: AppError }> {
     const http = context.switchToHttp();
     const req = http.getRequest();
     const res = http.getResponse();
@@ -48,20 +76,11 @@ export class PrincipalGuard implements CanActivate {
       if (!(err instanceof AppError)) throw err;
       const state = await this.limits.consume(`ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`, this.anonymousLimit);
       setHeaders(RateLimitService.headers(state));
-      throw state.allowed ? err : RateLimitService.rejection(state);
+      return { principal: null, state, refusal: err };
     }
     const principal = checkPrincipal(resolved, this.plans.names());
-
-    const plan = this.plans.limits(principal.plan);
-    const state = await this.limits.consume(principal.rateLimitKey ?? `tenant:${principal.tenantId}`, plan.requestsPerMinute);
+    const state = await this.limits.consume(principal.rateLimitKey ?? `tenant:${principal.tenantId}`, this.plans.limits(principal.plan).requestsPerMinute);
     setHeaders(RateLimitService.headers(state));
-    if (!state.allowed) throw RateLimitService.rejection(state);
-
-    const tier = this.reflector.getAllAndOverride<PlanTier | undefined>(PLAN_TIER_KEY, [context.getHandler(), context.getClass()]);
-    if (tier === 'business_plus' && !plan.businessPlus) {
-      throw new AppError('PLAN_REQUIRED', `this route requires the Business plan or above; your plan is ${principal.plan}`);
-    }
-    req[PRINCIPAL] = principal;
-    return true;
+    return { principal, state };
   }
 }

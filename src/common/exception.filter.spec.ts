@@ -1,8 +1,8 @@
-import { BadRequestException, HttpStatus, Logger, ServiceUnavailableException } from '@nestjs/common';
+import { BadRequestException, HttpStatus, Logger, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import type { ArgumentsHost } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from './errors';
-import { ApiExceptionFilter, DatabaseUnavailableClassifier, toErrorResponse } from './exception.filter';
+import { ApiExceptionFilter, DatabaseUnavailableClassifier, toErrorResponse, UnmatchedRouteHook } from './exception.filter';
 
 /** A hand-written classifier: the outage is whatever carries this marker (the real ones live in src/database). */
 const OUTAGE = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', outage: true });
@@ -37,7 +37,7 @@ describe('toErrorResponse', () => {
 });
 
 describe('ApiExceptionFilter', () => {
-  function run(exception: unknown, classifier?: DatabaseUnavailableClassifier) {
+  function run(exception: unknown, classifier?: DatabaseUnavailableClassifier, unmatched?: UnmatchedRouteHook) {
     const headers: Record<string, string> = {};
     let status = 0;
     let body: any;
@@ -50,8 +50,9 @@ describe('ApiExceptionFilter', () => {
     const req = { method: 'POST', url: '/v1/webhooks', headers: { 'x-request-id': 'req-1' } };
     const res = { headersSent: false, setHeader: (n: string, v: string) => (headers[n] = v), getHeader: () => undefined };
     const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ArgumentsHost;
-    new ApiExceptionFilter(adapterHost, classifier).catch(exception, host);
-    return { status, headers, body };
+    const done = new ApiExceptionFilter(adapterHost, classifier, unmatched).catch(exception, host);
+    // Getters: an unmatched route's answer is written once the hook settles.
+    return { get status() { return status; }, headers, get body() { return body; }, done };
   }
 
   it('answers a database outage with 503, Retry-After: 1 and the error envelope, logged as a warning without the stack', () => {
@@ -84,5 +85,42 @@ describe('ApiExceptionFilter', () => {
     } finally {
       error.mockRestore();
     }
+  });
+
+  describe('a request that matched no route', () => {
+    it('lets the unmatched-route hook set headers before the 404', async () => {
+      const hook = jest.fn<ReturnType<UnmatchedRouteHook>, Parameters<UnmatchedRouteHook>>(async (host) => {
+        host.switchToHttp().getResponse<{ setHeader(n: string, v: string): void }>().setHeader('X-RateLimit-Limit', '3');
+        return undefined;
+      });
+      const out = run(new NotFoundException('Cannot GET /v1/nope'), undefined, hook);
+      await out.done;
+      expect(hook).toHaveBeenCalledTimes(1);
+      expect(out.status).toBe(404);
+      expect(out.headers['X-RateLimit-Limit']).toBe('3');
+      expect(out.body.error).toMatchObject({ code: 'NOT_FOUND', message: 'no route POST /v1/webhooks' });
+    });
+
+    it("answers the hook's error instead when it gives one (rate limited)", async () => {
+      const out = run(new NotFoundException(), undefined, async () => new AppError('RATE_LIMITED', 'slow down', { 'Retry-After': '9' }));
+      await out.done;
+      expect([out.status, out.body.error.code, out.headers['Retry-After']]).toEqual([429, 'RATE_LIMITED', '9']);
+    });
+
+    it('answers a failing hook as any unexpected error', async () => {
+      const out = run(new NotFoundException(), outages, async () => {
+        throw OUTAGE;
+      });
+      await out.done;
+      expect([out.status, out.body.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    });
+
+    it("never calls it for a route's own NOT_FOUND (an absent webhook)", () => {
+      const hook = jest.fn<ReturnType<UnmatchedRouteHook>, Parameters<UnmatchedRouteHook>>();
+      const out = run(new AppError('NOT_FOUND', 'webhook x not found'), undefined, hook);
+      expect(out.done).toBeUndefined();
+      expect(hook).not.toHaveBeenCalled();
+      expect([out.status, out.body.error.message]).toEqual([404, 'webhook x not found']);
+    });
   });
 });

@@ -84,6 +84,16 @@ function describeCause(e: unknown): Record<string, unknown> | string {
   return { name: e.name, message: e.message, ...(typeof code === 'string' ? { code } : {}) };
 }
 
+/**
+ * Called before a request that matched no route is answered `404 NOT_FOUND`: it may set headers on
+ * the answer, and may give another error to answer instead. The standalone app charges unmatched
+ * `/v1` requests to the caller's rate limit with it (a 429 past the limit). Not provided: not called.
+ */
+export type UnmatchedRouteHook = (host: ArgumentsHost) => Promise<AppError | undefined>;
+
+/** Injection token of the UnmatchedRouteHook ApiExceptionFilter calls. */
+export const UNMATCHED_ROUTE_HOOK = Symbol('trendhooks:unmatched-route-hook');
+
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('trendhooks');
@@ -91,13 +101,25 @@ export class ApiExceptionFilter implements ExceptionFilter {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @Optional() @Inject(DATABASE_UNAVAILABLE) private readonly isDatabaseUnavailable: DatabaseUnavailableClassifier = classifiesNothing,
+    @Optional() @Inject(UNMATCHED_ROUTE_HOOK) private readonly unmatchedRoute?: UnmatchedRouteHook,
   ) {}
 
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    const req = http.getRequest();
-    const res = http.getResponse();
-    const requestId = ensureRequestId(req, res);
+  catch(exception: unknown, host: ArgumentsHost): void | Promise<void> {
+    const req = host.switchToHttp().getRequest();
+    const requestId = ensureRequestId(req, host.switchToHttp().getResponse());
+    const err = this.toError(exception, req, requestId);
+    // A 404 that is not an AppError is the router's: no route matched.
+    if (this.unmatchedRoute && err.code === 'NOT_FOUND' && !(exception instanceof AppError)) {
+      return this.unmatchedRoute(host).then(
+        (instead) => this.reply(host, instead ?? err, requestId),
+        (failure: unknown) => this.reply(host, this.toError(failure, req, requestId), requestId),
+      );
+    }
+    this.reply(host, err, requestId);
+  }
+
+  /** The error to answer for `exception`, logged when it is unexpected. */
+  private toError(exception: unknown, req: { method?: string; originalUrl?: string; url?: string }, requestId: string): AppError {
     const err = toErrorResponse(exception, req.method, req.originalUrl ?? req.url, this.isDatabaseUnavailable);
     if (err.code === 'SERVICE_UNAVAILABLE' && !(exception instanceof AppError) && !(exception instanceof HttpException)) {
       // Expected during a database outage (one line per request, no stack); readiness reports it too.
@@ -108,6 +130,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
         'unhandled error',
       );
     }
+    return err;
+  }
+
+  private reply(host: ArgumentsHost, err: AppError, requestId: string): void {
+    const res = host.switchToHttp().getResponse();
     const adapter = this.adapterHost.httpAdapter;
     if (res.headersSent || res.sent) return; // (`sent`: a fastify reply)
     for (const [name, value] of Object.entries(err.headers)) adapter.setHeader(res, name, value);

@@ -42,9 +42,19 @@ function knownFields(dto: Type<unknown>): Set<string> {
   return new Set(getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false).map((m) => m.propertyName));
 }
 
+/**
+ * Rules about what a field holds, answered before any rule about its content: `"url": 123` breaks
+ * `@MaxLength` too (class-validator fails it for non-strings, and lists it first, since decorators
+ * register bottom-up), but what the caller must hear is that url must be a string.
+ */
+const TYPE_RULES = ['isDefined', 'isString', 'isBoolean', 'isNumber', 'isInt', 'isArray', 'isObject'];
+
 function firstMessage(errors: ValidationError[]): string {
   for (const e of errors) {
-    const msgs = Object.values(e.constraints ?? {});
+    const constraints = e.constraints ?? {};
+    const typeRule = TYPE_RULES.find((rule) => constraints[rule] !== undefined);
+    if (typeRule) return constraints[typeRule];
+    const msgs = Object.values(constraints);
     if (msgs.length > 0) return msgs[0];
     if (e.children?.length) return firstMessage(e.children);
   }

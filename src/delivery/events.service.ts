@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
-import { EVENT_KINDS, EventKind, isEventKind } from '../events/catalogue';
+import { EVENT_KINDS, EventKind, isEventKind, TEST_EVENT_DATA, TEST_EVENT_TYPE } from '../events/catalogue';
 import { newId } from '../common/ids';
 import { Metrics } from '../metrics/metrics.service';
 import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
@@ -11,8 +11,6 @@ import { QueueWaker } from './queue/queue-waker';
 import { RoutedEvent, SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
 import type { ClaimedWork, Subscriber } from './queue/types';
 import { DeliveryWorker } from './delivery.worker';
-
-export const TEST_EVENT_TYPE = 'webhook.test';
 
 export interface EmitInput {
   /** Deterministic id from the trend pipeline (replays are no-ops); a fresh `evt_` ULID when absent. */
@@ -57,7 +55,7 @@ export class EventsService {
 
   /** `webhook.test` to one webhook only (POST /v1/webhooks/{id}/test). */
   emitTest(webhook: Subscriber & { subreddit: string }): Promise<EmitResult> {
-    return this.write({ type: TEST_EVENT_TYPE, subreddit: webhook.subreddit, data: { test: true } }, [webhook]);
+    return this.write({ type: TEST_EVENT_TYPE, subreddit: webhook.subreddit, data: { ...TEST_EVENT_DATA } }, [webhook]);
   }
 
   private async write(input: EmitInput, target: 'subscribers' | Subscriber[] | ((event: Omit<RoutedEvent, 'type'>) => Promise<Subscriber[]>)): Promise<EmitResult> {

@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, isEventKind } from './catalogue';
+import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, exampleFigures, figuresProblem, isEventKind, TEST_EVENT, TEST_EVENT_DATA, testEventBodySchema } from './catalogue';
 
 describe('event catalogue', () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -45,5 +45,54 @@ describe('event catalogue', () => {
     delete body.data.lift;
     expect(ajv.validate(schema, body)).toBe(false);
     expect(ajv.errorsText()).toContain("must have required property 'lift'");
+  });
+
+  it('documents the test event: its example and what it sends are valid bodies of its schema, and no trend body is', () => {
+    const { example, ...schema } = testEventBodySchema();
+    expect(ajv.validate(schema, example)).toBe(true);
+    const sent = { type: TEST_EVENT.type, timestamp: new Date().toISOString(), data: { event_id: 'evt_1', webhook_id: '01KJSX4M8G0000000000000001', subreddit: 'demo', ...TEST_EVENT_DATA } };
+    expect(ajv.validate(schema, sent)).toBe(true);
+    expect(ajv.validate(schema, { ...sent, data: { ...sent.data, test: false } })).toBe(false);
+    for (const kind of EVENT_KINDS) expect(ajv.validate(schema, EVENT_CATALOGUE[kind].example)).toBe(false);
+  });
+
+  describe('figuresProblem (what `events emit` checks before it emits)', () => {
+    /** The body those figures make, judged by the kind's published schema. */
+    const schemaAccepts = (kind: (typeof EVENT_KINDS)[number], figures: Record<string, unknown>) => {
+      const { example: _unused, ...schema } = eventBodySchema(kind);
+      return ajv.validate(schema, { type: kind, timestamp: '2026-03-03T13:05:00.000Z', data: { event_id: 'evt_1', webhook_id: '01KJSX4M8G0000000000000001', subreddit: 'demo', ...figures } });
+    };
+    const SPACE_SPELLED = new Set<unknown>(['2026-03-03 13:05:00Z']);
+    const WRONG = [null, 'text', 1.5, 7, -2, true, [], ['a'], [1], {}, '2026-03-03T13:05:00Z', '2026-03-03', 'yesterday', '2026-02-30T10:00:00.000Z', '2024-02-29T23:59:59+01:00', '2026-03-03T24:00:00Z', '2026-13-01T00:00:00Z', '2026-03-03T13:05:00.000+25:00', '2026-03-03 13:05:00Z'];
+
+    it.each([...EVENT_KINDS])('%s: agrees with the schema on the example, on each field dropped, and on each field given a value of every type', (kind) => {
+      const example = exampleFigures(kind);
+      expect(figuresProblem(kind, example)).toBeUndefined();
+      expect(schemaAccepts(kind, example)).toBe(true);
+      for (const name of Object.keys(example)) {
+        const { [name]: _dropped, ...rest } = example;
+        expect({ name, problem: figuresProblem(kind, rest) }).toEqual({ name, problem: { problem: 'missing', fields: [name] } });
+        expect(schemaAccepts(kind, rest)).toBe(false);
+        for (const value of WRONG) {
+          const figures = { ...example, [name]: value };
+          const problem = figuresProblem(kind, figures);
+          const accepted = schemaAccepts(kind, figures);
+          // Never looser than the schema; stricter only on a date-time spelt with a space for the T (RFC 3339 allows it, not every parser does).
+          if (problem === undefined || !SPACE_SPELLED.has(value)) expect({ name, value, checker: problem === undefined }).toEqual({ name, value, checker: accepted });
+          if (problem) expect(problem).toMatchObject({ problem: 'type', field: name });
+        }
+      }
+    });
+
+    it('names a field the kind does not have, and a field the delivery fills in', () => {
+      expect(figuresProblem('trends.surge', { ...exampleFigures('trends.surge'), subreddit_rank: 1 })).toEqual({ problem: 'unknown', field: 'subreddit_rank' });
+      expect(figuresProblem('trends.surge', { subreddit: 'x' })).toEqual({ problem: 'reserved', field: 'subreddit' });
+      expect(figuresProblem('trends.surge', { ['__proto__']: 1 })).toEqual({ problem: 'unknown', field: '__proto__' });
+    });
+
+    it('lists every missing field at once, in the order the schema lists them', () => {
+      const problem = figuresProblem('trends.surge', { count: 42 });
+      expect(problem).toEqual({ problem: 'missing', fields: Object.keys(EVENT_CATALOGUE['trends.surge'].fields).filter((f) => f !== 'count') });
+    });
   });
 });

@@ -36,6 +36,8 @@ export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'date-time
 export interface FieldSpec {
   type: FieldType;
   description: string;
+  /** The only value the field ever has (JSON Schema `const`). */
+  const?: string | number | boolean;
 }
 
 /** A received body's `data`: read defensively, since the demo prints whatever arrived. */

@@ -4,7 +4,7 @@ import { INestApplication } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { BEARER, HEADER } from './decorators';
 import { applyOpenApiMetadata, loadSwagger } from './swagger';
-import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema } from '../events/catalogue';
+import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, TEST_EVENT, testEventBodySchema } from '../events/catalogue';
 
 const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
 
@@ -86,7 +86,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Posts', 'Stored Reddit posts (every plan).')
     .addTag('Subreddits', 'Whether trendhooks can read a subreddit from Reddit (Business plan and above).')
     .addTag('Health', 'Liveness and readiness; no authentication, no rate limit.')
-    .addTag('Webhook deliveries', 'What trendhooks POSTs to your endpoint: one body schema per event kind, signed with Standard Webhooks headers.')
+    .addTag('Webhook deliveries', 'What trendhooks POSTs to your endpoint: one body schema per event kind and one for test events, signed with Standard Webhooks headers.')
     .build();
   config.components = { ...config.components, ...TRENDHOOKS_OPENAPI_COMPONENTS };
   const doc = SwaggerModule.createDocument(app, config, {
@@ -142,25 +142,57 @@ const SIGNATURE_HEADERS = [
   },
 ];
 
+/** One body trendhooks POSTs to receivers, as the `webhooks` section documents it. */
+interface DeliveredBody {
+  type: string;
+  /** Its components.schemas name. */
+  name: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  schema: Record<string, unknown>;
+}
+
+function deliveredBodies(): DeliveredBody[] {
+  const trends = EVENT_KINDS.map((kind) => ({
+    type: kind,
+    name: `${kind.replace(/^trends\./, '').replace(/^./, (c) => c.toUpperCase())}Event`,
+    operationId: `webhook_${kind.replace('.', '_')}`,
+    summary: `${kind}: ${EVENT_CATALOGUE[kind].summary}`,
+    description: `POSTed to every webhook subscribed to \`${kind}\` for the subreddit. Answer 2xx to acknowledge; 408, 425, 429 and 5xx (and no answer within 10 s) are retried on the schedule, other 4xx and 3xx are final.`,
+    schema: eventBodySchema(kind),
+  }));
+  const test = {
+    type: TEST_EVENT.type,
+    name: 'TestEvent',
+    operationId: 'webhook_test_event',
+    summary: `${TEST_EVENT.type}: ${TEST_EVENT.summary}`,
+    description:
+      'POSTed to one webhook when its owner asks (`POST /v1/webhooks/{webhook_id}/test`), whatever event it subscribes to, signed and retried as any delivery. `subreddit` is the webhook\'s.',
+    schema: testEventBodySchema(),
+  };
+  return [...trends, test];
+}
+
 /**
  * The receiver's side of the contract (OpenAPI 3.1 `webhooks`): one entry per event kind, its body
- * schema and example from the event catalogue, and the Standard Webhooks signature headers.
+ * schema and example from the event catalogue, then the test event's; each with the Standard
+ * Webhooks signature headers. Every body trendhooks delivers is one of these.
  */
 export function deliveryWebhooks(doc: OpenAPIObject): Json {
   const schemas = (doc.components ??= {}).schemas ??= {};
   const out: Json = {};
-  for (const kind of EVENT_KINDS) {
-    const name = `${kind.replace(/^trends\./, '').replace(/^./, (c) => c.toUpperCase())}Event`;
-    const { example, ...schema } = eventBodySchema(kind);
-    schemas[name] = schema;
-    out[kind] = {
+  for (const body of deliveredBodies()) {
+    const { example, ...schema } = body.schema;
+    schemas[body.name] = schema;
+    out[body.type] = {
       post: {
-        operationId: `webhook_${kind.replace('.', '_')}`,
-        summary: `${kind}: ${EVENT_CATALOGUE[kind].summary}`,
-        description: `POSTed to every webhook subscribed to \`${kind}\` for the subreddit. Answer 2xx to acknowledge; 408, 425, 429 and 5xx (and no answer within 10 s) are retried on the schedule, other 4xx and 3xx are final.`,
+        operationId: body.operationId,
+        summary: body.summary,
+        description: body.description,
         tags: ['Webhook deliveries'],
         parameters: SIGNATURE_HEADERS.map((h) => ({ in: 'header', name: h.name, required: true, description: h.description, schema: { type: 'string' }, example: h.example })),
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` }, example } } },
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${body.name}` }, example } } },
         responses: { '200': { description: 'Acknowledged (any 2xx).' } },
         security: [],
       },

@@ -40,6 +40,8 @@ export class OpenApiContract {
   private readonly ajv: Ajv2020;
   private readonly validators = new Map<string, ValidateFunction>();
   readonly covered = new Map<string, Set<number>>();
+  /** The `type`s of the delivered bodies checkDelivery passed. */
+  readonly deliveriesCovered = new Set<string>();
 
   constructor(file = OPENAPI_FILE) {
     this.doc = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -100,5 +102,22 @@ export class OpenApiContract {
     const key = `${method} ${template}`;
     if (!this.covered.has(key)) this.covered.set(key, new Set());
     this.covered.get(key)!.add(answer.status);
+  }
+
+  /**
+   * Throws with a readable reason unless `body` (as a receiver got it) is valid against the schema
+   * openapi.json's `webhooks` section gives the body of its `type`, as a receiver validating
+   * deliveries would check it. Records the type covered.
+   */
+  checkDelivery(body: unknown): void {
+    const type = (body as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string' || !this.doc.webhooks?.[type]) {
+      throw new Error(`a delivered body of type ${JSON.stringify(type)}, which openapi.json's webhooks do not list: ${JSON.stringify(body).slice(0, 300)}`);
+    }
+    const ref = `openapi.json#/webhooks/${seg(type)}/post/requestBody/content/application~1json/schema`;
+    let validate = this.validators.get(ref);
+    if (!validate) this.validators.set(ref, (validate = this.ajv.compile({ $ref: ref })));
+    if (!validate(body)) throw new Error(`delivered ${type} body does not match openapi.json: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 800)}`);
+    this.deliveriesCovered.add(type);
   }
 }

@@ -1,0 +1,126 @@
+import { Webhook } from 'standardwebhooks';
+import { generateDemoDataset } from '../src/demo/dataset';
+import { EVENT_CATALOGUE, EVENT_KINDS, TEST_EVENT_TYPE } from '../src/events/catalogue';
+import { toPostEntity } from '../src/posts/ingest.service';
+import { PostStore } from '../src/posts/post.store';
+import { TrendsPipeline } from '../src/trends/trends.pipeline';
+import { startTestApp, TestApp } from './support/app';
+import { testDatabases } from './support/databases';
+import { OpenApiContract } from './support/openapi';
+import { databaseUrl, runCli } from './support/processes';
+import { makeCert, Receiver, TestCert } from './support/receiver';
+
+/**
+ * A receiver that validates what it gets against openapi.json must accept every body trendhooks
+ * delivers. The bodies here are the ones a real HTTPS receiver got, signed, from the real worker:
+ * each kind as the trend pipeline detects it, `events emit --example` of each kind (the
+ * walk-through's command among them), and test events; each is checked against the schema that
+ * openapi.json's `webhooks` section gives its `type` (objects closed: no undocumented field).
+ */
+describe.each(testDatabases())('every delivered body matches openapi.json on %s', (_name, makeDb) => {
+  let t: TestApp;
+  let cert: TestCert;
+  let rx: Receiver;
+  const contract = new OpenApiContract();
+  const secrets = new Map<string, string>();
+
+  beforeAll(async () => {
+    cert = makeCert();
+    rx = await Receiver.start(cert);
+    t = await startTestApp(makeDb(), { env: { SSRF_ALLOW_CIDRS: '127.0.0.1/32', DELIVERY_CA_FILE: cert.caFile, DELIVERY_POLL_INTERVAL_MS: '50' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rx?.close();
+  });
+
+  /** A webhook delivering to `/<group>/<kind>` on the receiver, its secret kept to verify what arrives. */
+  async function subscribe(auth: Record<string, string>, group: string, kind: string, subreddit: string): Promise<string> {
+    const res = await t.http().post('/v1/webhooks').set(auth).send({ url: rx.namedUrl(`/${group}/${kind}`), event: kind, subreddit, allow_nonstandard_port: true });
+    expect(res.status).toBe(201);
+    secrets.set(`/${group}/${kind}`, res.body.data.secret);
+    return res.body.data.id;
+  }
+
+  /** What arrived for `group`, each verified as signed by its webhook and checked against openapi.json. */
+  function checkedBodies(group: string): { path: string; body: { type: string; data: Record<string, unknown> } }[] {
+    return rx.received
+      .filter((r) => r.path.startsWith(`/${group}/`))
+      .map((r) => {
+        const body = new Webhook(secrets.get(r.path)!).verify(r.body, r.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+        contract.checkDelivery(body);
+        return { path: r.path, body };
+      });
+  }
+
+  it('the trend pipeline: a surge, a keyword spike and a rising post, each as detected and delivered', async () => {
+    const c = await t.customer();
+    const subreddit = `bodies${Math.random().toString(36).slice(2, 9)}`;
+    for (const kind of EVENT_KINDS) await subscribe(c.auth, 'pipeline', kind, subreddit);
+    // The demo's generated subreddit, replayed poll by poll through the real pipeline as `trendhooks demo` does.
+    const dataset = generateDemoDataset({ subreddit, idPrefix: 'bd' });
+    const posts = t.app.get(PostStore);
+    const pipeline = t.app.get(TrendsPipeline);
+    await pipeline.tick(subreddit, new Date(dataset.startMs));
+    for (const round of dataset.rounds) {
+      const entities = round.posts.map((p) => toPostEntity(p, new Date(round.atMs), new Date(p.firstSeenAtMs)));
+      const { insertedIds } = await posts.upsertMany(entities);
+      await pipeline.onPostsUpserted(entities, { insertedIds });
+    }
+    await rx.waitUntil((r) => EVENT_KINDS.every((kind) => r.some((x) => x.path === `/pipeline/${kind}`)), 30_000, 'a delivery of every kind');
+
+    const bodies = checkedBodies('pipeline');
+    expect(new Set(bodies.map((b) => b.body.type))).toEqual(new Set(EVENT_KINDS));
+    for (const { path, body } of bodies) expect({ path, type: body.type, subreddit: body.data.subreddit }).toEqual({ path: `/pipeline/${body.type}`, type: body.type, subreddit });
+  }, 180_000);
+
+  it("events emit --example of every kind, the walk-through's command first", async () => {
+    const c = await t.customer();
+    // The walk-through's subreddit; this suite's database is its own.
+    for (const kind of EVENT_KINDS) await subscribe(c.auth, 'example', kind, 'typescript');
+    const env = { DATABASE_URL: databaseUrl(t.config.database), CURSOR_SECRET: t.config.cursor.secrets[0] };
+    const walkThrough = await runCli(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'typescript', '--example'], env);
+    expect(walkThrough).toEqual({ code: 0, stdout: expect.stringMatching(/^event evt_\w+: 1 delivery queued\n$/), stderr: '' });
+    for (const kind of EVENT_KINDS.filter((k) => k !== 'trends.surge')) {
+      const run = await runCli(['events', 'emit', '--event', kind, '--subreddit', 'typescript', '--example'], env);
+      expect({ kind, ...run }).toEqual({ kind, code: 0, stdout: expect.stringMatching(/: 1 delivery queued\n$/), stderr: '' });
+    }
+    // --data over --example: still a body of the kind's schema.
+    const changed = await runCli(['events', 'emit', '--event', 'trends.velocity', '--subreddit', 'typescript', '--example', '--data', '{"count": 42}'], env);
+    expect(changed.code).toBe(0);
+    await rx.waitUntil((r) => r.filter((x) => x.path.startsWith('/example/')).length >= EVENT_KINDS.length + 1, 30_000, 'the emitted examples');
+
+    const bodies = checkedBodies('example');
+    expect(bodies.map((b) => b.body.type).sort()).toEqual([...EVENT_KINDS, 'trends.velocity'].sort());
+    for (const { body } of bodies) {
+      const { event_id, webhook_id: _w, subreddit, ...figures } = body.data;
+      const example = EVENT_CATALOGUE[body.type as (typeof EVENT_KINDS)[number]].example;
+      const { event_id: exampleId, webhook_id: _ew, subreddit: _es, ...exampleFigures } = example.data;
+      expect(subreddit).toBe('typescript');
+      // The example's figures, under a fresh event id and the time of the emit.
+      expect(figures).toEqual(figures.count === 42 && body.type === 'trends.velocity' ? { ...exampleFigures, count: 42 } : exampleFigures);
+      expect(event_id).not.toBe(exampleId);
+      expect(Date.now() - Date.parse((body as unknown as { timestamp: string }).timestamp)).toBeLessThan(120_000);
+    }
+  }, 120_000);
+
+  it('test events, whatever kind the webhook subscribes to', async () => {
+    const c = await t.customer();
+    const ids = [];
+    for (const kind of EVENT_KINDS) ids.push(await subscribe(c.auth, 'test', kind, 'testevents'));
+    for (const id of ids) expect((await t.http().post(`/v1/webhooks/${id}/test`).set(c.auth)).status).toBe(202);
+    await rx.waitUntil((r) => r.filter((x) => x.path.startsWith('/test/')).length >= ids.length, 30_000, 'the test events');
+
+    const bodies = checkedBodies('test');
+    expect(bodies.map((b) => b.body.type)).toEqual(ids.map(() => TEST_EVENT_TYPE));
+    expect(bodies.map((b) => b.body.data.webhook_id).sort()).toEqual([...ids].sort());
+  });
+
+  it('covered every body openapi.json documents, and the check refuses an undocumented field', () => {
+    expect([...contract.deliveriesCovered].sort()).toEqual(Object.keys(contract.doc.webhooks).sort());
+    const [one] = checkedBodies('test');
+    expect(() => contract.checkDelivery({ ...one.body, data: { ...one.body.data, extra: 1 } })).toThrow(/must NOT have additional properties/);
+    const { test: _t, ...missing } = one.body.data;
+    expect(() => contract.checkDelivery({ ...one.body, data: missing })).toThrow(/must have required property 'test'/);
+  });
+});
