@@ -17,8 +17,11 @@ const EXPIRY_SLACK_MS = 5000;
 export interface RedisRateLimitStoreOptions {
   /** `redis://…` or `rediss://…` (REDIS_URL). */
   url?: string;
-  /** An existing client instead of `url`; the caller keeps ownership (it is not closed on shutdown). */
-  client?: Redis;
+  /**
+   * An existing ioredis client instead of `url`; the caller keeps ownership (it is not closed on
+   * shutdown). Typed `object`: ioredis is an optional peer, which the published types must not need.
+   */
+  client?: object;
   /** Key prefix; tests use their own so reruns never collide. Default `trendhooks:rl:`. */
   keyPrefix?: string;
   /** The longest a request waits on Redis before it is counted locally instead. Default 500 ms. */
@@ -52,7 +55,7 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleInit, OnAppl
     // Required here, not imported: the package's root entry exports this class, and a process without REDIS_URL never loads ioredis (nor needs it installed).
     const RedisClient = options.client ? undefined : requireOptional<typeof import('ioredis')>('ioredis', 'REDIS_URL is set').default;
     const client =
-      options.client ??
+      (options.client as Redis | undefined) ??
       new RedisClient!(options.url!, {
         lazyConnect: true,
         // A request must never queue behind a reconnect: without a connection commands fail at once.

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { NestFactory } from '@nestjs/core';
-import type { OpenAPIObject } from '@nestjs/swagger';
+import type { OpenApiDocument } from '../openapi/document';
 import { Command } from 'commander';
 import { AppModule } from '../app.module';
 import { loadConfig } from '../config/config';
@@ -13,7 +13,7 @@ import { CliError } from './support';
  * the defaults (not the environment), so the output depends on the code alone. It lives beside the
  * CLI, not in src/openapi/, because it needs the whole app (AppModule) that src/openapi/ is part of.
  */
-export async function generateOpenApiDocument(): Promise<OpenAPIObject> {
+export async function generateOpenApiDocument(): Promise<OpenApiDocument> {
   const app = await NestFactory.create(AppModule.forRoot(loadConfig({ DATABASE_URL: 'sqlite::memory:' })), {
     preview: true,
     logger: false,

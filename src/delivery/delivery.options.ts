@@ -146,6 +146,6 @@ export function receiverCaOf(
   try {
     return { ca: readReceiverCa(file, cwd), file };
   } catch (err) {
-    throw new Error(`DELIVERY_CA_FILE: ${(err as Error).message}`);
+    throw new Error(`DELIVERY_CA_FILE: ${(err as Error).message}`, { cause: err });
   }
 }

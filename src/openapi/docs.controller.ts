@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Controller, Get, Injectable, Param, StreamableFile, UseFilters } from '@nestjs/common';
-import type { OpenAPIObject } from '@nestjs/swagger';
+import type { OpenApiDocument } from './document';
 import { AppError } from '../common/errors';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { assertInstalled, MissingPackageError } from '../common/optional-package';
@@ -14,15 +14,15 @@ import { ApiExcludeController } from './swagger';
  */
 @Injectable()
 export class OpenApiDocumentHolder {
-  private builder?: () => OpenAPIObject;
-  private document?: OpenAPIObject;
+  private builder?: () => OpenApiDocument;
+  private document?: OpenApiDocument;
 
-  setBuilder(builder: () => OpenAPIObject): void {
+  setBuilder(builder: () => OpenApiDocument): void {
     this.builder = builder;
     this.document = undefined;
   }
 
-  get(): OpenAPIObject {
+  get(): OpenApiDocument {
     if (!this.document) {
       if (!this.builder) throw new AppError('NOT_FOUND', 'no OpenAPI document in this app');
       this.document = withoutSwagger404(this.builder);
@@ -99,7 +99,7 @@ export class DocsController {
   constructor(private readonly holder: OpenApiDocumentHolder) {}
 
   @Get('openapi.json')
-  document(): OpenAPIObject {
+  document(): OpenApiDocument {
     return this.holder.get();
   }
 

@@ -2,6 +2,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { INestApplication } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
+
+/**
+ * The OpenAPI 3.1 document, as @nestjs/swagger's OpenAPIObject is: named apart in the published
+ * types, which must compile where that optional package is not installed.
+ */
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: object;
+  components?: object;
+  webhooks?: object;
+}
 import { BEARER, HEADER } from './decorators';
 import { applyOpenApiMetadata, loadSwagger } from './swagger';
 import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, TEST_EVENT, testEventBodySchema } from '../events/catalogue';
@@ -68,7 +80,7 @@ function packageVersion(): string {
  * on an app that was created but not initialised (also in `preview` mode: nothing is connected).
  * Loads @nestjs/swagger; without it, a MissingPackageError names the package to install.
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication): OpenApiDocument {
   const { DocumentBuilder, SwaggerModule } = loadSwagger(OPENAPI_DOCUMENT_REASON);
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
@@ -179,8 +191,8 @@ function deliveredBodies(): DeliveredBody[] {
  * schema and example from the event catalogue, then the test event's; each with the Standard
  * Webhooks signature headers. Every body trendhooks delivers is one of these.
  */
-export function deliveryWebhooks(doc: OpenAPIObject): Json {
-  const schemas = (doc.components ??= {}).schemas ??= {};
+export function deliveryWebhooks(doc: OpenApiDocument): Json {
+  const schemas = ((doc as OpenAPIObject).components ??= {}).schemas ??= {};
   const out: Json = {};
   for (const body of deliveredBodies()) {
     const { example, ...schema } = body.schema;
@@ -236,6 +248,6 @@ export function toOpenApi31<T>(doc: T): T {
 }
 
 /** The document as committed in `openapi.json`: stable key order, two-space indent, final newline. */
-export function serialiseOpenApiDocument(doc: OpenAPIObject): string {
+export function serialiseOpenApiDocument(doc: OpenApiDocument): string {
   return JSON.stringify(doc, null, 2) + '\n';
 }
