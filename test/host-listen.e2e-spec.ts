@@ -1,7 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { INestApplication } from '@nestjs/common';
@@ -12,6 +10,7 @@ import { testDatabases, TestDatabase } from './support/databases';
 import { TEST_DNS } from './support/app';
 import { CLI, stopProcess } from './support/processes';
 import { HostAppModule, HostClock } from './host-app/host.module';
+import { freePort } from './support/ports';
 
 /**
  * A host app delivering to `trendhooks listen` (a self-signed certificate) with nothing but the
@@ -19,14 +18,6 @@ import { HostAppModule, HostClock } from './host-app/host.module';
  * to SsrfModule as the README's host does, and DELIVERY_CA_FILE, which DeliveryModule reads itself
  * when the host gives it no `ca`, as the standalone service does.
  */
-async function freePort(): Promise<number> {
-  const srv = http.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
-
 /** `export NAME=value` lines (a value quoted '…' when it needs it) as an object. */
 function parseExports(text: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -12,6 +12,7 @@ import { listenCertificate, runListen } from '../src/demo/listen';
 import { CLI } from './support/processes';
 import { buildDeliveryHeaders } from '../src/delivery/signer';
 import { generateWebhookSecret } from '../src/webhooks/secret';
+import { freePort } from './support/ports';
 
 /**
  * `trendhooks listen` as a receiver: real HTTPS on 127.0.0.1 with its own certificate, signatures
@@ -19,14 +20,6 @@ import { generateWebhookSecret } from '../src/webhooks/secret';
  * becomes trendhooks' answer. (The README test covers it end to end with a running trendhooks.)
  * No database is involved, so this suite runs once.
  */
-async function freePort(): Promise<number> {
-  const srv = http.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
-
 function post(port: number, ca: string, headers: Record<string, string>, body: string | Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = https.request({ host: '127.0.0.1', port, path: '/hooks', method: 'POST', headers, ca }, (res) => {

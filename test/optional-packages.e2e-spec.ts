@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI, runCli, stopProcess } from './support/processes';
+import { freePort } from './support/ports';
 
 /**
  * What an express + SQLite host does not use, it need not install: pg (PostgreSQL), ioredis
@@ -17,14 +16,6 @@ import { CLI, runCli, stopProcess } from './support/processes';
 const ROOT = path.resolve(__dirname, '..');
 const HIDE = `--require ${path.join(__dirname, 'support/without-packages.js')}`;
 const OPTIONAL = ['pg', 'pg-pool', 'ioredis', '@nestjs/platform-fastify', 'fastify', '@nestjs/swagger', 'swagger-ui-dist'];
-
-async function freePort(): Promise<number> {
-  const srv = http.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
 
 let dir: string;
 beforeAll(() => {

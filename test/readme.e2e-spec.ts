@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { EVENT_CATALOGUE } from '../src/events/catalogue';
+import { freePort } from './support/ports';
 
 /**
  * The README's quick start, demo and walk-through, run as written, so they cannot rot; and every
@@ -35,14 +35,6 @@ function outputBlock(heading: string): string {
   const m = /\n\n```\n([\s\S]*?)\n```/.exec(section(heading));
   if (!m) throw new Error(`README's "## ${heading}" shows no output block`);
   return m[1];
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 function scratchClone(): string {
