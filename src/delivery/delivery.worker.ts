@@ -19,6 +19,7 @@ import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { DeliveryTransport, SendFailure, SendOutcome } from './transport/delivery-transport';
 import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
 import { destinationOf } from './destination';
+import { DESTINATION_BUSY_DEFER_MS, WorkerSlots } from './slots/worker-slots';
 
 export { destinationOf };
 
@@ -39,11 +40,6 @@ const GATHER_OUTCOMES_MS = 2;
 // body's text, up to the 64 KiB an emit's request may carry: 32 of them stay under 2 MiB, and a
 // fan-out (many claims of one event) or events emitted one after another need only the last few.
 const BODY_TEMPLATES_MAX = 32;
-// How long deliveries to a destination already at its share of the slots are put off (see start),
-// unless one of its attempts ended within DESTINATION_MOVING_MS: then it is moving, a slot there
-// frees within milliseconds, and they go back due at once.
-const DESTINATION_BUSY_DEFER_MS = 1000;
-const DESTINATION_MOVING_MS = 100;
 
 /** An event's body template, and the stored row it was built from. */
 interface BodyTemplate {
@@ -71,12 +67,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * dies leaves no more than that many rows to be sent a second time.
    */
   private readonly inflight = new Map<string, Promise<void>>();
-  /** Slots promised to claims in flight (the drain's, an outcome batch's): together they never lease more than `concurrency`. */
-  private reserved = 0;
+  /**
+   * The slots (`concurrency`, reservations of claims in flight) and each customer's and
+   * destination's share of them (slots/worker-slots.ts): together the claims never lease more
+   * than `concurrency`, nor anyone past their share.
+   */
+  private readonly slots: WorkerSlots;
   /** Attempts whose outcome write already claimed for their slot and found the queue empty (no wake when they end). */
   private readonly refilled = new Set<string>();
-  /** The part of `reserved` promised to emits' leases (leaseForEmit): claims must leave it free. */
-  private emitReserved = 0;
   /**
    * Outcomes of attempts that finish together are written together, and the same transaction
    * (one statement on PostgreSQL) leases deliveries for the slots they free: no claim round trip
@@ -121,19 +119,6 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private readonly bodyTemplates = new LRUCache<string, BodyTemplate>({ max: BODY_TEMPLATES_MAX });
   /**
-   * Fairness: no customer and no destination (host and port) holds more than `shareCap` of this
-   * worker's slots, so `concurrency - shareCap` slots (the reserve) always stay for the others,
-   * whatever one customer's endpoints do (hang for the whole attempt timeout, or wait on DNS).
-   * Counted per worker process: every worker keeps its own reserve, so the bound holds with any
-   * number of them. Slots held per customer and per destination, and each attempt's pair.
-   */
-  private readonly shareCap: number;
-  private readonly byCustomer = new Map<string, number>();
-  private readonly byDestination = new Map<string, number>();
-  private readonly heldBy = new Map<string, { customer: string; destination: string }>();
-  /** When an attempt to each destination this worker holds slots for last ended (clock ms). */
-  private readonly destinationEndedAt = new Map<string, number>();
-  /**
    * Wake-ups from the queue and polls so far (`newWork`), and the count as it was when a claim
    * passing over the customers at their share last found nothing more (`skipFoundNone`): such a
    * claim reads past those customers' backlog (up to CLAIM_SKIP_WINDOW rows), so it runs again
@@ -159,7 +144,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.opts = resolveDeliveryOptions(options);
     this.minClaim = Math.max(1, Math.min(this.opts.batchSize, Math.floor(this.opts.concurrency / 4)));
     this.gatherOutcomes = Math.max(1, Math.floor(this.opts.concurrency / 2));
-    this.shareCap = this.opts.concurrency - this.opts.fairReserve;
+    this.slots = new WorkerSlots(this.opts, clock);
     this.policy = new RetryPolicy({ scheduleSeconds: options.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_S, random: options.random });
   }
 
@@ -219,23 +204,6 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * How many more slots the busiest customer or destination may take: a claim for no more than
-   * this never takes anyone past `shareCap`, without knowing whose rows it will find.
-   */
-  private get headroom(): number {
-    let most = 0;
-    for (const n of this.byCustomer.values()) if (n > most) most = n;
-    for (const n of this.byDestination.values()) if (n > most) most = n;
-    return this.shareCap - most;
-  }
-
-  private customersAtShare(): string[] {
-    const at: string[] = [];
-    for (const [customer, n] of this.byCustomer) if (n >= this.shareCap) at.push(customer);
-    return at;
-  }
-
-  /**
    * Start claiming (cheap when already running: the current drain loops once more). Deferred by
    * one setImmediate, so the attempts that finish in the same event-loop turn free their slots
    * first and are refilled by one claim rather than one claim each.
@@ -276,25 +244,25 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
           this.claimAnySize = false;
           clearTimeout(this.lowWaterTimer);
           this.lowWaterTimer = undefined;
-          // Fairness (see shareCap): claim no more than the busiest customer or destination may
+          // Fairness (see WorkerSlots): claim no more than the busiest customer or destination may
           // still take; when one is at its share, claim the reserve for the others only, passing
           // over its rows (once per wake-up from the queue, see newWork).
-          let limit = Math.min(room, this.headroom);
+          let limit = Math.min(room, this.slots.headroom);
           let skip: string[] | undefined;
           const work = this.newWork;
           if (limit <= 0) {
             if (this.skipFoundNone === work) break;
-            skip = this.customersAtShare();
+            skip = this.slots.customersAtShare();
             limit = room;
           }
           const now = this.clock.now();
-          this.reserved += room;
+          this.slots.reserve(room);
           let claimed: ClaimedWork[];
           try {
             claimed = await this.repo.claimDue(this.owner, now, new Date(now.getTime() + this.opts.leaseMs), limit, skip);
             this.start(claimed); // in `inflight` before the reservation goes
           } finally {
-            this.reserved -= room;
+            this.slots.unreserve(room);
           }
           if (claimed.length < limit) {
             if (skip) this.skipFoundNone = work;
@@ -320,22 +288,18 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    */
   leaseForEmit(): ClaimRequest | undefined {
     if (!this.running) return undefined;
-    // Not `free`: a claim in flight reserves every free slot and, at light load, answers nothing;
-    // an emit does not wait for it. What a claim answers beyond the slots left is given back at
-    // once (see start), so `concurrency` still bounds what this worker holds.
-    // No more than the busiest customer or destination may still take (see shareCap).
-    const limit = Math.min(this.opts.batchSize, this.opts.concurrency - this.inflight.size - this.emitReserved, this.headroom);
+    // Not `free` (see WorkerSlots.emitLimit): what a claim answers beyond the slots left is given
+    // back at once (see start), so `concurrency` still bounds what this worker holds.
+    const limit = this.slots.emitLimit(this.inflight.size, this.opts.batchSize);
     if (limit <= 0) return undefined;
-    this.reserved += limit;
-    this.emitReserved += limit;
+    this.slots.reserve(limit, true);
     const now = this.clock.now();
     return { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit };
   }
 
   /** Takes over what an emit leased under `leaseForEmit`'s request (possibly nothing) and frees the rest of the reservation. */
   adopt(lease: ClaimRequest, claimed: ClaimedWork[]): void {
-    this.reserved -= lease.limit;
-    this.emitReserved -= lease.limit;
+    this.slots.unreserve(lease.limit, true);
     if (this.running) this.start(claimed);
     // Stopped meanwhile: give the leases back at once rather than let them expire.
     else if (claimed.length > 0) void this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
@@ -343,16 +307,16 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Slots neither sending (or recording) nor promised to a claim in flight. */
   private get free(): number {
-    return this.opts.concurrency - this.inflight.size - this.reserved;
+    return this.slots.free(this.inflight.size);
   }
 
   /** One batch of outcomes, and a claim for the slots they free (see `outcomes`). */
   private async writeOutcomes(batch: RecordInput[]): Promise<boolean[]> {
     // The batch's own slots count as free: its outcomes commit in the same transaction as the claim.
-    // No more than the busiest customer or destination may still take (see shareCap); when one
+    // No more than the busiest customer or destination may still take (see WorkerSlots); when one
     // is at its share, the slots freed here are claimed by the drain these attempts' ends wake.
-    const limit = this.running ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length, this.headroomAfter(batch))) : 0;
-    this.reserved += limit;
+    const limit = this.running ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length, this.slots.headroomAfter(batch.map((it) => it.d.id)))) : 0;
+    this.slots.reserve(limit);
     try {
       const now = this.clock.now();
       const { held, claimed } = await this.repo.recordAttempts(batch, limit > 0 ? { owner: this.owner, now, leaseUntil: new Date(now.getTime() + this.opts.leaseMs), limit } : undefined);
@@ -366,56 +330,25 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       else if (claimed.length > 0) await this.repo.releaseLeases(this.owner, claimed.map((d) => d.id), this.clock.now(), 'unstarted').catch(() => undefined);
       return held;
     } finally {
-      this.reserved -= limit;
+      this.slots.unreserve(limit);
     }
   }
 
-  /** `headroom` once `batch`'s attempts (whose outcomes are being written) have given their slots back. */
-  private headroomAfter(batch: RecordInput[]): number {
-    if (batch.length === 0) return this.headroom;
-    const customers = new Map(this.byCustomer);
-    const destinations = new Map(this.byDestination);
-    for (const it of batch) {
-      const held = this.heldBy.get(it.d.id);
-      if (!held) continue;
-      customers.set(held.customer, (customers.get(held.customer) ?? 1) - 1);
-      destinations.set(held.destination, (destinations.get(held.destination) ?? 1) - 1);
-    }
-    let most = 0;
-    for (const n of customers.values()) if (n > most) most = n;
-    for (const n of destinations.values()) if (n > most) most = n;
-    return this.shareCap - most;
-  }
-
-  /** Counts the slot of an attempt that starts against its customer's and destination's share. */
+  /** Counts the slot of an attempt that starts against its customer's and destination's share (see WorkerSlots). */
   private hold(id: string, customer: string, destination: string): void {
-    this.heldBy.set(id, { customer, destination });
-    this.byCustomer.set(customer, (this.byCustomer.get(customer) ?? 0) + 1);
-    this.byDestination.set(destination, (this.byDestination.get(destination) ?? 0) + 1);
+    this.slots.hold(id, customer, destination);
   }
 
+  /** Gives an attempt's share back once its outcome is committed (or it ended otherwise). */
   private unhold(id: string): void {
-    const held = this.heldBy.get(id);
-    if (!held) return;
-    this.heldBy.delete(id);
-    const c = (this.byCustomer.get(held.customer) ?? 1) - 1;
-    if (c > 0) this.byCustomer.set(held.customer, c);
-    else this.byCustomer.delete(held.customer);
-    const d = (this.byDestination.get(held.destination) ?? 1) - 1;
-    if (d > 0) {
-      this.byDestination.set(held.destination, d);
-      this.destinationEndedAt.set(held.destination, this.clock.now().getTime());
-    } else {
-      this.byDestination.delete(held.destination);
-      this.destinationEndedAt.delete(held.destination);
-    }
+    this.slots.release(id);
   }
 
   /** `freeing`: attempts still in `inflight` whose outcomes committed with this claim (their slots are free). */
   private start(claimed: ClaimedWork[], freeing = 0): void {
     // More than the slots left (an emit's lease and a claim overlapped): the excess goes back
     // unstarted, its charge given back, for the next claim.
-    const room = Math.max(0, this.opts.concurrency - (this.inflight.size - freeing) - this.emitReserved);
+    const room = this.slots.roomToStart(this.inflight.size - freeing);
     if (claimed.length > room) {
       const excess = claimed.splice(room);
       void this.repo
@@ -433,19 +366,13 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const overCustomer: string[] = [];
     const overDestination: string[] = [];
     const overMoving: string[] = [];
-    const nowMs = this.clock.now().getTime();
     claimed = claimed.filter((d) => {
       if (!d.webhook || this.inflight.has(d.id)) return true;
-      const destination = destinationOf(d.webhook.url);
-      if (!d.lostSince && (this.byCustomer.get(d.webhook.customerId) ?? 0) >= this.shareCap) overCustomer.push(d.id);
-      else if (!d.lostSince && (this.byDestination.get(destination) ?? 0) >= this.shareCap) {
-        if (nowMs - (this.destinationEndedAt.get(destination) ?? -Infinity) <= DESTINATION_MOVING_MS) overMoving.push(d.id);
-        else overDestination.push(d.id);
-      }
-      else {
-        this.hold(d.id, d.webhook.customerId, destination);
-        return true;
-      }
+      const admission = this.slots.admit(d.id, d.webhook.customerId, destinationOf(d.webhook.url), Boolean(d.lostSince));
+      if (admission === 'held') return true;
+      if (admission === 'customer_at_share') overCustomer.push(d.id);
+      else if (admission === 'destination_moving') overMoving.push(d.id);
+      else overDestination.push(d.id);
       return false;
     });
     if (overCustomer.length > 0) void this.repo.releaseLeases(this.owner, overCustomer, this.clock.now(), 'unstarted').then(() => this.wake()).catch(() => undefined);
