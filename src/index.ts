@@ -95,7 +95,18 @@ export { TrendsModule } from './trends/trends.module';
 export { TRENDS_OPTIONS, InjectTrendsOptions, type TrendsModuleOptions, type PollerTuning } from './trends/trends.options';
 export { WebhooksModule } from './webhooks/webhooks.module';
 export { WebhooksService } from './webhooks/webhooks.service';
-export { DeliveryTransport, type DeliveryStage, type TransportDestination, type TransportRequest, type SendOutcome, type Delivered, type SendFailure, type Cancelled } from './delivery/transport/delivery-transport';
+export {
+  DeliveryTransport,
+  signDelivery,
+  type SignedDelivery,
+  type DeliveryStage,
+  type TransportDestination,
+  type TransportRequest,
+  type SendOutcome,
+  type Delivered,
+  type SendFailure,
+  type Cancelled,
+} from './delivery/transport/delivery-transport';
 export { DeliveryQueue } from './delivery/queue/delivery-queue';
 export { QueueWaker } from './delivery/queue/queue-waker';
 export { WebhookStore, type WebhookSecrets } from './webhooks/webhook.store';

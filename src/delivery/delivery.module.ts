@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { PrivateDestinationsService } from '../auth/private-destinations.service';
+import { CLOCK, Clock } from '../common/clock';
+import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
 import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DeliveryModuleOptions } from './delivery.options';
@@ -25,7 +28,8 @@ import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-so
  * Events, the delivery queue, the worker and the endpoints it sends to; no routes (the delivery
  * log, retry and test routes are the webhook API's: WebhooksModule). `DeliveryModule.forRoot({
  * worker: false })` in API-only processes; `forRoot({ subscriptions })` routes events through the
- * host's own SubscriptionSource instead of the webhooks created through the API. The worker's poll
+ * host's own SubscriptionSource instead of the webhooks created through the API, and `forRoot({
+ * transport })` sends through the host's own DeliveryTransport instead of HTTPS. The worker's poll
  * uses @nestjs/schedule's registry when the host imports `ScheduleModule.forRoot()`, a plain timer
  * otherwise.
  */
@@ -35,7 +39,14 @@ import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-so
     dialectProvider(DeliveryQueue, { sqlite: SqliteDeliveryQueue, postgres: PostgresDeliveryQueue }),
     dialectProvider(QueueWaker, { sqlite: InProcessWaker, postgres: PostgresNotifyWaker }),
     DeliveryQueueMetrics,
-    { provide: DeliveryTransport, useClass: HttpsWebhookTransport },
+    {
+      // The host's own transport (forRoot({ transport })), or the HTTPS one, built only when used:
+      // one instance either way, so Nest calls its shutdown hook once.
+      provide: DeliveryTransport,
+      inject: [DELIVERY_OPTIONS, SsrfPolicy, PrivateDestinationsService, CLOCK],
+      useFactory: (o: DeliveryModuleOptions, ssrf: SsrfPolicy, privateDestinations: PrivateDestinationsService, clock: Clock) =>
+        o.transport ?? new HttpsWebhookTransport(ssrf, privateDestinations, clock, o),
+    },
     DestinationCircuitStore,
     DestinationCircuitBreaker,
     DeliveryWorker,

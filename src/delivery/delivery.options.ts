@@ -2,6 +2,7 @@ import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
 import { CircuitOptions, resolveCircuitOptions } from './circuit/circuit-policy';
 import { readReceiverCa } from './transport/receiver-ca';
 import type { SubscriptionSource } from './subscription-source';
+import type { DeliveryTransport } from './transport/delivery-transport';
 
 export interface DeliveryModuleOptions {
   /** Run the worker in this process (role `worker` / `all`). Default true. */
@@ -62,6 +63,21 @@ export interface DeliveryModuleOptions {
    * endpoint ids registered with DeliveryEndpoints; see SubscriptionSource.
    */
   subscriptions?: SubscriptionSource;
+  /**
+   * How deliveries leave this process, instead of the HTTPS POST (`HttpsWebhookTransport`): the
+   * host's own `DeliveryTransport` instance, e.g. a queue producer. Build it in `forRootAsync`'s
+   * `useFactory` to give it the host's providers; Nest calls its lifecycle hooks (such as
+   * `onApplicationShutdown`, after the worker's attempts in flight have finished) as it does a
+   * provider's. The worker still leases, retries and records each attempt, and the request
+   * carries what trendhooks owns: the body, the signing secrets (`signDelivery` builds the
+   * Standard Webhooks headers from them) and `confirm()`, which the transport calls before it
+   * sends. The destination's `url` is the one stored with the webhook, checked against the SSRF
+   * policy when it was created or changed, not on each attempt: that re-check (DNS re-resolved,
+   * the checked address connected to) is the HTTPS transport's, and a custom transport that
+   * connects to `url` itself calls `SsrfPolicy.checkDestination` first. The ca, DNS share and
+   * connection options apply to the HTTPS transport only.
+   */
+  transport?: DeliveryTransport;
 }
 
 export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS } =

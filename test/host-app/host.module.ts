@@ -32,7 +32,7 @@ import {
   trendhooksMigrations,
   WebhooksModule,
 } from '../../src/index';
-import type { Clock, DatabaseConfig, TrendhooksFeatures } from '../../src/index';
+import type { Clock, DatabaseConfig, DeliveryModuleOptions, TrendhooksFeatures } from '../../src/index';
 
 /**
  * A host Nest app that embeds trendhooks the way a customer's own service would: its own database
@@ -53,6 +53,8 @@ export interface HostSettings {
   allowDestinations?: string;
   /** Run the delivery worker in this process; default no (nothing is sent anywhere). */
   deliveryWorker?: boolean;
+  /** More DeliveryModule options (the host's own transport, a shorter retry schedule…). */
+  delivery?: Omit<DeliveryModuleOptions, 'worker'>;
 }
 
 @Module({})
@@ -163,7 +165,7 @@ export class HostAppModule {
           useFactory: (s: HostSettings) => ({ resolver: new StaticDnsResolver(s.dns), denyCidrs: s.denyCidrs, allowDestinations: s.allowDestinations }),
         }),
         // No worker in this process unless asked (then with the receiver CA of DELIVERY_CA_FILE, as the standalone's).
-        DeliveryModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ worker: s.deliveryWorker ?? false }) }),
+        DeliveryModule.forRootAsync({ ...fromSettings, useFactory: (s: HostSettings) => ({ ...s.delivery, worker: s.deliveryWorker ?? false }) }),
         WebhooksModule,
         PostsModule,
       ],

@@ -1,3 +1,5 @@
+import { buildDeliveryHeaders } from '../signer';
+
 /**
  * Where an attempt failed. Receivers and operators read it as: `before_connect` — nothing left
  * this process (the destination refused by the SSRF policy or unresolvable, a private destination
@@ -11,6 +13,10 @@ export interface TransportDestination {
   webhookId: string;
   /** The owner: bounds the customer's share of the destination checks (DNS). */
   customerId: string;
+  /**
+   * As stored with the webhook (checked against the SSRF policy when it was created or changed):
+   * a transport that connects to it checks it again first, as HttpsWebhookTransport does.
+   */
   url: string;
   allowNonstandardPort: boolean;
 }
@@ -74,8 +80,26 @@ export type SendOutcome = Delivered | SendFailure | Cancelled;
  * How a claimed delivery reaches its receiver. The worker leases, re-checks and records; the
  * transport sends one attempt and says how it ended, never throwing: whatever goes wrong is a
  * `SendFailure` with its stage and class. The retry policy decides the next attempt from it.
- * The default is `HttpsWebhookTransport`; a host swaps it by providing this class.
+ * The default is `HttpsWebhookTransport`; a host gives its own with `DeliveryModule.forRoot({
+ * transport })` (see DeliveryModuleOptions.transport for what it owns and what trendhooks keeps).
  */
 export abstract class DeliveryTransport {
   abstract send(req: TransportRequest): Promise<SendOutcome>;
+}
+
+/** What a delivery attempt sends: the exact body and its headers, signed per Standard Webhooks. */
+export interface SignedDelivery {
+  body: string;
+  /** `content-type`, `user-agent`, `webhook-id`, `webhook-timestamp`, `webhook-signature` (names lower-case). */
+  headers: Record<string, string>;
+}
+
+/**
+ * The request's body and its Standard Webhooks headers at `at` (the `webhook-timestamp`), signed
+ * with every secret valid then: what `HttpsWebhookTransport` POSTs, for a transport of the host's
+ * own to carry. Call it after `confirm()`; it throws on a secret that is not a `whsec_` secret.
+ */
+export function signDelivery(req: Pick<TransportRequest, 'deliveryId' | 'body' | 'secrets'>, at: Date): SignedDelivery {
+  const body = req.body();
+  return { body, headers: buildDeliveryHeaders(req.deliveryId, Math.floor(at.getTime() / 1000), body, req.secrets(at)) };
 }

@@ -5,8 +5,7 @@ import { SsrfPolicy } from '../../ssrf/ssrf-policy';
 import { AttemptOutcome, classifyError, classifyResponse, describeError, retryAfterApplies } from '../classify';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, receiverCaOf, resolveDeliveryOptions } from '../delivery.options';
 import { parseRetryAfter } from '../../common/retry-after';
-import { buildDeliveryHeaders } from '../signer';
-import { DeliveryStage, DeliveryTransport, SendOutcome, TransportRequest } from './delivery-transport';
+import { DeliveryStage, DeliveryTransport, SendOutcome, signDelivery, TransportRequest } from './delivery-transport';
 import { DnsShare } from './dns-share';
 import { HttpsSender, RESPONSE_EXCERPT_BYTES, truncateUtf8 } from './https-sender';
 
@@ -56,9 +55,7 @@ export class HttpsWebhookTransport extends DeliveryTransport implements OnApplic
       });
       privateGrant = dest.privateGrant === true;
       if (!(await req.confirm())) return { kind: 'cancelled' };
-      const body = req.body();
-      const now = this.clock.now();
-      const headers = buildDeliveryHeaders(req.deliveryId, Math.floor(now.getTime() / 1000), body, req.secrets(now));
+      const { body, headers } = signDelivery(req, this.clock.now());
       stage = 'during';
       sendStart = performance.now();
       const res = await this.sender.post(dest, headers, body, req.timeoutMs);
