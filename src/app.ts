@@ -8,7 +8,7 @@ import { AppModule, AppModuleOverrides, Role } from './app.module';
 import { exitOnSignals } from './common/graceful-shutdown';
 import { QuietBootLogger } from './common/logging';
 import { JsonLogger } from './common/json-logger';
-import type { AppConfig } from './config/config';
+import { describeDatabase, type AppConfig } from './config/config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { entitiesFor } from './entities';
 import { installFastifyJsonBody, MAX_BODY_BYTES } from './common/json-body.middleware';
@@ -20,24 +20,13 @@ import { OpenApiDocumentHolder } from './openapi/docs.controller';
 import { MetricsListener } from './metrics/metrics.listener';
 import { isInstalled, MissingPackageError, requireOptional } from './common/optional-package';
 
-/** Where this process keeps its data, for the start-up lines: the SQLite file, or PostgreSQL's host, port and database (never the password). */
-function where(config: AppConfig): string {
-  if (config.database.type === 'sqlite') return `SQLite ${config.database.path}`;
-  try {
-    const u = new URL(config.database.url);
-    return `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`;
-  } catch {
-    return 'PostgreSQL';
-  }
-}
-
 /** One `info` line at start: what this process is, where its data lives, where it listens (API and metrics), how hard it sends. */
 function startupSummary(config: AppConfig, role: Role, listener: string | null, metrics: string | null): void {
   const worker = role === 'all' || role === 'worker';
   new Logger('trendhooks').log({
     msg: `trendhooks ${role} started${listener ? ` on ${listener}` : ''}${metricsNote(metrics)}`,
     role,
-    database: where(config),
+    database: describeDatabase(config),
     listener,
     metrics,
     worker_concurrency: worker ? config.delivery.concurrency : null,
@@ -155,7 +144,7 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
     const metrics = ctx.get(MetricsListener).url;
     startupSummary(config, role, null, metrics);
     // Plain readiness line (whatever LOG_LEVEL): supervisors and the reliability suites wait for it.
-    console.log(`trendhooks ${role} running (${where(config)})${metricsNote(metrics)}`);
+    console.log(`trendhooks ${role} running (${describeDatabase(config)})${metricsNote(metrics)}`);
     return ctx;
   }
   const app = await createApp(config, { role });
@@ -178,7 +167,7 @@ export async function serve(config: AppConfig, role: Role = 'all'): Promise<INes
   exitOnSignals(app, config.ops.shutdownTimeoutMs);
   const metrics = app.get(MetricsListener).url;
   startupSummary(config, role, `http://${config.http.host}:${config.http.port}`, metrics);
-  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${where(config)})${metricsNote(metrics)}`);
+  console.log(`trendhooks ${role} listening on http://${config.http.host}:${config.http.port} (${describeDatabase(config)})${metricsNote(metrics)}`);
   return app;
 }
 

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { plural } from '../common/plural';
 import { schemaDrift } from '../database/data-source';
-import { ConfigSource, describeDatabase, withDataSource } from './support';
+import { describeDatabase } from '../config/config';
+import { ConfigSource, withDataSource } from './support';
 
 /**
  * `trendhooks migrate [--check]`: operators apply migrations, CI checks for drift. Writing a new

@@ -6,7 +6,7 @@ import { ListenError } from '../app';
 import { AppModule, Role } from '../app.module';
 import { AppError } from '../common/errors';
 import { MissingPackageError } from '../common/optional-package';
-import { AppConfig, ConfigError } from '../config/config';
+import { AppConfig, ConfigError, describeDatabase } from '../config/config';
 import { entitiesFor } from '../entities';
 import { dataSourceOptions, runMigrations } from '../database/data-source';
 import { isDatabaseUnavailable } from '../database/unavailable';
@@ -40,16 +40,6 @@ export function usageCheck(parse: (v: string) => unknown): (v: string) => string
     }
     return v;
   };
-}
-
-export function describeDatabase(config: AppConfig): string {
-  if (config.database.type === 'sqlite') return `SQLite ${config.database.path}`;
-  try {
-    const url = new URL(config.database.url);
-    return `PostgreSQL ${url.hostname}:${url.port || 5432}${url.pathname}`; // never the password
-  } catch {
-    return 'PostgreSQL';
-  }
 }
 
 /** Connection failures name the database and the cause, in one line. */

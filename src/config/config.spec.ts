@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import { ConfigError, encryptionKeyFile, loadConfig, parseDatabaseUrl, parsePlanRateLimits } from './config';
+import { UnsupportedDatabaseError } from '../database/dialect';
+import { ConfigError, describeDatabase, encryptionKeyFile, loadConfig, parseDatabaseUrl, parsePlanRateLimits } from './config';
 
 /** loadConfig is the only reader of the environment: defaults, and a clear ConfigError for every bad value. */
 describe('loadConfig', () => {
@@ -209,5 +210,18 @@ describe('parsePlanRateLimits', () => {
     expect(parsePlanRateLimits(' free = 1 , pro=2')).toEqual({ free: 1, pro: 2 });
     expect(() => parsePlanRateLimits('free=0')).toThrow(ConfigError);
     expect(parsePlanRateLimits(null)).toEqual({});
+  });
+});
+
+describe('the configured database per dialect', () => {
+  it('is described without the password', () => {
+    expect(describeDatabase(loadConfig({ DATABASE_URL: 'sqlite:/srv/db/x.db' }))).toBe('SQLite /srv/db/x.db');
+    expect(describeDatabase(loadConfig({ DATABASE_URL: 'postgres://u:secret@db.example:6543/th' }))).toBe('PostgreSQL db.example:6543/th');
+  });
+
+  it('refuses a database type other than sqlite or postgres instead of treating it as SQLite', () => {
+    const config = { database: { type: 'mysql', path: '/srv/db/x.db' }, encryption: { keyFile: null } } as unknown as Parameters<typeof encryptionKeyFile>[0];
+    expect(() => encryptionKeyFile(config)).toThrow(UnsupportedDatabaseError);
+    expect(() => describeDatabase(config)).toThrow('the database type is "mysql", not "sqlite" or "postgres"');
   });
 });

@@ -7,7 +7,8 @@ import { DEFAULT_DELIVERY_LEASE_MS } from '../delivery/delivery.options';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { readReceiverCa } from '../delivery/transport/receiver-ca';
 import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
-import type { DatabaseConfig, HostSchema } from '../database/data-source';
+import type { HostSchema } from '../database/data-source';
+import { onDatabase, type DatabaseConfig } from '../database/dialect';
 import { parseFeatures } from '../database/features';
 import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
@@ -168,8 +169,26 @@ export function parseHostSchema(table: string | null, features: string | null): 
 
 export function encryptionKeyFile(config: Pick<AppConfig, 'database' | 'encryption'>, cwd = process.cwd()): string | null {
   if (config.encryption.keyFile !== null) return config.encryption.keyFile;
-  if (config.database.type === 'sqlite') return config.database.path === ':memory:' ? null : path.join(path.dirname(config.database.path), 'trendhooks.key');
-  return path.resolve(cwd, 'data/trendhooks.key');
+  return onDatabase<string | null>(config.database, {
+    // Beside the SQLite file; an in-memory database keeps nothing, nor may its key.
+    sqlite: (db) => (db.path === ':memory:' ? null : path.join(path.dirname(db.path), 'trendhooks.key')),
+    postgres: () => path.resolve(cwd, 'data/trendhooks.key'),
+  });
+}
+
+/** Where the configured database is, for messages: the SQLite file, or PostgreSQL's host, port and database (never the password). */
+export function describeDatabase(config: Pick<AppConfig, 'database'>): string {
+  return onDatabase(config.database, {
+    sqlite: (db) => `SQLite ${db.path}`,
+    postgres: (db) => {
+      try {
+        const url = new URL(db.url);
+        return `PostgreSQL ${url.hostname}:${url.port || 5432}${url.pathname}`;
+      } catch {
+        return 'PostgreSQL';
+      }
+    },
+  });
 }
 
 /** `free=60,pro=300` → overrides of the per-minute figures. */

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { UnsupportedDatabaseError } from '../database/dialect';
 import { generateEncryptionKey } from './key-ring';
 import { SecretBox } from './secret-box';
 
@@ -48,5 +49,16 @@ describe('SecretBox.decrypt cache', () => {
     // The least recently used one went instead.
     expect(b.decrypt(stored[0], at('0'))).toBe('whsec_0');
     expect(spy).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('SecretBox on a database trendhooks does not run on', () => {
+  it('refuses to start, before any query is written for it as SQLite', async () => {
+    const query = jest.fn(async () => []);
+    const ds = { options: { type: 'mysql' }, isInitialized: true, query } as unknown as DataSource;
+    const b = new SecretBox({ keys: [generateEncryptionKey()] }, ds);
+    await expect(b.onModuleInit()).rejects.toThrow(UnsupportedDatabaseError);
+    await expect(b.onModuleInit()).rejects.toThrow('this data source uses the "mysql" driver');
+    expect(query).not.toHaveBeenCalled();
   });
 });

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
+import { dialectOf, SQL_PARAMETER } from '../database/dialect';
 import { DataSource } from 'typeorm';
 import { SettingsStore } from '../settings/settings.store';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
@@ -67,6 +68,8 @@ export class SecretBox implements OnModuleInit {
    * deliveries fail as `secret_unreadable`, and `trendhooks encryption reencrypt` lists it.
    */
   async verifyDatabase(): Promise<void> {
+    // An unsupported driver is refused at boot, before any SQL is written for it.
+    dialectOf(this.ds);
     if (!this.ds.isInitialized) return;
     let columns: readonly StoredSecretColumn[];
     try {
@@ -162,7 +165,7 @@ export class SecretBox implements OnModuleInit {
   }
 
   private param(i: number): string {
-    return this.ds.options.type === 'postgres' ? `$${i + 1}` : '?';
+    return SQL_PARAMETER[dialectOf(this.ds)](i);
   }
 
   private async countPlaintext(): Promise<number> {

@@ -4,18 +4,13 @@ import type { Database as SqliteDatabase, Statement as SqliteStatement } from 'b
 import type { Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { assertInstalled } from '../common/optional-package';
-import { dialectOf } from './dialect';
+import { dialectOf, onDatabase, type DatabaseConfig, type Dialect } from './dialect';
 import { resolveFeatures, trendhooksMigrations, type TrendhooksFeatures } from './features';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 import { prepareTrendhooksSqlite } from './sqlite-checkpointer';
 
-export { dialectOf, type Dialect } from './dialect';
-
-/** The database one DATABASE_URL names (config's parseDatabaseUrl). */
-export type DatabaseConfig =
-  | { type: 'sqlite'; path: string }
-  | { type: 'postgres'; url: string };
+export { dialectOf, type Dialect, type DatabaseConfig } from './dialect';
 
 /**
  * @internal Not in the published types (stripInternal): its type is better-sqlite3's, which a host need not have.
@@ -115,49 +110,60 @@ export const STANDALONE_MIGRATIONS_TABLE = 'trendhooks_migrations';
  */
 export function dataSourceOptions(db: DatabaseConfig, entities: DataSourceOptions['entities'], host: HostSchema | null = null): DataSourceOptions {
   const migrationsTableName = host?.migrationsTable ?? STANDALONE_MIGRATIONS_TABLE;
-  if (db.type === 'postgres') {
-    // TypeORM requires pg when the data source initialises; its own error for a missing driver is its wording, not ours.
-    assertInstalled('pg', 'DATABASE_URL names a PostgreSQL database');
-    return {
-      type: 'postgres',
-      url: db.url,
-      entities,
-      migrations: host ? trendhooksMigrations('postgres', resolveFeatures(host.features)) : POSTGRES_MIGRATIONS,
-      migrationsTableName,
-      synchronize: false,
-      logging: false,
-      // Pool size: API handlers + delivery worker share one pool per process.
-      extra: { max: 20, connectionTimeoutMillis: 5000 },
-    };
-  }
-  if (db.path !== ':memory:') createPrivateFile(db.path);
-  return {
-    type: 'better-sqlite3',
-    database: db.path,
-    entities,
-    migrations: host ? trendhooksMigrations('sqlite', resolveFeatures(host.features)) : SQLITE_MIGRATIONS,
-    migrationsTableName,
-    synchronize: false,
-    logging: false,
-    // WAL lets the API read while the worker writes; a busy timeout instead of SQLITE_BUSY errors.
-    // better-sqlite3 waits for the lock synchronously, freezing the process's event loop: our own
-    // write transactions last milliseconds, so 2 s is ample, and a longer hold (another process
-    // holding the file) answers a clean 503 instead of stalling every request — past Node's 5 s
-    // keep-alive timeout, a frozen server drops the idle connections clients just reused.
-    enableWAL: true,
-    timeout: 2000,
-    // synchronous = NORMAL, foreign keys on; also what marks the data source for a WAL checkpointer
-    // thread (SqliteCheckpointerService).
-    prepareDatabase: prepareTrendhooksSqlite,
-  };
+  const migrations = (dialect: Dialect, standalone: MigrationClasses) => (host ? trendhooksMigrations(dialect, resolveFeatures(host.features)) : standalone);
+  return onDatabase<DataSourceOptions>(db, {
+    postgres: (pg) => {
+      // TypeORM requires pg when the data source initialises; its own error for a missing driver is its wording, not ours.
+      assertInstalled('pg', 'DATABASE_URL names a PostgreSQL database');
+      return {
+        type: 'postgres',
+        url: pg.url,
+        entities,
+        migrations: migrations('postgres', POSTGRES_MIGRATIONS),
+        migrationsTableName,
+        synchronize: false,
+        logging: false,
+        // Pool size: API handlers + delivery worker share one pool per process.
+        extra: { max: 20, connectionTimeoutMillis: 5000 },
+      };
+    },
+    sqlite: (file) => {
+      if (file.path !== ':memory:') createPrivateFile(file.path);
+      return {
+        type: 'better-sqlite3',
+        database: file.path,
+        entities,
+        migrations: migrations('sqlite', SQLITE_MIGRATIONS),
+        migrationsTableName,
+        synchronize: false,
+        logging: false,
+        // WAL lets the API read while the worker writes; a busy timeout instead of SQLITE_BUSY errors.
+        // better-sqlite3 waits for the lock synchronously, freezing the process's event loop: our own
+        // write transactions last milliseconds, so 2 s is ample, and a longer hold (another process
+        // holding the file) answers a clean 503 instead of stalling every request — past Node's 5 s
+        // keep-alive timeout, a frozen server drops the idle connections clients just reused.
+        enableWAL: true,
+        timeout: 2000,
+        // synchronous = NORMAL, foreign keys on; also what marks the data source for a WAL checkpointer
+        // thread (SqliteCheckpointerService).
+        prepareDatabase: prepareTrendhooksSqlite,
+      };
+    },
+  });
 }
+
+type MigrationClasses = NonNullable<DataSourceOptions['migrations']>;
 
 /**
  * Runs pending migrations. On PostgreSQL several processes may start at once, so the run is
  * serialised by an advisory lock; the losers then find nothing pending.
  */
 export async function runMigrations(ds: DataSource): Promise<string[]> {
-  if (dialectOf(ds) !== 'postgres') {
+  return MIGRATION_RUNS[dialectOf(ds)](ds);
+}
+
+const MIGRATION_RUNS: Record<Dialect, (ds: DataSource) => Promise<string[]>> = {
+  sqlite: async (ds) => {
     // Two processes opening a new SQLite file at once (e.g. two CLI commands) race: the loser's
     // deferred transaction fails ("database is locked" / "already exists") and is rolled back
     // whole; on the next try the winner's migrations are simply recorded as applied.
@@ -169,20 +175,22 @@ export async function runMigrations(ds: DataSource): Promise<string[]> {
         await new Promise((r) => setTimeout(r, 100 * attempt + Math.random() * 100));
       }
     }
-  }
-  const runner = ds.createQueryRunner();
-  await runner.connect();
-  try {
-    await runner.query('SELECT pg_advisory_lock(7254031)');
+  },
+  postgres: async (ds) => {
+    const runner = ds.createQueryRunner();
+    await runner.connect();
     try {
-      return (await ds.runMigrations({ transaction: 'all' })).map((m) => m.name);
+      await runner.query('SELECT pg_advisory_lock(7254031)');
+      try {
+        return (await ds.runMigrations({ transaction: 'all' })).map((m) => m.name);
+      } finally {
+        await runner.query('SELECT pg_advisory_unlock(7254031)');
+      }
     } finally {
-      await runner.query('SELECT pg_advisory_unlock(7254031)');
+      await runner.release();
     }
-  } finally {
-    await runner.release();
-  }
-}
+  },
+};
 
 /** SQL the entities would need beyond what the migrations built (and its reverse): no `up` means no drift. */
 export async function schemaDrift(ds: DataSource): Promise<{ up: string[]; down: string[] }> {

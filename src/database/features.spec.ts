@@ -1,3 +1,4 @@
+import { UnsupportedDatabaseError, type Dialect } from './dialect';
 import { featureNames, parseFeatures, resolveFeatures, trendhooksMigrations } from './features';
 import { POSTGRES_FEATURE_MIGRATIONS, POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_FEATURE_MIGRATIONS, SQLITE_MIGRATIONS } from './migrations/sqlite';
@@ -26,5 +27,12 @@ describe('features', () => {
       const names = [...all, ...standalone].map((m) => new m().name);
       expect(new Set(names).size).toBe(names.length);
     }
+  });
+});
+
+describe('trendhooksMigrations on a dialect trendhooks has no migrations for', () => {
+  it('refuses it by name instead of handing out the SQLite series', () => {
+    expect(() => trendhooksMigrations('mysql' as Dialect)).toThrow(UnsupportedDatabaseError);
+    expect(() => trendhooksMigrations('mysql' as Dialect)).toThrow(`trendhooksMigrations' dialect is "mysql", not "sqlite" or "postgres"`);
   });
 });

@@ -1,5 +1,5 @@
 import type { MigrationInterface } from 'typeorm';
-import type { Dialect } from './dialect';
+import { assertDialect, type Dialect } from './dialect';
 import { POSTGRES_FEATURE_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_FEATURE_MIGRATIONS } from './migrations/sqlite';
 
@@ -44,6 +44,12 @@ export function featureNames(f: TrendhooksFeatures = {}): FeatureName[] {
 
 type MigrationClass = new () => MigrationInterface;
 
+/** Each dialect's migrations per feature. */
+const FEATURE_MIGRATIONS: Record<Dialect, Record<'core' | keyof TrendhooksFeatures, MigrationClass[]>> = {
+  sqlite: SQLITE_FEATURE_MIGRATIONS,
+  postgres: POSTGRES_FEATURE_MIGRATIONS,
+};
+
 /**
  * trendhooks' migrations for a host's own DataSource and migrations table: core plus the features
  * switched on, for one dialect.
@@ -54,7 +60,8 @@ type MigrationClass = new () => MigrationInterface;
  * `trendhooks_migrations`), building the same tables: never give one database both.
  */
 export function trendhooksMigrations(dialect: Dialect, features: TrendhooksFeatures = {}): MigrationClass[] {
-  const sets = dialect === 'postgres' ? POSTGRES_FEATURE_MIGRATIONS : SQLITE_FEATURE_MIGRATIONS;
+  // A JavaScript caller's other name is refused: another database's schema is not SQLite's.
+  const sets = FEATURE_MIGRATIONS[assertDialect(String(dialect), "trendhooksMigrations' dialect")];
   const r = resolveFeatures(features);
   return [...sets.core, ...(r.apiKeys ? sets.apiKeys : []), ...(r.settings ? sets.settings : []), ...(r.posts ? sets.posts : [])];
 }

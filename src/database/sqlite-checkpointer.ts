@@ -186,8 +186,10 @@ export class SqliteCheckpointerService implements OnModuleInit, OnApplicationShu
   constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {}
 
   onModuleInit(): void {
-    const o = this.ds.options;
-    if (o.type !== 'better-sqlite3' || o.prepareDatabase !== prepareTrendhooksSqlite) return;
+    // Only the SQLite options dataSourceOptions builds carry this hook: it marks the driver and
+    // trendhooks' own connection at once (a host's DataSource keeps its own WAL policy).
+    const o = this.ds.options as { prepareDatabase?: unknown; database?: unknown };
+    if (o.prepareDatabase !== prepareTrendhooksSqlite) return;
     if (o.database === ':memory:' || o.database === '') return;
     const db = (this.ds.driver as unknown as { databaseConnection: Handle & { name: string } }).databaseConnection;
     if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return;

@@ -6,13 +6,17 @@ import * as path from 'node:path';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { createApp } from '../app';
 import { EVENT_KINDS, EventKind } from '../events/catalogue';
+import type { DataSource } from 'typeorm';
 import { ApiKeyService, IssuedKey } from '../auth/api-key.service';
+import type { ApiKeyStore } from '../auth/api-key.store';
 import { PostgresApiKeyStore } from '../auth/api-key.store.postgres';
 import { SqliteApiKeyStore } from '../auth/api-key.store.sqlite';
 import { PostgresWebhookStore } from '../webhooks/webhook.store.postgres';
 import { SqliteWebhookStore } from '../webhooks/webhook.store.sqlite';
-import { AppConfig, loadConfig } from '../config/config';
-import { describeDatabase, withDataSource } from '../cli/support';
+import type { WebhookStore } from '../webhooks/webhook.store';
+import { dialectOf, type Dialect } from '../database/dialect';
+import { AppConfig, describeDatabase, loadConfig } from '../config/config';
+import { withDataSource } from '../cli/support';
 import { plural } from '../common/plural';
 import { toPostEntity } from '../posts/ingest.service';
 import { PostStore } from '../posts/post.store';
@@ -230,7 +234,7 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
       hooks.set(hookPath, { kind, path: hookPath, id: res.json.data.id, secret: res.json.data.secret });
     }
 
-    const where = config.database.type === 'sqlite' ? `SQLite ${config.database.path}${userDb ? '' : ' (temporary)'}` : 'PostgreSQL';
+    const where = `${describeDatabase(config)}${userDb ? '' : ' (temporary)'}`;
     say('trendhooks demo — the whole flow on this machine; nothing is sent anywhere else');
     say(`  database  ${where}`);
     say(`  API       ${api} (customer ${issued.customer}, plan business, key ${issued.prefix}…)`);
@@ -311,9 +315,9 @@ export async function runDemo(env: Record<string, string | undefined>, opts: Dem
  */
 async function refuseOtherCustomers(config: AppConfig): Promise<void> {
   const counts = await withDataSource(config, async (ds) => {
-    const postgres = ds.options.type === 'postgres';
-    const keys = postgres ? new PostgresApiKeyStore(ds) : new SqliteApiKeyStore(ds);
-    const webhooks = postgres ? new PostgresWebhookStore(ds) : new SqliteWebhookStore(ds);
+    const dialect = dialectOf(ds);
+    const keys = new CUSTOMER_STORES[dialect].keys(ds);
+    const webhooks = new CUSTOMER_STORES[dialect].webhooks(ds);
     return { keyHolders: await keys.countCustomersWithActiveKeys(), webhooks: await webhooks.countAll() };
   });
   if (counts.keyHolders === 0 && counts.webhooks === 0) return;
@@ -322,6 +326,12 @@ async function refuseOtherCustomers(config: AppConfig): Promise<void> {
       "delivery worker (loopback allowed, deny list cleared, the demo's own CA trusted) would send their due deliveries; give --database-url an empty scratch database, or leave it out for a temporary SQLite file",
   );
 }
+
+/** The stores refuseOtherCustomers asks, per dialect (the demo counts before any module is built). */
+const CUSTOMER_STORES: Record<Dialect, { keys: new (ds: DataSource) => ApiKeyStore; webhooks: new (ds: DataSource) => WebhookStore }> = {
+  sqlite: { keys: SqliteApiKeyStore, webhooks: SqliteWebhookStore },
+  postgres: { keys: PostgresApiKeyStore, webhooks: PostgresWebhookStore },
+};
 
 type Call = (method: string, route: string) => Promise<{ status: number; json: any }>;
 interface DeliveryRow {

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
+import { dialectOf, SQL_PARAMETER, type Dialect } from '../database/dialect';
 import { SettingEntity } from './setting.entity';
 
 /** A settings row. */
@@ -16,8 +17,18 @@ export interface Setting {
  * method then fails as the driver does (no such table).
  */
 @Injectable()
-export class SettingsStore {
+export class SettingsStore implements OnModuleInit {
   constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {}
+
+  /** An unsupported driver is refused at boot, never run as SQLite. */
+  onModuleInit(): void {
+    dialectOf(this.ds);
+  }
+
+  /** This data source's dialect (refused when unsupported). */
+  private get dialect(): Dialect {
+    return dialectOf(this.ds);
+  }
 
   private get repo() {
     return this.ds.getRepository(SettingEntity);
@@ -25,10 +36,7 @@ export class SettingsStore {
 
   /** Whether this database has the table (a host may leave the `settings` feature out). */
   async exists(): Promise<boolean> {
-    const rows: unknown[] =
-      this.ds.options.type === 'postgres'
-        ? await this.ds.query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'settings'")
-        : await this.ds.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'");
+    const rows: unknown[] = await this.ds.query(TABLE_EXISTS[this.dialect]);
     return rows.length > 0;
   }
 
@@ -64,6 +72,12 @@ export class SettingsStore {
   }
 
   private param(i: number): string {
-    return this.ds.options.type === 'postgres' ? `$${i + 1}` : '?';
+    return SQL_PARAMETER[this.dialect](i);
   }
 }
+
+/** Whether the `settings` table exists, per dialect. */
+const TABLE_EXISTS: Record<Dialect, string> = {
+  sqlite: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'",
+  postgres: "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'settings'",
+};
