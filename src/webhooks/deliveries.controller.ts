@@ -30,14 +30,15 @@ export class DeliveriesController {
       'a cursor carries the filters it was issued with, so pass the same ones with it (other filters: `400 INVALID_CURSOR`).',
   })
   @ApiListQuery({ prev: true })
-  @ApiQuery({ name: 'state', required: false, description: 'Only deliveries in this state.', schema: { type: 'string', enum: [...DELIVERY_STATES] } })
+  // Decorators apply bottom-up: the document lists state, since, until.
+  @ApiQuery({ name: 'until', required: false, description: 'Only deliveries created before this instant (excluded); must be after `since`.', schema: { type: 'string', format: 'date-time' } })
   @ApiQuery({
     name: 'since',
     required: false,
     description: 'Only deliveries created at or after this instant (ISO 8601 with a zone, e.g. `2026-11-28T07:00:00Z`): the range is half-open, [since, until).',
     schema: { type: 'string', format: 'date-time' },
   })
-  @ApiQuery({ name: 'until', required: false, description: 'Only deliveries created before this instant (excluded); must be after `since`.', schema: { type: 'string', format: 'date-time' } })
+  @ApiQuery({ name: 'state', required: false, description: 'Only deliveries in this state.', schema: { type: 'string', enum: [...DELIVERY_STATES] } })
   @ApiEnvelopeResponse(200, DeliveryResource, 'Delivery', 'A page of deliveries.', 'list-with-prev')
   @ApiErrorResponses({
     400: '`VALIDATION_ERROR` (`webhook_id` is not a ULID; a bad `state`, `since` or `until`, named in the message), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR` (also: a cursor given with other filters).',
