@@ -1,3 +1,4 @@
+import type { Clock } from './common/clock';
 import { DynamicModule, ExecutionContext, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -50,6 +51,8 @@ export interface AppModuleOverrides {
   poller?: boolean;
   /** Tests shorten the poller's backoffs and re-read gaps. */
   pollerTuning?: Partial<PollerTuning>;
+  /** Tests move time (e.g. past a 24 h window) without sleeping; SystemClock otherwise. */
+  clock?: Clock;
   /** JSON logs (pino) to `stream` (stdout when absent); false: none, the caller's Nest logger only. */
   logs?: { stream?: DestinationStream } | false;
 }
@@ -71,7 +74,7 @@ export class AppModule {
         // Every entity mapped (a feature a host database lacks then fails as a missing table); migrations ran before, in createApp or the CLI.
         TypeOrmModule.forRoot(dataSourceOptions(config.database, TRENDHOOKS_ENTITIES, config.hostSchema)),
         // The data source (the default connection above) and the one clock of every module.
-        TrendhooksModule.forRoot(),
+        TrendhooksModule.forRoot({ clock: overrides.clock }),
         // The error filter answers a database outage 503 (every controller's instance of it, too).
         DatabaseUnavailableModule,
         // The standalone service's identity: API keys (a host app may bring its own instead).

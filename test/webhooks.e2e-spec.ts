@@ -54,6 +54,9 @@ describe.each(testTargets())('webhooks API on %s', (_name, makeDb, adapter) => {
         last_delivery_at: null,
         last_status: null,
         last_response_code: null,
+        // No attempt yet: no rate, no failures.
+        success_rate_24h: null,
+        consecutive_failures: 0,
         circuit: { state: 'closed', until: null, consecutive_failures: 0 },
         // Tracked from now on, not read yet (no poller runs here).
         source_status: 'pending',

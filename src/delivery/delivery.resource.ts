@@ -2,7 +2,8 @@ import { ApiProperty, ApiSchema } from '../openapi/swagger';
 import type { AttemptEntity } from './attempt.entity';
 import type { DeliveryEntity } from './delivery.entity';
 
-const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'cancelled'] as const;
+/** The states a delivery shows (and `GET …/deliveries?state=` takes). */
+export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'cancelled'] as const satisfies readonly DeliveryEntity['state'][];
 
 @ApiSchema({ name: 'DeliveryAttempt', description: 'One try to deliver.' })
 export class AttemptResource {

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '../openapi/swagger';
+import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '../openapi/swagger';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';
@@ -8,7 +8,8 @@ import { ApiExceptionFilter } from '../common/exception.filter';
 import { ApiEnvelopeResponse, ApiErrorResponses, ApiListQuery, ApiV1Controller, ApiWebhookIdParam } from '../openapi/decorators';
 import type { ListQuery } from '../pagination/pagination.service';
 import { DeliveriesService } from './deliveries.service';
-import { DeliveryResource, TestDeliveryResource } from '../delivery/delivery.resource';
+import { DELIVERY_STATES, DeliveryResource, TestDeliveryResource } from '../delivery/delivery.resource';
+import type { DeliveryFilterQuery } from './delivery-filters';
 
 @Controller('v1/webhooks/:webhook_id')
 @BusinessPlus()
@@ -21,14 +22,29 @@ export class DeliveriesController {
   constructor(private readonly deliveries: DeliveriesService) {}
 
   @Get('deliveries')
-  @ApiOperation({ operationId: 'listDeliveries', summary: "List a webhook's deliveries", description: 'Newest first, each with every attempt; keyset-paged.' })
+  @ApiOperation({
+    operationId: 'listDeliveries',
+    summary: "List a webhook's deliveries",
+    description:
+      'Newest first, each with every attempt; keyset-paged. `state`, `since` and `until` filter the log and combine (all must hold); ' +
+      'a cursor carries the filters it was issued with, so pass the same ones with it (other filters: `400 INVALID_CURSOR`).',
+  })
   @ApiListQuery({ prev: true })
+  // Decorators apply bottom-up: the document lists state, since, until.
+  @ApiQuery({ name: 'until', required: false, description: 'Only deliveries created before this instant (excluded); must be after `since`.', schema: { type: 'string', format: 'date-time' } })
+  @ApiQuery({
+    name: 'since',
+    required: false,
+    description: 'Only deliveries created at or after this instant (ISO 8601 with a zone, e.g. `2026-11-28T07:00:00Z`): the range is half-open, [since, until).',
+    schema: { type: 'string', format: 'date-time' },
+  })
+  @ApiQuery({ name: 'state', required: false, description: 'Only deliveries in this state.', schema: { type: 'string', enum: [...DELIVERY_STATES] } })
   @ApiEnvelopeResponse(200, DeliveryResource, 'Delivery', 'A page of deliveries.', 'list-with-prev')
   @ApiErrorResponses({
-    400: '`VALIDATION_ERROR` (`webhook_id` is not a ULID), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR`.',
+    400: '`VALIDATION_ERROR` (`webhook_id` is not a ULID; a bad `state`, `since` or `until`, named in the message), `BAD_REQUEST` (a bad `limit`) or `INVALID_CURSOR` (also: a cursor given with other filters).',
     404: "`NOT_FOUND`: no such webhook, or another customer's.",
   })
-  async list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Query() query: ListQuery, @RequestId() requestId: string) {
+  async list(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Query() query: ListQuery & DeliveryFilterQuery, @RequestId() requestId: string) {
     return envelope(requestId, await this.deliveries.list(caller, webhookId, query));
   }
 

@@ -61,6 +61,25 @@ describe('DeliveriesService', () => {
     expect(next.items.map((d) => d.id)).toEqual([ids[0]]);
   });
 
+  it('filters by state and a half-open range of creation times, and binds the cursor to the filters', async () => {
+    const { queue, service, owner, hook } = setup();
+    const at = (s: number) => new Date(NOW.getTime() - s * 1000);
+    const failed = [await delivery(queue, hook.id, 'failed', at(40)), await delivery(queue, hook.id, 'failed', at(30)), await delivery(queue, hook.id, 'failed', at(20))];
+    await delivery(queue, hook.id, 'delivered', at(25));
+    const q = { state: 'failed', since: at(40).toISOString(), until: at(20).toISOString() };
+    const first = await service.list(owner, hook.id, { ...q, limit: '1' });
+    expect(first.items.map((d) => d.id)).toEqual([failed[1]]);
+    const next = await service.list(owner, hook.id, { ...q, limit: '1', cursor: first.page.next_cursor! });
+    expect(next.items.map((d) => d.id)).toEqual([failed[0]]);
+    expect(next.page.next_cursor).toBeNull();
+    await expect(service.list(owner, hook.id, { ...q, state: 'delivered', cursor: first.page.next_cursor! })).rejects.toMatchObject({ code: 'INVALID_CURSOR' });
+    await expect(service.list(owner, hook.id, { cursor: first.page.next_cursor! })).rejects.toMatchObject({ code: 'INVALID_CURSOR' });
+    // The same instant written another way is the same filter.
+    const same = { ...q, since: at(40).toISOString().replace('Z', '+00:00') };
+    expect((await service.list(owner, hook.id, { ...same, limit: '1', cursor: first.page.next_cursor! })).items.map((d) => d.id)).toEqual([failed[0]]);
+    await expect(service.list(owner, hook.id, { state: 'lost' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('state') });
+  });
+
   it('answers NOT_FOUND for another customer’s webhook', async () => {
     const { service, hook } = setup();
     await expect(service.list({ tenantId: 'cus_b', plan: 'business' }, hook.id, {})).rejects.toMatchObject({ code: 'NOT_FOUND' });

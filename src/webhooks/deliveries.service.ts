@@ -6,6 +6,7 @@ import { CLOCK, Clock } from '../common/clock';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
+import { DeliveryFilterQuery, filterParams, parseDeliveryFilter } from './delivery-filters';
 import { WebhookEntity } from './webhook.entity';
 import { WebhookStore } from './webhook.store';
 import { parseWebhookId } from './webhooks.service';
@@ -46,15 +47,17 @@ export class DeliveriesService {
     return w;
   }
 
-  async list(caller: TrendhooksPrincipal, rawWebhookId: string, query: ListQuery): Promise<Paged<DeliveryResource>> {
+  /** The log newest first, optionally filtered; a cursor carries its filters and is refused with others (INVALID_CURSOR). */
+  async list(caller: TrendhooksPrincipal, rawWebhookId: string, query: ListQuery & DeliveryFilterQuery): Promise<Paged<DeliveryResource>> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
+    const filter = parseDeliveryFilter(query);
     const ctx = await this.pagination.begin(query, {
       route: DELIVERIES_LIST_ROUTE,
       customerId: caller.tenantId,
-      params: { webhook_id: w.id },
+      params: { webhook_id: w.id, ...filterParams(filter) },
       planMaxPageSize: this.plans.limits(caller.plan).maxPageSize,
     });
-    const rows = await this.deliveries.pageForWebhook(w.id, ctx.request);
+    const rows = await this.deliveries.pageForWebhook(w.id, ctx.request, filter);
     const page = ctx.withPrev(rows, (d) => [d.createdAt.getTime(), d.id]);
     const attempts = await this.deliveries.attemptsFor(page.items.map((d) => d.id));
     return new Paged(

@@ -12,6 +12,8 @@ import { PaginationService } from '../pagination/pagination.service';
 import type { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
 import type { DestinationCircuitStore } from '../delivery/circuit/destination-circuit.store';
 import { InMemoryCircuitStore } from '../delivery/circuit/in-memory-circuit.store.fake';
+import type { DeliveryEntity } from '../delivery/delivery.entity';
+import { InMemoryDeliveryQueue } from '../delivery/queue/in-memory-delivery-queue.fake';
 import { WebhookEntity, webhookSecretPlace } from './webhook.entity';
 import { WebhookSecrets, WebhookStore } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
@@ -81,6 +83,7 @@ describe('WebhooksService', () => {
   let secrets: SecretBox;
   let service: WebhooksService;
   let circuits: InMemoryCircuitStore;
+  let queue: InMemoryDeliveryQueue;
 
   function build(plans = new PlanService({})) {
     const ssrf = {
@@ -93,12 +96,13 @@ describe('WebhooksService', () => {
     const keys = { get: async () => CursorKeyRing.fromSecrets(['unit-test-cursor-secret-unit-test']) } as unknown as CursorKeys;
     const pagination = new PaginationService(keys, { now: () => NOW }, {});
     const privateDestinations = { forCustomer: async () => [] } as unknown as PrivateDestinationsService;
-    service = new WebhooksService(store, plans, ssrf, pagination, secrets, privateDestinations, circuits as unknown as DestinationCircuitStore, { now: () => NOW });
+    service = new WebhooksService(store, plans, ssrf, pagination, secrets, privateDestinations, circuits as unknown as DestinationCircuitStore, queue, { now: () => NOW });
   }
 
   beforeEach(() => {
     store = new FakeWebhookStore();
     circuits = new InMemoryCircuitStore();
+    queue = new InMemoryDeliveryQueue();
     checked = [];
     secrets = new SecretBox({ keys: [generateEncryptionKey()] }, undefined as never);
     build();
@@ -214,6 +218,38 @@ describe('WebhooksService', () => {
       expect(Object.fromEntries(listed.items.map((w) => [w.id, w.circuit]))).toEqual({ [a.id]: open, [a2.id]: closed });
       // A new webhook of hers at the same destination shares the circuit.
       expect((await service.create(alice, input)).circuit).toEqual(open);
+    });
+  });
+
+  describe('health', () => {
+    const HOUR = 3600_000;
+    /** A delivery of `webhookId` created `ageH` hours before NOW, with attempts started at these hours (ago) and outcomes. */
+    function delivery(webhookId: string, ageH: number, attempts: [number, string][]) {
+      const id = `msg_${queue.deliveries.length}`;
+      queue.deliveries.push({ id, webhookId, createdAt: new Date(NOW.getTime() - ageH * HOUR) } as DeliveryEntity);
+      attempts.forEach(([agoH, outcome], i) =>
+        queue.attempts.push({ id: `${id}_${i}`, deliveryId: id, attemptNo: i + 1, startedAt: new Date(NOW.getTime() - agoH * HOUR), durationMs: 1, statusCode: null, outcome, errorClass: null, responseExcerpt: null }),
+      );
+    }
+
+    it('counts the attempts of deliveries created in the last 24 h: the delivered share, and the failures since the newest delivered one', async () => {
+      const a = await service.create(alice, input);
+      const quiet = await service.create(alice, { ...input, url: 'https://other.example.com/in' });
+      expect(a).toMatchObject({ success_rate_24h: null, consecutive_failures: 0 });
+      delivery(a.id, 30, [[29, 'delivered']]); // created before the window: not counted
+      delivery(a.id, 10, [[10, 'transient'], [9, 'delivered']]);
+      delivery(a.id, 5, [[5, 'transient'], [4, 'transient'], [3, 'permanent']]);
+      delivery(a.id, 2, [[2, 'delivered'], [1, 'transient']]);
+      // 2 delivered of 7; after the newest delivered (2 h ago): the attempt 1 h ago.
+      expect(await service.get(alice, a.id)).toMatchObject({ success_rate_24h: 0.2857, consecutive_failures: 1 });
+      const listed = await service.list(alice, {});
+      expect(Object.fromEntries(listed.items.map((w) => [w.id, [w.success_rate_24h, w.consecutive_failures]]))).toEqual({ [a.id]: [0.2857, 1], [quiet.id]: [null, 0] });
+    });
+
+    it('counts every failure when nothing in the window was delivered', async () => {
+      const a = await service.create(alice, input);
+      delivery(a.id, 3, [[3, 'transient'], [2, 'permanent']]);
+      expect(await service.get(alice, a.id)).toMatchObject({ success_rate_24h: 0, consecutive_failures: 2 });
     });
   });
 

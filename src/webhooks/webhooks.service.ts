@@ -8,6 +8,8 @@ import { SecretBox } from '../crypto/secret-box';
 import { Paged } from '../common/envelope';
 import { DestinationCircuitStore } from '../delivery/circuit/destination-circuit.store';
 import { destinationOf } from '../delivery/destination';
+import { DeliveryQueue } from '../delivery/queue/delivery-queue';
+import type { WebhookHealthCounts } from '../delivery/queue/types';
 import { AppError } from '../common/errors';
 import { newUlid, normaliseUlid } from '../common/ids';
 import { normaliseSubreddit } from '../common/reddit-names';
@@ -23,6 +25,8 @@ import { SourceStatus, SourceStatusReader } from './source-status';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
 const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+/** The window of success_rate_24h and consecutive_failures: deliveries created in the last 24 h. */
+export const HEALTH_WINDOW_MS = 24 * 3600 * 1000;
 
 @Injectable()
 export class WebhooksService {
@@ -36,6 +40,7 @@ export class WebhooksService {
     private readonly secrets: SecretBox,
     private readonly privateDestinations: PrivateDestinationsService,
     private readonly circuits: DestinationCircuitStore,
+    private readonly deliveries: DeliveryQueue,
     @Inject(CLOCK) private readonly clock: Clock,
     // From TrendsModule where it runs; absent (a host without the posts feature): source_status is null.
     @Optional() private readonly sources?: SourceStatusReader,
@@ -53,6 +58,12 @@ export class WebhooksService {
   private async circuitsOf(customerId: string, urls: string[]): Promise<(url: string) => CircuitRow | null> {
     const byDestination = await this.circuits.forCustomer(customerId, urls.map(destinationOf));
     return (url) => byDestination.get(destinationOf(url)) ?? null;
+  }
+
+  /** success_rate_24h and consecutive_failures of each webhook, from the queue that owns the attempts (one query per page). */
+  private async healthOf(ids: string[]): Promise<(id: string) => WebhookHealthCounts | null> {
+    const counts = await this.deliveries.healthOf(ids, new Date(this.clock.now().getTime() - HEALTH_WINDOW_MS));
+    return (id) => counts.get(id) ?? null;
   }
 
   async create(caller: TrendhooksPrincipal, dto: CreateWebhookInput): Promise<WebhookResource> {
@@ -94,14 +105,16 @@ export class WebhooksService {
     const page = ctx.withPrev(rows, (w) => [w.id]);
     const statuses = await this.sourceStatuses(page.items.map((w) => w.subreddit));
     const circuit = await this.circuitsOf(caller.tenantId, page.items.map((w) => w.url));
-    return new Paged(page.items.map((w) => toWebhookResource(w, { circuit: circuit(w.url), sourceStatus: statuses.get(w.subreddit) ?? null })), page.page);
+    const health = await this.healthOf(page.items.map((w) => w.id));
+    return new Paged(page.items.map((w) => toWebhookResource(w, { health: health(w.id), circuit: circuit(w.url), sourceStatus: statuses.get(w.subreddit) ?? null })), page.page);
   }
 
   async get(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookResource> {
     const row = await this.webhooks.findForCustomer(caller.tenantId, parseWebhookId(rawId));
     if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     const circuit = await this.circuitsOf(caller.tenantId, [row.url]);
-    return toWebhookResource(row, { circuit: circuit(row.url), sourceStatus: await this.sourceStatus(row.subreddit) });
+    const health = await this.healthOf([row.id]);
+    return toWebhookResource(row, { health: health(row.id), circuit: circuit(row.url), sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   /**
@@ -132,7 +145,8 @@ export class WebhooksService {
     };
     await this.webhooks.updateSecrets(caller.tenantId, rotated);
     const circuit = await this.circuitsOf(caller.tenantId, [rotated.url]);
-    return toWebhookResource(rotated, { secret, circuit: circuit(rotated.url), sourceStatus: await this.sourceStatus(row.subreddit) });
+    const health = await this.healthOf([rotated.id]);
+    return toWebhookResource(rotated, { secret, health: health(rotated.id), circuit: circuit(rotated.url), sourceStatus: await this.sourceStatus(row.subreddit) });
   }
 
   /**

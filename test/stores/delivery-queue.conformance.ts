@@ -356,6 +356,39 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await h.queue.findForWebhook(w.id, ids[0])).toMatchObject({ id: ids[0], state: 'pending' });
     expect(await h.queue.findForWebhook(other.id, ids[0])).toBeNull();
   });
+
+  it('filters a webhook’s log by state and a half-open range of creation times, and counts its health over the deliveries created since a time', async () => {
+    const w = await h.webhook(subreddit);
+    const other = await h.webhook(subreddit);
+    const fresh = await h.webhook(subreddit);
+    const ids = [await queued(w, 0), await queued(w, 1), await queued(w, 2)];
+    const theirs = await queued(other, 1);
+    const claimed = new Map((await claim('worker-a', 3, 10)).map((d) => [d.id, d]));
+    expect([...claimed.keys()].sort()).toEqual([...ids, theirs].sort());
+    await h.queue.recordAttempts([
+      outcome(claimed.get(ids[0])!, 'worker-a', 10, delivered),
+      outcome(claimed.get(ids[1])!, 'worker-a', 11, retrying),
+      outcome(claimed.get(ids[2])!, 'worker-a', 12, retrying),
+      outcome(claimed.get(theirs)!, 'worker-a', 13, delivered),
+    ]);
+    const log = async (filter: Parameters<DeliveryQueue['pageForWebhook']>[2]) => (await h.queue.pageForWebhook(w.id, { limit: 10 }, filter)).map((d) => d.id);
+    expect(await log({ state: 'delivered' })).toEqual([ids[0]]);
+    expect(await log({ state: 'pending' })).toEqual([ids[2], ids[1]]);
+    expect(await log({ since: at(1), until: at(2) })).toEqual([ids[1]]);
+    expect(await log({ state: 'pending', since: at(0), until: at(2) })).toEqual([ids[1]]);
+    expect(await log({ state: 'failed' })).toEqual([]);
+    // Past a cursor, the filters still hold.
+    expect((await h.queue.pageForWebhook(w.id, { limit: 10, after: [base + 2, ids[2]] }, { state: 'pending' })).map((d) => d.id)).toEqual([ids[1]]);
+
+    const health = await h.queue.healthOf([w.id, other.id, fresh.id], at(0));
+    expect(Object.fromEntries(health)).toEqual({
+      [w.id]: { attempts: 3, delivered: 1, failingSinceDelivered: 2 },
+      [other.id]: { attempts: 1, delivered: 1, failingSinceDelivered: 0 },
+    });
+    // Deliveries created before `since` are left out: here the delivered one.
+    expect(Object.fromEntries(await h.queue.healthOf([w.id], at(1)))).toEqual({ [w.id]: { attempts: 2, delivered: 0, failingSinceDelivered: 2 } });
+    expect((await h.queue.healthOf([], at(0))).size).toBe(0);
+  });
 }
 
 /** The wake-up every QueueWaker owes its listeners. */

@@ -6,6 +6,7 @@ import type { TrendParams } from '../../src/trends/subreddit-trends';
 import type { PollerTuning } from '../../src/trends/trends.options';
 import { ApiKeyService } from '../../src/auth/api-key.service';
 import type { Plan } from '../../src/auth/plans';
+import type { Clock } from '../../src/common/clock';
 import { AppConfig, HttpAdapterName, loadConfig } from '../../src/config/config';
 import { StaticDnsResolver } from '../../src/ssrf/resolver';
 import type { TestDatabase } from './databases';
@@ -35,6 +36,14 @@ export class CapturingLogger implements LoggerService {
   fatal(...a: unknown[]) { this.push('fatal', a); }
 }
 
+/** The system clock moved by `offsetMs`: a test jumps ahead (a day, say) and everything, the worker too, sees the same time. */
+export class ShiftedClock implements Clock {
+  offsetMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+}
+
 export interface TestApp {
   app: INestApplication;
   config: AppConfig;
@@ -54,6 +63,8 @@ export async function startTestApp(
     patch?: (c: AppConfig) => void;
     role?: Role;
     random?: () => number;
+    /** The one clock of every module (see ShiftedClock); the system clock by default. */
+    clock?: Clock;
     trendParams?: TrendParams;
     /** The Reddit poller stays off unless asked for (with REDDIT_BASE_URL at a fake): suites never reach the real Reddit. */
     poller?: boolean;
@@ -77,6 +88,7 @@ export async function startTestApp(
     logger: logs,
     role: opts.role,
     random: opts.random,
+    clock: opts.clock,
     trendParams: opts.trendParams,
     poller: opts.poller ?? false,
     pollerTuning: opts.pollerTuning,

@@ -1,7 +1,7 @@
 import type { PageRequest } from '../../pagination/page';
 import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
-import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, QueueStats, RecordInput, RecordResult, Subscriber } from './types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, DeliveryFilter, NewEvent, QueueStats, RecordInput, RecordResult, Subscriber, WebhookHealthCounts } from './types';
 
 /**
  * The delivery queue lives in SQL (graphile-worker style), one implementation per database
@@ -83,8 +83,18 @@ export abstract class DeliveryQueue {
    */
   abstract webhookExists(webhookId: string): Promise<boolean>;
 
-  /** A webhook's deliveries, newest first, keyset over (created_at, id); `limit + 1` rows at most. */
-  abstract pageForWebhook(webhookId: string, req: PageRequest): Promise<DeliveryEntity[]>;
+  /**
+   * A webhook's deliveries, newest first, keyset over (created_at, id); `limit + 1` rows at most.
+   * `filter` narrows them to one state and to creation times in [since, until): the time bounds
+   * narrow the range scan of idx_deliveries_webhook_created, the state is checked on the rows it reads.
+   */
+  abstract pageForWebhook(webhookId: string, req: PageRequest, filter?: DeliveryFilter): Promise<DeliveryEntity[]>;
+
+  /**
+   * Health counts of these webhooks (one query for all of them) over the attempts of their
+   * deliveries created at or after `since`; a webhook without such attempts is absent from the map.
+   */
+  abstract healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>>;
 
   abstract findForWebhook(webhookId: string, id: string): Promise<DeliveryEntity | null>;
 

@@ -3,7 +3,7 @@ import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
 import { DeliveryQueue } from './delivery-queue';
 import { InProcessWaker } from './in-process.waker';
-import type { ClaimedWork, NewEvent, QueueStats, RecordResult, Subscriber } from './types';
+import type { ClaimedWork, DeliveryFilter, NewEvent, QueueStats, RecordResult, Subscriber, WebhookHealthCounts } from './types';
 
 /**
  * DeliveryQueue in memory, for the unit specs of the services above it: the outbox and the
@@ -45,15 +45,32 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
     return { created: true, deliveries: n };
   }
 
-  async pageForWebhook(webhookId: string, req: PageRequest): Promise<DeliveryEntity[]> {
+  async pageForWebhook(webhookId: string, req: PageRequest, filter: DeliveryFilter = {}): Promise<DeliveryEntity[]> {
     const key = (d: DeliveryEntity): [number, string] => [d.createdAt.getTime(), d.id];
     const cmp = (a: [number, string], b: [number, string]) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
     const pos = req.before ?? req.after;
     const rows = this.deliveries
       .filter((d) => d.webhookId === webhookId)
+      .filter((d) => (filter.state === undefined || d.state === filter.state) && (!filter.since || d.createdAt >= filter.since) && (!filter.until || d.createdAt < filter.until))
       .filter((d) => !pos || (req.before ? cmp(key(d), [Number(pos[0]), String(pos[1])]) > 0 : cmp(key(d), [Number(pos[0]), String(pos[1])]) < 0))
       .sort((a, b) => (req.before ? cmp(key(a), key(b)) : cmp(key(b), key(a))));
     return rows.slice(0, req.limit + 1);
+  }
+
+  async healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>> {
+    const out = new Map<string, WebhookHealthCounts>();
+    for (const w of webhookIds) {
+      const ids = new Set(this.deliveries.filter((d) => d.webhookId === w && d.createdAt >= since).map((d) => d.id));
+      const tries = this.attempts.filter((a) => ids.has(a.deliveryId));
+      if (tries.length === 0) continue;
+      const lastOk = Math.max(-1, ...tries.filter((a) => a.outcome === 'delivered').map((a) => a.startedAt.getTime()));
+      out.set(w, {
+        attempts: tries.length,
+        delivered: tries.filter((a) => a.outcome === 'delivered').length,
+        failingSinceDelivered: tries.filter((a) => a.outcome !== 'delivered' && a.startedAt.getTime() > lastOk).length,
+      });
+    }
+    return out;
   }
 
   async findForWebhook(webhookId: string, id: string): Promise<DeliveryEntity | null> {

@@ -101,3 +101,21 @@ export interface QueueStats {
 // Per batch of recordAttempts: PostgreSQL's 65,535 bind parameters are not the limit (arrays are
 // one parameter each); this just bounds one transaction's size.
 export const RECORD_BATCH_MAX = 256;
+
+/** The delivery log's filters (all optional): one state, and a half-open range [since, until) of creation times. */
+export interface DeliveryFilter {
+  state?: DeliveryState;
+  since?: Date;
+  until?: Date;
+}
+
+/**
+ * A webhook's health over the attempts of its deliveries created since a time (the last 24 h):
+ * `attempts` finished attempts, `delivered` of them got a 2xx, and `failingSinceDelivered` failed
+ * after the newest delivered one (all failures when none was delivered).
+ */
+export interface WebhookHealthCounts {
+  attempts: number;
+  delivered: number;
+  failingSinceDelivered: number;
+}

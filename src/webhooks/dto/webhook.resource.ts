@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '../../openapi/swagger';
 import { isoString } from '../../common/iso-time';
 import { circuitView, type CircuitRow, type CircuitState } from '../../delivery/circuit/circuit-policy';
+import type { WebhookHealthCounts } from '../../delivery/queue/types';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { SOURCE_STATUSES, SourceStatus } from '../source-status';
 import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
@@ -61,6 +62,27 @@ export class WebhookResource {
   @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the last attempt, if it got one.' })
   last_response_code: number | null;
 
+  @ApiProperty({
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    nullable: true,
+    description:
+      'Delivered attempts divided by all finished attempts (delivered or failed, transiently or for good), counted over the attempts of this webhook\'s deliveries created in the last 24 hours; ' +
+      'null when they have none yet. Retries of older deliveries do not count. Rounded to 4 decimals.',
+    example: 0.9875,
+  })
+  success_rate_24h: number | null;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description:
+      'Failed attempts (any failure, transient or permanent) since the newest delivered attempt, across the deliveries counted by `success_rate_24h` (all of their failures when none was delivered); 0 after a success. ' +
+      'Unlike `circuit.consecutive_failures`, HTTP error answers count too.',
+  })
+  consecutive_failures: number;
+
   @ApiProperty({ type: WebhookCircuitResource })
   circuit: WebhookCircuitResource;
 
@@ -87,12 +109,13 @@ export class WebhookWithSecretResource extends WebhookResource {
 
 /**
  * `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted);
+ * `health`: counts over its deliveries of the last 24 h (DeliveryQueue.healthOf; none: no attempts);
  * `circuit`: the customer's circuit for the webhook's destination (none: closed);
  * `sourceStatus`: the subreddit's, when trends runs (null otherwise).
  */
 export function toWebhookResource(
   w: Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>,
-  opts: { secret?: string; circuit?: CircuitRow | null; sourceStatus?: SourceStatus | null } = {},
+  opts: { secret?: string; health?: WebhookHealthCounts | null; circuit?: CircuitRow | null; sourceStatus?: SourceStatus | null } = {},
 ): WebhookResource {
   const c = circuitView(opts.circuit ?? null);
   const out: WebhookResource = {
@@ -105,6 +128,8 @@ export function toWebhookResource(
     last_delivery_at: w.lastDeliveryAt ? isoString(w.lastDeliveryAt) : null,
     last_status: w.lastStatus,
     last_response_code: w.lastResponseCode,
+    success_rate_24h: opts.health && opts.health.attempts > 0 ? Math.round((opts.health.delivered / opts.health.attempts) * 10_000) / 10_000 : null,
+    consecutive_failures: opts.health?.failingSinceDelivered ?? 0,
     circuit: { state: c.state, until: c.until ? isoString(c.until) : null, consecutive_failures: c.consecutiveFailures },
     source_status: opts.sourceStatus ?? null,
   };
