@@ -28,9 +28,9 @@
 export { TrendhooksModule, InjectTrendhooksOptions, type TrendhooksModuleOptions, type TrendhooksAsyncOptions, type TrendhooksModuleFactoryOptions } from './core/trendhooks.module';
 export { TRENDHOOKS_DATA_SOURCE, InjectTrendhooksDataSource } from './database/data-source.token';
 export { TRENDHOOKS_OPTIONS } from './core/tokens';
-export { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth/auth.module';
+export { AuthModule } from './auth/auth.module';
 export { AUTH_OPTIONS, InjectAuthOptions, type AuthModuleOptions } from './auth/auth.options';
-export { PRINCIPAL_RESOLVER, InjectPrincipalResolver, type PrincipalResolver, type TrendhooksPrincipal } from './auth/principal';
+export { NO_PRINCIPAL_RESOLVER, PRINCIPAL_RESOLVER, InjectPrincipalResolver, type PrincipalResolver, type TrendhooksPrincipal } from './auth/principal';
 export { PrincipalGuard } from './auth/principal.guard';
 export { ApiKeyGuard } from './auth/api-key.guard';
 export { ApiKeysModule } from './auth/api-keys.module';

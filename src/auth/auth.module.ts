@@ -8,8 +8,6 @@ import { PrivateDestinationsService } from './private-destinations.service';
 import { RateLimitService } from './rate-limit.service';
 import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
 
-export { NO_PRINCIPAL_RESOLVER } from './principal';
-
 /**
  * Identity, plans and rate limits. Who calls is the PrincipalResolver's answer: the host's
  * (`principalResolver`), else ApiKeysModule's API keys. Registers no global guard: controllers opt

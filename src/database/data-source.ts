@@ -10,8 +10,6 @@ import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 import { prepareTrendhooksSqlite } from './sqlite-checkpointer';
 
-export { dialectOf, type Dialect } from './dialect';
-
 /** The database one DATABASE_URL names (config's parseDatabaseUrl). */
 export type DatabaseConfig =
   | { type: 'sqlite'; path: string }

@@ -6,7 +6,7 @@ import { CLOCK, Clock } from '../common/clock';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
-import { WebhookEntity } from './webhook.entity';
+import { WebhookEntity } from '../delivery/webhook.entity';
 import { WebhookStore } from './webhook.store';
 import { parseWebhookId } from './webhooks.service';
 import { DELIVERY_ID_RE, deliveryId } from '../delivery/delivery-id';

@@ -12,7 +12,7 @@ import { PaginationService } from '../pagination/pagination.service';
 import type { CheckedDestination, SsrfPolicy } from '../ssrf/ssrf-policy';
 import type { DestinationCircuitStore } from '../delivery/circuit/destination-circuit.store';
 import { InMemoryCircuitStore } from '../delivery/circuit/in-memory-circuit.store.fake';
-import { WebhookEntity, webhookSecretPlace } from './webhook.entity';
+import { WebhookEntity, webhookSecretPlace } from '../delivery/webhook.entity';
 import { WebhookSecrets, WebhookStore } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
 

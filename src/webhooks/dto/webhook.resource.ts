@@ -3,7 +3,7 @@ import { isoString } from '../../common/iso-time';
 import { circuitView, type CircuitRow, type CircuitState } from '../../delivery/circuit/circuit-policy';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { SOURCE_STATUSES, SourceStatus } from '../source-status';
-import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
+import { WebhookEntity, WebhookLastStatus } from '../../delivery/webhook.entity';
 
 /** The circuit breaker of the webhook's destination, for its owner (src/delivery/README.md). */
 @ApiSchema({
