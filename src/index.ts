@@ -17,7 +17,9 @@
  * The configurable modules (TrendhooksModule, AuthModule, CryptoModule, PaginationModule,
  * SsrfModule, DeliveryModule, MetricsModule, TrendsModule) have forRoot and forRootAsync({ imports,
  * inject, useFactory }), and an Inject…Options() decorator for their options; WebhooksModule and
- * PostsModule take no options.
+ * PostsModule take no options. Only TrendhooksModule is global (and, as optional hooks, ApiKeysModule,
+ * MetricsModule and TrendsModule): forRoot sets a module's options once, and every module that
+ * needs it imports it by its class; `isGlobal: true` (default false) shows its services everywhere.
  * To take trendhooks API keys instead of your own identity, import ApiKeysModule (the apiKeys feature)
  * and give AuthModule no principalResolver (README "Bring your own identity").
  *

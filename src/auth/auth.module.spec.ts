@@ -42,7 +42,8 @@ describe('AuthModule', () => {
   });
 
   it('refuses to boot a module with routes, naming both ways out, with neither a principalResolver nor ApiKeysModule', async () => {
-    @Module({})
+    // Like WebhooksModule and PostsModule: it imports AuthModule, whose options the host's forRoot set.
+    @Module({ imports: [AuthModule] })
     class WithRoutes {
       constructor(@InjectPrincipalResolver() resolver: PrincipalResolver) {
         requirePrincipalResolver(resolver);
