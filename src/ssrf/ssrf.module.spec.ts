@@ -105,6 +105,20 @@ describe('SsrfModule', () => {
     await moduleRef.close();
   });
 
+  it('shows SsrfPolicy to a module that does not import SsrfModule only when the host opts in with isGlobal: true', async () => {
+    @Injectable()
+    class UsesPolicy {
+      constructor(readonly policy: SsrfPolicy) {}
+    }
+    @Module({ providers: [UsesPolicy] })
+    class ImportsNothing {}
+    const resolver = new StaticDnsResolver();
+    await expect(Test.createTestingModule({ imports: [SsrfModule.forRoot({ resolver }), ImportsNothing] }).compile()).rejects.toThrow(/UsesPolicy/);
+    const moduleRef = await Test.createTestingModule({ imports: [SsrfModule.forRoot({ resolver, isGlobal: true }), ImportsNothing] }).compile();
+    expect(moduleRef.get(UsesPolicy).policy).toBe(moduleRef.get(SsrfPolicy));
+    await moduleRef.close();
+  });
+
   it('does not pass isGlobal through to the options', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [SsrfModule.forRoot({ isGlobal: true, resolver: new StaticDnsResolver() })],
