@@ -17,7 +17,9 @@
  * The configurable modules (TrendhooksModule, AuthModule, CryptoModule, PaginationModule,
  * SsrfModule, DeliveryModule, MetricsModule, TrendsModule) have forRoot and forRootAsync({ imports,
  * inject, useFactory }), and an Inject…Options() decorator for their options; WebhooksModule and
- * PostsModule take no options.
+ * PostsModule take no options. Only TrendhooksModule is global (and, as optional hooks, ApiKeysModule,
+ * MetricsModule and TrendsModule): forRoot sets a module's options once, and every module that
+ * needs it imports it by its class; `isGlobal: true` (default false) shows its services everywhere.
  * To take trendhooks API keys instead of your own identity, import ApiKeysModule (the apiKeys feature)
  * and give AuthModule no principalResolver (README "Bring your own identity").
  *
@@ -28,9 +30,9 @@
 export { TrendhooksModule, InjectTrendhooksOptions, type TrendhooksModuleOptions, type TrendhooksAsyncOptions, type TrendhooksModuleFactoryOptions } from './core/trendhooks.module';
 export { TRENDHOOKS_DATA_SOURCE, InjectTrendhooksDataSource } from './database/data-source.token';
 export { TRENDHOOKS_OPTIONS } from './core/tokens';
-export { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth/auth.module';
+export { AuthModule } from './auth/auth.module';
 export { AUTH_OPTIONS, InjectAuthOptions, type AuthModuleOptions } from './auth/auth.options';
-export { PRINCIPAL_RESOLVER, InjectPrincipalResolver, type PrincipalResolver, type TrendhooksPrincipal } from './auth/principal';
+export { NO_PRINCIPAL_RESOLVER, PRINCIPAL_RESOLVER, InjectPrincipalResolver, type PrincipalResolver, type TrendhooksPrincipal } from './auth/principal';
 export { PrincipalGuard } from './auth/principal.guard';
 export { ApiKeyGuard } from './auth/api-key.guard';
 export { ApiKeysModule } from './auth/api-keys.module';
@@ -63,7 +65,8 @@ export {
 } from './entities';
 export { trendhooksMigrations, parseFeatures, FEATURE_NAMES, type TrendhooksFeatures, type FeatureName } from './database/features';
 export { dialectOf, UnsupportedDatabaseError, type Dialect } from './database/dialect';
-export { dataSourceOptions, runMigrations, schemaDrift, STANDALONE_MIGRATIONS_TABLE, type DatabaseConfig, type HostSchema } from './database/data-source';
+export { dataSourceOptions, runMigrations, schemaDrift, STANDALONE_MIGRATIONS_TABLE, type HostSchema } from './database/data-source';
+export type { DatabaseConfig } from './database/dialect';
 export { DatabaseUnavailableModule, isDatabaseUnavailable } from './database/unavailable';
 // The standalone's series (recorded in trendhooks_migrations); a host uses trendhooksMigrations() instead.
 export { POSTGRES_MIGRATIONS } from './database/migrations/postgres';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
-import type { DatabaseConfig } from '../src/database/data-source';
+import type { DatabaseConfig } from '../src/database/dialect';
 import { testDatabases } from './support/databases';
 import { databaseUrl, runCli } from './support/processes';
 

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { newUlid } from '../src/common/ids';
 import { EventsService } from '../src/delivery/events.service';
-import { generateWebhookSecret } from '../src/webhooks/secret';
+import { generateWebhookSecret } from '../src/delivery/secret';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 

@@ -11,7 +11,7 @@ import * as tls from 'node:tls';
 import { listenCertificate, runListen } from '../src/demo/listen';
 import { CLI } from './support/processes';
 import { buildDeliveryHeaders } from '../src/delivery/signer';
-import { generateWebhookSecret } from '../src/webhooks/secret';
+import { generateWebhookSecret } from '../src/delivery/secret';
 import { freePort } from './support/ports';
 
 /**

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { dialectOf } from '../src/database/data-source';
+import { dialectOf } from '../src/database/dialect';
 import { CursorCodec, CursorKeyRing } from '../src/pagination/cursor-codec';
 import { IngestService } from '../src/posts/ingest.service';
 import { PostEntity } from '../src/posts/post.entity';

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, runMigrations, schemaDrift, type DatabaseConfig } from '../src/database/data-source';
+import { dataSourceOptions, runMigrations, schemaDrift } from '../src/database/data-source';
+import type { DatabaseConfig } from '../src/database/dialect';
 import { trendhooksMigrations, type TrendhooksFeatures } from '../src/database/features';
 import { TRENDHOOKS_ENTITIES, trendhooksEntities } from '../src/entities';
 import { testDatabases, type TestDatabase } from './support/databases';

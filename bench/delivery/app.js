@@ -12,7 +12,7 @@ const { getDataSourceToken } = require('@nestjs/typeorm');
 const { createApp } = require(path.join(DIST, 'app'));
 const { loadConfig } = require(path.join(DIST, 'config/config'));
 const { newUlid } = require(path.join(DIST, 'common/ids'));
-const { generateWebhookSecret } = require(path.join(DIST, 'webhooks/secret'));
+const { generateWebhookSecret } = require(path.join(DIST, 'delivery/secret'));
 
 const EVENT_TYPE = 'trends.surge';
 const eventData = (i) => ({ count: 420 + i, baseline: 17.25, ratio: 24.35, window_s: 3600, top_post: 't3_1abcde' });

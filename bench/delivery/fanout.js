@@ -21,7 +21,7 @@ const path = require('node:path');
 
 const { DIST, arg, log, median, pgUp, requireBuild, scratchDatabase, writeResult } = require('../lib');
 
-requireBuild('webhooks/secret.js', 'the webhooks-owned secrets');
+requireBuild('delivery/secret.js', 'the delivery engine');
 const { EVENT_TYPE, eventData, round, startApp, dsOf, seedWebhooks, one } = require('./app');
 const { EventsService } = require(path.join(DIST, 'delivery/events.service'));
 

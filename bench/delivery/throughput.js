@@ -57,7 +57,7 @@ const { newUlid } = require(path.join(DIST, 'common/ids'));
 const { EventsService } = require(path.join(DIST, 'delivery/events.service'));
 const { deliveryId } = require(path.join(DIST, 'delivery/delivery-id'));
 const { buildDeliveryBody } = require(path.join(DIST, 'delivery/payload'));
-const { generateWebhookSecret } = require(path.join(DIST, 'webhooks/secret'));
+const { generateWebhookSecret } = require(path.join(DIST, 'delivery/secret'));
 const { buildDeliveryHeaders } = require(path.join(DIST, 'delivery/signer'));
 
 const QUICK = process.argv.includes('--quick');

@@ -10,7 +10,9 @@ import { SqliteApiKeyStore } from './api-key.store.sqlite';
  * trendhooks' own identity: customers and their API keys (the `customers` and `api_keys` tables),
  * and the customers' private-destination grants. The standalone service imports it; a host app
  * that identifies callers itself (AuthModule's `principalResolver`) leaves it, and its tables, out.
- * Global, so AuthModule finds the default resolver and the grants without importing it.
+ * Global, a justified exception: it is an optional plug-in that AuthModule finds (@Optional) when
+ * the host imports it. AuthModule cannot import it: that would force API keys, and their tables, on
+ * every host.
  */
 @Global()
 @Module({

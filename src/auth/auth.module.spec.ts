@@ -1,7 +1,8 @@
 import { Global, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { CLOCK, SystemClock } from '../common/clock';
-import { AuthModule, NO_PRINCIPAL_RESOLVER } from './auth.module';
+import { AuthModule } from './auth.module';
+import { NO_PRINCIPAL_RESOLVER } from './principal';
 import { PrivateDestinationsService } from './private-destinations.service';
 import { InjectPrincipalResolver, NO_RESOLVER, PRINCIPAL_RESOLVER, PrincipalResolver, requirePrincipalResolver, TrendhooksPrincipal } from './principal';
 import { PrincipalGuard } from './principal.guard';
@@ -41,7 +42,8 @@ describe('AuthModule', () => {
   });
 
   it('refuses to boot a module with routes, naming both ways out, with neither a principalResolver nor ApiKeysModule', async () => {
-    @Module({})
+    // Like WebhooksModule and PostsModule: it imports AuthModule, whose options the host's forRoot set.
+    @Module({ imports: [AuthModule] })
     class WithRoutes {
       constructor(@InjectPrincipalResolver() resolver: PrincipalResolver) {
         requirePrincipalResolver(resolver);

@@ -1,6 +1,7 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { configuredModule } from '../core/configured-module';
 import { ApiKeyPrincipalResolver } from './api-key.principal-resolver';
-import { AUTH_OPTIONS, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
+import { AUTH_OPTIONS, AUTH_OPTIONS_ASYNC_TYPE, AUTH_OPTIONS_TYPE, AuthConfigurableModule, AuthModuleOptions } from './auth.options';
 import { PlanService } from './plan.service';
 import { NO_RESOLVER, PRINCIPAL_RESOLVER, PrincipalResolver } from './principal';
 import { PrincipalGuard } from './principal.guard';
@@ -8,7 +9,9 @@ import { PrivateDestinationsService } from './private-destinations.service';
 import { RateLimitService } from './rate-limit.service';
 import { MemoryRateLimitStore, RATE_LIMIT_STORE } from './rate-limit.store';
 
-export { NO_PRINCIPAL_RESOLVER } from './principal';
+/** AuthModule's options (configuredModule). */
+@Module({})
+class AuthOptionsModule extends AuthConfigurableModule {}
 
 /**
  * Identity, plans and rate limits. Who calls is the PrincipalResolver's answer: the host's
@@ -37,6 +40,14 @@ export { NO_PRINCIPAL_RESOLVER } from './principal';
     PrincipalGuard,
     PrivateDestinationsService,
   ],
-  exports: [PrivateDestinationsService, RateLimitService, PlanService, PrincipalGuard, PRINCIPAL_RESOLVER, AUTH_OPTIONS, RATE_LIMIT_STORE],
+  exports: [PrivateDestinationsService, RateLimitService, PlanService, PrincipalGuard, PRINCIPAL_RESOLVER, RATE_LIMIT_STORE],
 })
-export class AuthModule extends AuthConfigurableModule {}
+export class AuthModule {
+  static forRoot(options: typeof AUTH_OPTIONS_TYPE): DynamicModule {
+    return configuredModule(AuthModule, AuthOptionsModule.forRoot(options), options.isGlobal);
+  }
+
+  static forRootAsync(options: typeof AUTH_OPTIONS_ASYNC_TYPE): DynamicModule {
+    return configuredModule(AuthModule, AuthOptionsModule.forRootAsync(options), options.isGlobal);
+  }
+}

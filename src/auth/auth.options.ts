@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { globalOptions } from '../core/configured-module';
 import type { Plan, PlanLimits } from './plans';
 import type { PrincipalResolver } from './principal';
 import type { RateLimitStore } from './rate-limit.store';
@@ -23,11 +24,11 @@ export interface AuthModuleOptions {
   apiKeyCacheTtlMs?: number;
 }
 
-export const { ConfigurableModuleClass: AuthConfigurableModule, MODULE_OPTIONS_TOKEN: AUTH_OPTIONS } =
+export const { ConfigurableModuleClass: AuthConfigurableModule, MODULE_OPTIONS_TOKEN: AUTH_OPTIONS, OPTIONS_TYPE: AUTH_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: AUTH_OPTIONS_ASYNC_TYPE } =
   new ConfigurableModuleBuilder<AuthModuleOptions>()
     .setClassMethodName('forRoot')
-    // Global by default so feature modules (webhooks, posts) share one key store and one limiter.
-    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    // The options only are global (globalOptions); the module is imported where it is needed.
+    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
     .build();
 
 /** `@InjectAuthOptions() options: AuthModuleOptions`: what forRoot / forRootAsync was given. */

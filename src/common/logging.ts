@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Inject, Injectable, LoggerService, MiddlewareConsumer, Module, NestModule, OnModuleInit, Type } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, LoggerService, MiddlewareConsumer, Module, NestModule, OnModuleInit, Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
 import pino, { DestinationStream, Logger } from 'pino';
@@ -50,7 +50,6 @@ class FastifyRequestIds implements OnModuleInit {
   }
 }
 
-@Global()
 @Module({ providers: [FastifyRequestIds] })
 class RequestIdAlignmentModule {}
 
@@ -87,7 +86,6 @@ type AccessLog = ReturnType<typeof accessLogMiddleware>;
  * itself (expressAppLayer, as the HTTP metrics), else (fastify, or an app built from a compiled
  * testing module) as a Nest middleware.
  */
-@Global()
 @Module({})
 class AccessLogModule implements NestModule {
   constructor(

@@ -1,7 +1,12 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { configuredModule } from '../core/configured-module';
 import { SettingsModule } from '../settings/settings.module';
-import { CryptoConfigurableModule } from './crypto.options';
+import { CRYPTO_OPTIONS_ASYNC_TYPE, CRYPTO_OPTIONS_TYPE, CryptoConfigurableModule } from './crypto.options';
 import { SecretBox } from './secret-box';
+
+/** CryptoModule's options (configuredModule). */
+@Module({})
+class CryptoOptionsModule extends CryptoConfigurableModule {}
 
 /**
  * Encryption at rest of stored secrets (see README "Secrets at rest").
@@ -9,8 +14,8 @@ import { SecretBox } from './secret-box';
  *   CryptoModule.forRoot({ keys: parseEncryptionKeys(process.env.ENCRYPTION_KEYS) })
  *   CryptoModule.forRoot({ keyFile: '/var/lib/trendhooks/trendhooks.key' })
  *
- * Global by default, like PaginationModule; registers no APP_* providers. WebhooksModule,
- * DeliveryModule and PaginationModule need it on the same TypeORM connection.
+ * Not global: WebhooksModule, DeliveryModule and PaginationModule import it, on the options the
+ * host's forRoot set (configuredModule). Registers no APP_* providers.
  */
 @Module({
   // The key check values live in `settings`, asked of its store.
@@ -18,4 +23,12 @@ import { SecretBox } from './secret-box';
   providers: [SecretBox],
   exports: [SecretBox],
 })
-export class CryptoModule extends CryptoConfigurableModule {}
+export class CryptoModule {
+  static forRoot(options: typeof CRYPTO_OPTIONS_TYPE): DynamicModule {
+    return configuredModule(CryptoModule, CryptoOptionsModule.forRoot(options), options.isGlobal);
+  }
+
+  static forRootAsync(options: typeof CRYPTO_OPTIONS_ASYNC_TYPE): DynamicModule {
+    return configuredModule(CryptoModule, CryptoOptionsModule.forRootAsync(options), options.isGlobal);
+  }
+}

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { globalOptions } from '../core/configured-module';
 import type { EncryptionKey } from './key-ring';
 
 export interface CryptoModuleOptions {
@@ -8,10 +9,10 @@ export interface CryptoModuleOptions {
   keyFile?: string;
 }
 
-export const { ConfigurableModuleClass: CryptoConfigurableModule, MODULE_OPTIONS_TOKEN: CRYPTO_OPTIONS } = new ConfigurableModuleBuilder<CryptoModuleOptions>()
+export const { ConfigurableModuleClass: CryptoConfigurableModule, MODULE_OPTIONS_TOKEN: CRYPTO_OPTIONS, OPTIONS_TYPE: CRYPTO_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: CRYPTO_OPTIONS_ASYNC_TYPE } = new ConfigurableModuleBuilder<CryptoModuleOptions>()
   .setClassMethodName('forRoot')
-  // Global by default so webhooks, delivery and pagination share one key ring.
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  // The options only are global (globalOptions); the module is imported where it is needed.
+  .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
   .build();
 
 /** `@InjectCryptoOptions() options: CryptoModuleOptions`: what forRoot / forRootAsync was given. */

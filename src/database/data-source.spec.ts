@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { dataSourceOptions, runMigrations, type DatabaseConfig } from './data-source';
+import { dataSourceOptions, runMigrations } from './data-source';
+import type { DatabaseConfig } from './dialect';
 import { UnsupportedDatabaseError } from './dialect';
 
 describe('a database trendhooks does not run on', () => {

@@ -10,7 +10,6 @@ import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 import { prepareTrendhooksSqlite } from './sqlite-checkpointer';
 
-export { dialectOf, type Dialect, type DatabaseConfig } from './dialect';
 
 /**
  * @internal Not in the published types (stripInternal): its type is better-sqlite3's, which a host need not have.

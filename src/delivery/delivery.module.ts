@@ -1,10 +1,14 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { PrivateDestinationsService } from '../auth/private-destinations.service';
 import { CLOCK, Clock } from '../common/clock';
+import { configuredModule } from '../core/configured-module';
+import { CryptoModule } from '../crypto/crypto.module';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { dialectProvider } from '../database/dialect';
+import { SsrfModule } from '../ssrf/ssrf.module';
 import { DatabaseUnavailableModule } from '../database/unavailable';
-import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DeliveryModuleOptions } from './delivery.options';
+import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DELIVERY_OPTIONS_ASYNC_TYPE, DELIVERY_OPTIONS_TYPE, DeliveryModuleOptions } from './delivery.options';
 import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
 import { DestinationCircuitStore } from './circuit/destination-circuit.store';
 import { DeliveryWorker } from './delivery.worker';
@@ -24,6 +28,10 @@ import { PostgresWebhookDeliveryStatus } from './status/webhook-delivery-status.
 import { SqliteWebhookDeliveryStatus } from './status/webhook-delivery-status.sqlite';
 import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
 
+/** DeliveryModule's options (configuredModule). */
+@Module({})
+class DeliveryOptionsModule extends DeliveryConfigurableModule {}
+
 /**
  * Events, the delivery queue, the worker and the endpoints it sends to; no routes (the delivery
  * log, retry and test routes are the webhook API's: WebhooksModule). `DeliveryModule.forRoot({
@@ -34,7 +42,8 @@ import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-so
  * otherwise.
  */
 @Module({
-  imports: [DatabaseUnavailableModule],
+  // Private-destination grants (AuthModule), the destination policy (SsrfModule), signing secrets at rest (CryptoModule).
+  imports: [DatabaseUnavailableModule, AuthModule, SsrfModule, CryptoModule],
   providers: [
     dialectProvider(DeliveryQueue, { sqlite: SqliteDeliveryQueue, postgres: PostgresDeliveryQueue }),
     dialectProvider(QueueWaker, { sqlite: InProcessWaker, postgres: PostgresNotifyWaker }),
@@ -62,4 +71,12 @@ import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-so
   ],
   exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, DeliveryEndpoints],
 })
-export class DeliveryModule extends DeliveryConfigurableModule {}
+export class DeliveryModule {
+  static forRoot(options: typeof DELIVERY_OPTIONS_TYPE): DynamicModule {
+    return configuredModule(DeliveryModule, DeliveryOptionsModule.forRoot(options), options.isGlobal);
+  }
+
+  static forRootAsync(options: typeof DELIVERY_OPTIONS_ASYNC_TYPE): DynamicModule {
+    return configuredModule(DeliveryModule, DeliveryOptionsModule.forRootAsync(options), options.isGlobal);
+  }
+}

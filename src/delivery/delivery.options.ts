@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { globalOptions } from '../core/configured-module';
 import { CircuitOptions, resolveCircuitOptions } from './circuit/circuit-policy';
 import { readReceiverCa } from './transport/receiver-ca';
 import type { SubscriptionSource } from './subscription-source';
@@ -80,11 +81,11 @@ export interface DeliveryModuleOptions {
   transport?: DeliveryTransport;
 }
 
-export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS } =
+export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS, OPTIONS_TYPE: DELIVERY_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: DELIVERY_OPTIONS_ASYNC_TYPE } =
   new ConfigurableModuleBuilder<DeliveryModuleOptions>()
     .setClassMethodName('forRoot')
-    // Global so the trend pipeline (and a host's own code) can emit events through EventsService.
-    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    // The options only are global (globalOptions); the module is imported where it is needed.
+    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
     .build();
 
 /** `@InjectDeliveryOptions() options: DeliveryModuleOptions`: what forRoot / forRootAsync was given. */

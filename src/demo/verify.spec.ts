@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { buildDeliveryHeaders } from '../delivery/signer';
-import { generateWebhookSecret } from '../webhooks/secret';
+import { generateWebhookSecret } from '../delivery/secret';
 import { verifyWebhookSignature } from './verify';
 
 /** The demo's node:crypto verifier agrees with the official Standard Webhooks library both ways. */

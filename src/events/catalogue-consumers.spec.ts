@@ -3,7 +3,7 @@ import { BodyValidationPipe } from '../common/validation';
 import { deliveryWebhooks } from '../openapi/document';
 import { applyOpenApiMetadata } from '../openapi/swagger';
 import { eventKey } from '../trends/detectors/event-key';
-import { toTrendEvent, trendEventId } from '../trends/trends.pipeline';
+import { toTrendEvent, trendEventId } from '../trends/trend-event';
 import { CreateWebhookDto } from '../webhooks/dto/create-webhook.dto';
 import { WebhookResource } from '../webhooks/dto/webhook.resource';
 import { Detection, EVENT_CATALOGUE, EVENT_KINDS, EventKind, TEST_EVENT } from './catalogue';

@@ -8,8 +8,10 @@ export interface MetricsModuleOptions {
 export const { ConfigurableModuleClass: MetricsConfigurableModule, MODULE_OPTIONS_TOKEN: METRICS_OPTIONS } =
   new ConfigurableModuleBuilder<MetricsModuleOptions>()
     .setClassMethodName('forRoot')
-    // Global so the worker, the events service and the poller can inject Metrics without importing it.
-    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    // Global, the one justified exception besides TrendhooksModule: Metrics is an optional sink the
+    // worker, the events service and the poller record into (@Optional) when the host registers it.
+    // They cannot import it: importing would switch HTTP metrics on in every host that never asked.
+    .setExtras({}, (definition) => ({ ...definition, global: true }))
     .build();
 
 /** `@InjectMetricsOptions() options: MetricsModuleOptions`: what forRoot / forRootAsync was given. */

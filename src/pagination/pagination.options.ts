@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { globalOptions } from '../core/configured-module';
 
 export interface PaginationModuleOptions {
   /** Cursor signing secrets, newest first (CURSOR_SECRET). Empty: one is generated and kept in the `settings` table. */
@@ -7,10 +8,11 @@ export interface PaginationModuleOptions {
   ttlSeconds?: number;
 }
 
-export const { ConfigurableModuleClass: PaginationConfigurableModule, MODULE_OPTIONS_TOKEN: PAGINATION_OPTIONS } =
+export const { ConfigurableModuleClass: PaginationConfigurableModule, MODULE_OPTIONS_TOKEN: PAGINATION_OPTIONS, OPTIONS_TYPE: PAGINATION_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: PAGINATION_OPTIONS_ASYNC_TYPE } =
   new ConfigurableModuleBuilder<PaginationModuleOptions>()
     .setClassMethodName('forRoot')
-    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    // The options only are global (globalOptions); the module is imported where it is needed.
+    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
     .build();
 
 /** `@InjectPaginationOptions() options: PaginationModuleOptions`: what forRoot / forRootAsync was given. */

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { PaginationModule } from '../pagination/pagination.module';
 import { InjectPrincipalResolver, PrincipalResolver, requirePrincipalResolver } from '../auth/principal';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
@@ -11,12 +13,12 @@ import { PostsService } from './posts.service';
 
 /**
  * The posts store and its two routes (`GET /v1/subreddits/{subreddit}/posts`,
- * `GET /v1/users/{username}/posts`). Needs AuthModule and PaginationModule registered (global by
- * default) on the same TypeORM connection. An IngestListener, if any, comes from a global
- * provider of INGEST_LISTENER.
+ * `GET /v1/users/{username}/posts`), on the connection of TrendhooksModule. The host configures
+ * AuthModule and PaginationModule with their forRoot. An IngestListener, if any, comes from a
+ * global provider of INGEST_LISTENER (TrendsModule's pipeline).
  */
 @Module({
-  imports: [DatabaseUnavailableModule],
+  imports: [DatabaseUnavailableModule, AuthModule, PaginationModule],
   controllers: [PostsController],
   providers: [
     dialectProvider(PostStore, { sqlite: SqlitePostStore, postgres: PostgresPostStore }),

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { globalOptions } from '../core/configured-module';
 import type { DnsResolver } from './resolver';
 
 /** Options of SsrfModule.forRoot / forRootAsync. All settings come in here, never from env. */
@@ -35,10 +36,12 @@ export interface SsrfModuleOptions {
 export const {
   ConfigurableModuleClass: SsrfConfigurableModule,
   MODULE_OPTIONS_TOKEN: SSRF_MODULE_OPTIONS,
+  OPTIONS_TYPE: SSRF_MODULE_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: SSRF_MODULE_OPTIONS_ASYNC_TYPE,
 } = new ConfigurableModuleBuilder<SsrfModuleOptions>()
   .setClassMethodName('forRoot')
-  // Global by default so the webhooks and delivery modules share one policy and resolver.
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  // The options only are global (globalOptions); the module is imported where it is needed.
+  .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
   .build();
 
 /** `@InjectSsrfOptions() options: SsrfModuleOptions`: what forRoot / forRootAsync was given. */

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Injectable, Logger, Module } from '@nestjs/common';
+import { DynamicModule, Injectable, Logger, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { DNS_RESOLVER, StaticDnsResolver, SystemDnsResolver } from './resolver';
@@ -81,19 +81,47 @@ describe('SsrfModule', () => {
     await moduleRef.close();
   });
 
-  it('registers no global providers (the module itself is global by default, opt out with isGlobal: false)', () => {
+  it('registers no global providers and is not global unless the host opts in with isGlobal: true', () => {
     const dyn = SsrfModule.forRoot({});
-    const providers = [...(dyn.providers ?? []), ...((Reflect.getMetadata('providers', SsrfModule) as unknown[]) ?? [])];
+    const options = dyn.imports?.[0] as DynamicModule;
+    const providers = [...(options.providers ?? []), ...((Reflect.getMetadata('providers', SsrfModule) as unknown[]) ?? [])];
     const tokens = providers.map((p) => (typeof p === 'object' && p !== null && 'provide' in p ? p.provide : p));
     for (const global of [APP_GUARD, APP_PIPE, APP_INTERCEPTOR, APP_FILTER]) expect(tokens).not.toContain(global);
-    expect(dyn.global).toBe(true);
-    expect(SsrfModule.forRoot({ isGlobal: false }).global).toBe(false);
-    expect(SsrfModule.forRootAsync({ isGlobal: false, useFactory: () => ({}) }).global).toBe(false);
+    expect(dyn.global).toBe(false);
+    // Only the options are global, so every importer of SsrfModule reads the host's.
+    expect(options.global).toBe(true);
+    expect(options.exports).toEqual([SSRF_MODULE_OPTIONS]);
+    expect(SsrfModule.forRoot({ isGlobal: true }).global).toBe(true);
+    expect(SsrfModule.forRootAsync({ isGlobal: true, useFactory: () => ({}) }).global).toBe(true);
+  });
+
+  it('gives the module that imports SsrfModule by its class the one policy that forRoot configured', async () => {
+    @Module({ imports: [SsrfModule] })
+    class NeedsPolicy {}
+    const resolver = new StaticDnsResolver();
+    const moduleRef = await Test.createTestingModule({ imports: [SsrfModule.forRoot({ resolver, denyCidrs: '203.0.113.0/24' }), NeedsPolicy] }).compile();
+    expect(moduleRef.select(NeedsPolicy).get(DNS_RESOLVER)).toBe(resolver);
+    expect(moduleRef.select(NeedsPolicy).get(SsrfPolicy).denyList.map((c) => c.text)).toEqual(['203.0.113.0/24']);
+    await moduleRef.close();
+  });
+
+  it('shows SsrfPolicy to a module that does not import SsrfModule only when the host opts in with isGlobal: true', async () => {
+    @Injectable()
+    class UsesPolicy {
+      constructor(readonly policy: SsrfPolicy) {}
+    }
+    @Module({ providers: [UsesPolicy] })
+    class ImportsNothing {}
+    const resolver = new StaticDnsResolver();
+    await expect(Test.createTestingModule({ imports: [SsrfModule.forRoot({ resolver }), ImportsNothing] }).compile()).rejects.toThrow(/UsesPolicy/);
+    const moduleRef = await Test.createTestingModule({ imports: [SsrfModule.forRoot({ resolver, isGlobal: true }), ImportsNothing] }).compile();
+    expect(moduleRef.get(UsesPolicy).policy).toBe(moduleRef.get(SsrfPolicy));
+    await moduleRef.close();
   });
 
   it('does not pass isGlobal through to the options', async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [SsrfModule.forRoot({ isGlobal: false, resolver: new StaticDnsResolver() })],
+      imports: [SsrfModule.forRoot({ isGlobal: true, resolver: new StaticDnsResolver() })],
     }).compile();
     expect(moduleRef.get(SSRF_MODULE_OPTIONS)).not.toHaveProperty('isGlobal');
     await moduleRef.close();

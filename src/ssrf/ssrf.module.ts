@@ -1,9 +1,14 @@
-import { Inject, Logger, Module, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Inject, Logger, Module, OnModuleInit } from '@nestjs/common';
+import { configuredModule } from '../core/configured-module';
 import { DNS_RESOLVER, SystemDnsResolver } from './resolver';
 import type { DnsResolver } from './resolver';
 import { SsrfPolicy } from './ssrf-policy';
-import { SSRF_MODULE_OPTIONS, SsrfConfigurableModule } from './ssrf.module-definition';
+import { SSRF_MODULE_OPTIONS, SSRF_MODULE_OPTIONS_ASYNC_TYPE, SSRF_MODULE_OPTIONS_TYPE, SsrfConfigurableModule } from './ssrf.module-definition';
 import type { SsrfModuleOptions } from './ssrf.module-definition';
+
+/** SsrfModule's options (configuredModule). */
+@Module({})
+class SsrfOptionsModule extends SsrfConfigurableModule {}
 
 /**
  * Destination validation for webhook URLs.
@@ -12,8 +17,9 @@ import type { SsrfModuleOptions } from './ssrf.module-definition';
  *                        dnsNegativeTtlMs, dnsCacheMaxEntries, dnsMaxConcurrentPerCustomer, dnsHostsFile, isGlobal? })
  *   SsrfModule.forRootAsync({ imports, inject, useFactory, isGlobal? })
  *
- * Exports SsrfPolicy and DNS_RESOLVER. The module is global by default (isGlobal: true) so
- * feature modules share one policy; it registers no APP_* providers (guards, pipes, ...).
+ * Exports SsrfPolicy and DNS_RESOLVER. Not global (isGlobal: false by default): DeliveryModule and
+ * WebhooksModule import it and share one policy on the options the host's forRoot set
+ * (configuredModule). It registers no APP_* providers (guards, pipes, ...).
  */
 @Module({
   providers: [
@@ -36,15 +42,21 @@ import type { SsrfModuleOptions } from './ssrf.module-definition';
   ],
   exports: [SsrfPolicy, DNS_RESOLVER],
 })
-export class SsrfModule extends SsrfConfigurableModule implements OnModuleInit {
+export class SsrfModule implements OnModuleInit {
   private readonly logger = new Logger(SsrfModule.name);
 
   constructor(
     @Inject(SSRF_MODULE_OPTIONS) private readonly options: SsrfModuleOptions,
     private readonly policy: SsrfPolicy,
     @Inject(DNS_RESOLVER) private readonly resolver: DnsResolver,
-  ) {
-    super();
+  ) {}
+
+  static forRoot(options: typeof SSRF_MODULE_OPTIONS_TYPE): DynamicModule {
+    return configuredModule(SsrfModule, SsrfOptionsModule.forRoot(options), options.isGlobal);
+  }
+
+  static forRootAsync(options: typeof SSRF_MODULE_OPTIONS_ASYNC_TYPE): DynamicModule {
+    return configuredModule(SsrfModule, SsrfOptionsModule.forRootAsync(options), options.isGlobal);
   }
 
   onModuleInit(): void {

@@ -1,5 +1,5 @@
 import { BucketWindow, ObservedPost, SubredditTrends } from './subreddit-trends';
-import { toTrendEvent, trendEventId } from './trends.pipeline';
+import { toTrendEvent, trendEventId } from './trend-event';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 0, 5, 0, 0, 0); // a Monday, on the bucket grid

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { dialectProvider } from '../database/dialect';
+import { DeliveryModule } from '../delivery/delivery.module';
 import { INGEST_LISTENER } from '../posts/ingest.service';
 import { PostsModule } from '../posts/posts.module';
 import { SourceStatusReader } from '../webhooks/source-status';
@@ -15,14 +17,17 @@ import { TrendsConfigurableModule } from './trends.options';
 
 /**
  * Trend detection: the pipeline (posts → detectors → events) is the posts module's ingest
- * listener. Needs DeliveryModule (global by default: EventsService) on the same connection.
- * The Reddit poller (`forRoot({ poller: true })`) stores what it reads through PostsModule's
- * IngestService and keeps its leases in `trend_sources`. Coverage (`GET /v1/subreddits/{subreddit}`,
- * Business+) reads what the poller recorded there, and gives webhooks their `source_status`
- * (SourceStatusReader, found by WebhooksModule since this module is global).
+ * listener; it emits through DeliveryModule's EventsService. The Reddit poller (`forRoot({ poller:
+ * true })`) stores what it reads through PostsModule's IngestService and keeps its leases in
+ * `trend_sources`. Coverage (`GET /v1/subreddits/{subreddit}`, Business+) reads what the poller
+ * recorded there, and gives webhooks their `source_status` (SourceStatusReader).
+ *
+ * Global, exporting only INGEST_LISTENER and SourceStatusReader: PostsModule and WebhooksModule sit
+ * below trends and find these optional hooks (@Optional) without importing it, which would be an
+ * import cycle and would start the pipeline in every host. Everything else stays inside.
  */
 @Module({
-  imports: [PostsModule],
+  imports: [PostsModule, DeliveryModule, AuthModule],
   controllers: [SubredditsController],
   providers: [
     TrendsPipeline,
@@ -33,6 +38,6 @@ import { TrendsConfigurableModule } from './trends.options';
     SubredditCoverageService,
     { provide: SourceStatusReader, useExisting: SubredditCoverageService },
   ],
-  exports: [TrendsPipeline, INGEST_LISTENER, RedditClient, TrendsPoller, SubredditCoverageService, SourceStatusReader],
+  exports: [INGEST_LISTENER, SourceStatusReader],
 })
 export class TrendsModule extends TrendsConfigurableModule {}

@@ -98,8 +98,8 @@ export interface PollerTuning {
 export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS_TOKEN: TRENDS_OPTIONS } =
   new ConfigurableModuleBuilder<TrendsModuleOptions>()
     .setClassMethodName('forRoot')
-    // Global so the posts module's ingest service finds the pipeline as its INGEST_LISTENER.
-    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    // Global, and exporting only the two hooks the modules below it consume (see TrendsModule).
+    .setExtras({}, (definition) => ({ ...definition, global: true }))
     .build();
 
 /** `@InjectTrendsOptions() options: TrendsModuleOptions`: what forRoot / forRootAsync was given. */

@@ -10,9 +10,6 @@ import { SubredditTrends } from './subreddit-trends';
 import { observedPost, toTrendEvent } from './trend-event';
 import { DEFAULT_HISTORY_MS, TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
 
-export { toTrendEvent, trendEventId } from './trend-event';
-export type { TrendEvent } from './trend-event';
-
 /**
  * posts store → detectors (event-time order) → events → deliveries. Fed by the poller and by
  * `trendhooks ingest` (it is the posts module's ingest listener). Detector state lives in memory,

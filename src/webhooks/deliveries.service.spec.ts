@@ -9,7 +9,7 @@ import { newUlid } from '../common/ids';
 import { CursorKeyRing } from '../pagination/cursor-codec';
 import type { CursorKeys } from '../pagination/cursor-keys';
 import { PaginationService } from '../pagination/pagination.service';
-import type { WebhookEntity } from './webhook.entity';
+import type { WebhookEntity } from '../delivery/webhook.entity';
 import type { WebhookStore } from './webhook.store';
 import { DeliveriesService } from './deliveries.service';
 import { deliveryId } from '../delivery/delivery-id';

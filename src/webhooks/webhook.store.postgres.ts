@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { pgPool } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
-import { WebhookEntity } from './webhook.entity';
+import { WebhookEntity } from '../delivery/webhook.entity';
 import type { WebhookListItem } from './webhook.store';
 import { listItemFromRaw, listPageQuery, listPageSql, TypeOrmWebhookStore } from './webhook.store.typeorm';
 

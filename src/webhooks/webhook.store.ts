@@ -1,5 +1,5 @@
 import type { PageRequest } from '../pagination/page';
-import type { WebhookEntity } from './webhook.entity';
+import type { WebhookEntity } from '../delivery/webhook.entity';
 
 export type WebhookSecrets = Pick<WebhookEntity, 'secret' | 'previousSecret'>;
 

@@ -1,7 +1,7 @@
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
-import { WebhookEntity } from './webhook.entity';
+import { WebhookEntity } from '../delivery/webhook.entity';
 import { WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
 
 /** The columns of a list page (no secrets), in the order listItemFromRaw reads them. */

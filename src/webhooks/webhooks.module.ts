@@ -1,4 +1,9 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { CryptoModule } from '../crypto/crypto.module';
+import { DeliveryModule } from '../delivery/delivery.module';
+import { PaginationModule } from '../pagination/pagination.module';
+import { SsrfModule } from '../ssrf/ssrf.module';
 import { InjectPrincipalResolver, PrincipalResolver, requirePrincipalResolver } from '../auth/principal';
 import { dialectProvider } from '../database/dialect';
 import { DatabaseUnavailableModule } from '../database/unavailable';
@@ -13,12 +18,12 @@ import { WebhooksService } from './webhooks.service';
 
 /**
  * The webhook-management API (spec 4.1–4.4) and its delivery sub-resources (delivery log, retry,
- * test events). Needs AuthModule, PaginationModule, SsrfModule and DeliveryModule registered (they
- * are global by default) on the same TypeORM connection. Webhooks depend on delivery, never the
- * other way round: DeliveryModule works without this module.
+ * test events). The host configures the modules it imports with their forRoot (on the same
+ * TypeORM connection). Webhooks depend on delivery, never the other way round: DeliveryModule works
+ * without this module. A webhook's `source_status` comes from TrendsModule when it is registered.
  */
 @Module({
-  imports: [DatabaseUnavailableModule],
+  imports: [DatabaseUnavailableModule, AuthModule, PaginationModule, SsrfModule, CryptoModule, DeliveryModule],
   controllers: [WebhooksController, DeliveriesController],
   providers: [
     dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),

@@ -14,7 +14,7 @@ import type { DestinationCircuitStore } from '../delivery/circuit/destination-ci
 import { InMemoryCircuitStore } from '../delivery/circuit/in-memory-circuit.store.fake';
 import type { DeliveryEntity } from '../delivery/delivery.entity';
 import { InMemoryDeliveryQueue } from '../delivery/queue/in-memory-delivery-queue.fake';
-import { WebhookEntity, webhookSecretPlace } from './webhook.entity';
+import { WebhookEntity, webhookSecretPlace } from '../delivery/webhook.entity';
 import { WebhookSecrets, WebhookStore } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
 

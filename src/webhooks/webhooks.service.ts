@@ -13,13 +13,13 @@ import type { WebhookHealthCounts } from '../delivery/queue/types';
 import { AppError } from '../common/errors';
 import { newUlid, normaliseUlid } from '../common/ids';
 import { normaliseSubreddit } from '../common/reddit-names';
-import { generateWebhookSecret } from './secret';
+import { generateWebhookSecret } from '../delivery/secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
 import type { CircuitRow } from '../delivery/circuit/circuit-policy';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
-import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from './webhook.entity';
+import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from '../delivery/webhook.entity';
 import { WebhookStore } from './webhook.store';
 import { SourceStatus, SourceStatusReader } from './source-status';
 

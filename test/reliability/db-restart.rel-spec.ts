@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import type { DatabaseConfig } from '../../src/database/data-source';
+import type { DatabaseConfig } from '../../src/database/dialect';
 import { deliveryId } from '../../src/delivery/delivery-id';
 import { DELIVERY_NOTIFY_CHANNEL } from '../../src/delivery/queue/postgres/postgres-notify.waker';
 import type { TestApp } from '../support/app';

@@ -4,7 +4,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { EventsService } from '../../src/delivery/events.service';
 import { generateEncryptionKey } from '../../src/crypto/key-ring';
-import type { DatabaseConfig } from '../../src/database/data-source';
+import type { DatabaseConfig } from '../../src/database/dialect';
 import { startTestApp, TestApp } from '../support/app';
 import { testDatabases, TestDatabase } from '../support/databases';
 import { CLI, databaseUrl, pollUntil } from '../support/processes';

@@ -3,7 +3,7 @@ import { deliveryId } from '../../src/delivery/delivery-id';
 import type { DeliveryQueue } from '../../src/delivery/queue/delivery-queue';
 import type { QueueWaker } from '../../src/delivery/queue/queue-waker';
 import type { AttemptRecord, ClaimedWork, RecordInput } from '../../src/delivery/queue/types';
-import type { WebhookDeliveryStatus } from '../../src/webhooks/webhook-delivery-status';
+import type { WebhookDeliveryStatus } from '../../src/delivery/status/webhook-delivery-status';
 
 /** What the conformance suite needs of one database: the implementations under test and a look at the rows. */
 export interface QueueHarness {

@@ -5,7 +5,7 @@ import { deliveryId } from '../../src/delivery/delivery-id';
 import { DeliveryQueue } from '../../src/delivery/queue/delivery-queue';
 import { deliveryIdSql } from '../../src/delivery/queue/postgres/sql/delivery-id';
 import { QueueWaker } from '../../src/delivery/queue/queue-waker';
-import { WebhookDeliveryStatus } from '../../src/webhooks/webhook-delivery-status';
+import { WebhookDeliveryStatus } from '../../src/delivery/status/webhook-delivery-status';
 import { testDatabases } from '../support/databases';
 import { startTestApp, TestApp } from '../support/app';
 import { deliveryQueueConformance, QueueHarness, queueWakerConformance } from './delivery-queue.conformance';

@@ -2,7 +2,7 @@ import { PostEntity } from '../../src/posts/post.entity';
 import type { PollOutcome, TrendSourceLeaseStore } from '../../src/trends/reddit/trend-source-lease.store';
 import { CustomerEntity } from '../../src/auth/customer.entity';
 import { newId, newUlid } from '../../src/common/ids';
-import { WebhookEntity } from '../../src/webhooks/webhook.entity';
+import { WebhookEntity } from '../../src/delivery/webhook.entity';
 import { StoreFixture, uniqueName } from './store-fixture';
 
 const T0 = Date.UTC(2025, 0, 1);

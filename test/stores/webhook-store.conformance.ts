@@ -1,6 +1,6 @@
 import { CustomerEntity } from '../../src/auth/customer.entity';
 import { newId, newUlid } from '../../src/common/ids';
-import { WebhookEntity } from '../../src/webhooks/webhook.entity';
+import { WebhookEntity } from '../../src/delivery/webhook.entity';
 import type { WebhookStore } from '../../src/webhooks/webhook.store';
 import { StoreFixture, uniqueName } from './store-fixture';
 

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { HttpAdapterName } from '../../src/config/config';
-import type { DatabaseConfig } from '../../src/database/data-source';
+import type { DatabaseConfig } from '../../src/database/dialect';
 
 /**
  * The e2e suites run once per database. PostgreSQL is required in CI (CI=true); elsewhere a

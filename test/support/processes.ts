@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
-import type { DatabaseConfig } from '../../src/database/data-source';
+import type { DatabaseConfig } from '../../src/database/dialect';
 import type { Role } from '../../src/app.module';
 import type { TestApp } from './app';
 import type { TestCert } from './receiver';

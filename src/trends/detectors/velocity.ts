@@ -11,8 +11,6 @@ import { BucketCounter, copyString, KeywordTable } from './hash-tables';
 import { knownAuthor, postSource } from './sources';
 import { postKeywords, scanSpans, spanHash } from './tokenizer';
 
-export { postKeywords, stem, tokenize } from './tokenizer';
-
 export interface VelocityPost {
   readonly id: string;
   readonly title: string;

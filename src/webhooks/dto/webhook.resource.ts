@@ -4,7 +4,7 @@ import { circuitView, type CircuitRow, type CircuitState } from '../../delivery/
 import type { WebhookHealthCounts } from '../../delivery/queue/types';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { SOURCE_STATUSES, SourceStatus } from '../source-status';
-import { WebhookEntity, WebhookLastStatus } from '../webhook.entity';
+import { WebhookEntity, WebhookLastStatus } from '../../delivery/webhook.entity';
 
 /** The circuit breaker of the webhook's destination, for its owner (src/delivery/README.md). */
 @ApiSchema({

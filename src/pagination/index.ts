@@ -1,3 +1,0 @@
-export * from './cursor-codec';
-export * from './limit';
-export * from './page';
