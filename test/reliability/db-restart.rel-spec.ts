@@ -242,7 +242,7 @@ describe.each(testDatabases())('database restart mid-load on %s', (name, makeDb)
     const emitLoop = async () => {
       let n = 0;
       while (!stop) {
-        const res = await runCli(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'dbrfanout', '--data', JSON.stringify({ n: n++ }), '--json'], env);
+        const res = await runCli(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'dbrfanout', '--example', '--data', JSON.stringify({ count: n++ }), '--json'], env);
         if (res.code === 0) {
           const out = JSON.parse(res.stdout) as { event_id: string; created: boolean; deliveries: number };
           if (!out.created || out.deliveries !== FANOUT_WEBHOOKS) emitProblems.push(`emit acknowledged ${res.stdout.trim()}, expected ${FANOUT_WEBHOOKS} deliveries`);

@@ -133,7 +133,7 @@ describe.each(testDatabases())('fairness under attack on %s', (dbName, makeDb) =
     for (let n = 1; n <= 3; n++) {
       const before = healthy.received.length;
       const spawnedAt = Date.now();
-      const cli = spawn(process.execPath, [CLI, 'events', 'emit', '--event', 'trends.surge', '--subreddit', subreddit, '--data', JSON.stringify({ n }), '--json'], {
+      const cli = spawn(process.execPath, [CLI, 'events', 'emit', '--event', 'trends.surge', '--subreddit', subreddit, '--example', '--data', JSON.stringify({ count: n }), '--json'], {
         env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl(t.config.database), CURSOR_SECRET: t.config.cursor.secrets[0] },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
