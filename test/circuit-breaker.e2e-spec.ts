@@ -18,8 +18,10 @@ const FAILURES = 3; // throttled after 3 timeouts in a row, open after 6
 const PAUSE_MS = 5000;
 const CIRCUIT_ENV = {
   DELIVERY_TIMEOUT_MS: '1000',
-  // Two attempts, the second 1 s after the first: it comes due while the circuit is open.
-  DELIVERY_RETRY_SCHEDULE: '1',
+  // Two attempts, the second 3 s after the first: it comes due while the circuit is open. (1 s
+  // raced the opening: a retry could go out before a second worker process had reloaded the open
+  // circuit, time out, and end its delivery `failed`.)
+  DELIVERY_RETRY_SCHEDULE: '3',
   DELIVERY_CIRCUIT_FAILURES: String(FAILURES),
   DELIVERY_CIRCUIT_THROTTLE: '2',
   DELIVERY_CIRCUIT_PAUSE_MS: String(PAUSE_MS),
