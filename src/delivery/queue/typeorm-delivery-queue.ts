@@ -71,7 +71,9 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
   async healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>> {
     const out = new Map<string, WebhookHealthCounts>();
     if (webhookIds.length === 0) return out;
-    const [sql, params] = this.ds.driver.escapeQueryWithParameters(HEALTH_SQL, { ids: [...webhookIds], since: since.getTime() });
+    // TypeORM 0.3 reads a third argument (native parameters) that 1.x dropped: `{}` suits both.
+    const escape = this.ds.driver.escapeQueryWithParameters as (sql: string, parameters: object, nativeParameters: object) => [string, unknown[]];
+    const [sql, params] = escape.call(this.ds.driver, HEALTH_SQL, { ids: [...webhookIds], since: since.getTime() }, {});
     const rows: { webhook_id: string; attempts: string | number; delivered: string | number | null; failing: string | number | null }[] = await this.ds.query(sql, params);
     for (const r of rows) out.set(r.webhook_id, { attempts: Number(r.attempts), delivered: Number(r.delivered ?? 0), failingSinceDelivered: Number(r.failing ?? 0) });
     return out;
