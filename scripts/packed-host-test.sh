@@ -56,18 +56,18 @@ rm -rf node_modules out
 [ "$stack" = current ] && npm pkg set type=module
 # No install scripts: better-sqlite3's native build is minutes of C++; its binary is the checkout's
 # (same machine, same Node, same version). @scarf/scarf (telemetry) stays off.
-install() {
+host_install() {
   npm install --no-audit --no-fund --prefer-offline --ignore-scripts "$@" 2>&1 | tee -a "$tmp/npm.log"
 }
-install "${deps[@]}"
-install -D "${devs[@]}"
+host_install "${deps[@]}"
+host_install -D "${devs[@]}"
 native=build/Release/better_sqlite3.node
 mkdir -p "node_modules/better-sqlite3/$(dirname "$native")"
 cp "$root/node_modules/better-sqlite3/$native" "node_modules/better-sqlite3/$native"
 before_kb="$(du -sk node_modules | cut -f1)"
 
 echo "--- [$((SECONDS - t0)) s] npm install the tarball"
-install "$tarball"
+host_install "$tarball"
 after_kb="$(du -sk node_modules | cut -f1)"
 added_mb="$(node -p "((${after_kb} - ${before_kb}) / 1024).toFixed(1)")"
 echo "trendhooks adds ${added_mb} MB to the host's node_modules (${before_kb} kB before, ${after_kb} kB after; at most ${max_mb} MB)"
