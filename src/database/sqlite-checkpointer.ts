@@ -2,15 +2,18 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { Worker } from 'node:worker_threads';
 import { DataSource } from 'typeorm';
 import { InjectTrendhooksDataSource } from './data-source.token';
+import { LatchableDatabase, latchBusyWaits } from './sqlite-busy-latch';
 
 /**
  * The `prepareDatabase` of the SQLite options dataSourceOptions builds, and the mark of a data
  * source that gets a WalCheckpointer: a host's own DataSource (its own options) keeps SQLite's
- * inline auto-checkpoints, since its connection and its WAL policy are the host's.
+ * inline auto-checkpoints, since its connection and its WAL policy are the host's. It also bounds
+ * how long the connection freezes the process on a lock another process holds (latchBusyWaits).
  */
-export function prepareTrendhooksSqlite(db: { pragma(s: string): unknown }): void {
+export function prepareTrendhooksSqlite(db: LatchableDatabase): void {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
+  latchBusyWaits(db);
 }
 
 export interface WalCheckpointerOptions {
