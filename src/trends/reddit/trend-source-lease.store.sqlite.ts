@@ -63,6 +63,8 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
 
   async claim(subreddit: string, owner: string, now: number, leaseUntil: number, strangerFrom: number): Promise<ClaimResult> {
     const s = this.sq;
+    // IMMEDIATE: takes the write lock up front; a deferred transaction that read before writing
+    // would fail at once (SQLITE_BUSY) while another process holds it, instead of waiting.
     return this.sqlite.transaction((): ClaimResult => {
       s.insert.run(subreddit, now);
       const row = s.claim.get({ owner, until: leaseUntil, now, sub: subreddit, strangerFrom }) as
@@ -70,7 +72,7 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
         | undefined;
       if (row) return { claimed: true, consecutiveFailures: Number(row.consecutive_failures), lastError: row.last_error, lastPolledAt: row.last_polled_at === null ? null : Number(row.last_polled_at) };
       return { claimed: false, state: sourceState(s.state.get(subreddit) as Record<string, unknown> | undefined) };
-    })();
+    }).immediate();
   }
 
   async renew(subreddit: string, owner: string, leaseUntil: number, now: number): Promise<boolean> {

@@ -123,10 +123,11 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     // has its first deliveries, so a replay can tell an unfinished fan-out from a finished one.
     const pace = new FanOutPace();
     const t = performance.now();
+    // IMMEDIATE, as every write transaction here: takes the write lock up front (see claimDue).
     const first = this.db.transaction(() => {
       if (s.insertEvent.run(event.id, event.type, event.subreddit, event.payload, event.createdAt.getTime()).changes === 0) return null;
       return this.fanOutSlice(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, -1, pace.rows);
-    })();
+    }).immediate();
     if (first === null) return { created: false, deliveries: await this.resumeFanOut(event, targeted, idFor) };
     pace.took(first.rows, performance.now() - t);
     return { created: true, deliveries: first.n + (first.done ? 0 : await this.fanOutRest(event, targeted, idFor, nowMs, Number.MAX_SAFE_INTEGER, first.after, pace)) };
@@ -144,7 +145,8 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     for (;;) {
       await new Promise<void>((r) => setImmediate(r));
       const t = performance.now();
-      const slice = this.db.transaction(() => this.fanOutSlice(event, targeted, idFor, nowMs, bornBy, after, pace.rows))();
+      // IMMEDIATE: reads the subscribers, then writes (see claimDue).
+      const slice = this.db.transaction(() => this.fanOutSlice(event, targeted, idFor, nowMs, bornBy, after, pace.rows)).immediate();
       pace.took(slice.rows, performance.now() - t);
       n += slice.n;
       if (slice.done) return n;
@@ -201,7 +203,11 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]> {
-    return this.db.transaction(() => this.claim({ owner, now, leaseUntil, limit }, skipCustomers))();
+    // IMMEDIATE: better-sqlite3 begins DEFERRED, and a deferred transaction that reads first (the
+    // expired leases) and then writes fails at once with SQLITE_BUSY(_SNAPSHOT), without the busy
+    // wait, whenever another process (API vs worker) holds the write lock or committed since the
+    // read. Taking the lock at BEGIN waits for it (busy timeout) like any single write.
+    return this.db.transaction(() => this.claim({ owner, now, leaseUntil, limit }, skipCustomers)).immediate();
   }
 
   /** Runs inside the caller's transaction. */
@@ -237,6 +243,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   async recordAttempts(inputs: RecordInput[], claim?: ClaimRequest): Promise<RecordResult> {
     if (inputs.length > RECORD_BATCH_MAX) throw new Error(`at most ${RECORD_BATCH_MAX} outcomes per batch`);
     const s = this.sq;
+    // IMMEDIATE: takes the write lock up front (see claimDue).
     return this.db.transaction(() => {
         const held: boolean[] = new Array<boolean>(inputs.length);
         const outcomes: WebhookOutcome[] = [];
@@ -251,7 +258,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
         // Synchronous on SQLite: part of this transaction, at no extra cost.
         void this.webhookStatus.recordLatest(outcomes);
         return { held, claimed: claim && claim.limit > 0 ? this.claim(claim) : [] };
-      })();
+      }).immediate();
   }
 
   async renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<string[]> {
