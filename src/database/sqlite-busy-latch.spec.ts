@@ -77,6 +77,32 @@ describe('latchBusyWaits', () => {
     }
   });
 
+  it('a transaction whose BEGIN IMMEDIATE waited the whole timeout trips it too, and the ones behind it fail at once', () => {
+    const { app, holder, done } = setup(300);
+    latchBusyWaits(app, { coolDownMs: 60_000 });
+    // better-sqlite3 runs a transaction's BEGIN on a statement of its own, not one from prepare.
+    const tx = app.transaction(() => app.prepare('INSERT INTO t VALUES (1)').run());
+    try {
+      holder.exec('BEGIN EXCLUSIVE');
+      const first = timed(() => tx.immediate());
+      expect(first.code).toBe('SQLITE_BUSY');
+      expect(first.ms).toBeGreaterThanOrEqual(250);
+      // Every variant, and the variants each carries (better-sqlite3's types leave those out).
+      const carried = tx.deferred as unknown as typeof tx;
+      for (const variant of [tx.immediate, tx, tx.exclusive, carried.immediate]) {
+        const behind = timed(() => variant());
+        expect(behind.code).toBe('SQLITE_BUSY');
+        expect(behind.ms).toBeLessThan(100);
+      }
+      holder.exec('ROLLBACK');
+      expect(timed(() => tx.immediate()).code).toBeUndefined();
+      expect((carried as unknown as { database: unknown }).database).toBe(app);
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      done();
+    }
+  });
+
   it('installs once, and leaves a connection that never waits alone', () => {
     const { app, done } = setup(300);
     try {

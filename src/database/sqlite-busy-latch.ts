@@ -17,7 +17,12 @@ export interface LatchableDatabase {
   pragma(source: string, options?: { simple?: boolean }): unknown;
   prepare(source: string): unknown;
   exec(source: string): unknown;
+  /** better-sqlite3's: runs BEGIN on a statement of its own, out of prepare's reach. */
+  transaction?(fn: (...args: never[]) => unknown): unknown;
 }
+
+/** A better-sqlite3 transaction function: each variant begins differently and carries the others. */
+type Transaction = ((...args: unknown[]) => unknown) & Record<'default' | 'deferred' | 'immediate' | 'exclusive', (...args: unknown[]) => unknown> & { database: unknown };
 
 export interface BusyLatchOptions {
   /** How long the connection fails fast after a full wait (ms). Default 1000. */
@@ -76,4 +81,18 @@ export function latchBusyWaits(db: LatchableDatabase, options: BusyLatchOptions 
     return stmt;
   };
   db.exec = guard(db.exec as (this: unknown, source: string) => unknown);
+
+  // A write transaction begun IMMEDIATE waits for the lock in its BEGIN, not in a statement of its
+  // own: each variant of the transaction function is guarded as a whole (the statements inside
+  // are guarded too; whichever waited the timeout trips it, once).
+  const transaction = db.transaction;
+  if (typeof transaction !== 'function') return;
+  db.transaction = function (this: unknown, fn: (...args: never[]) => unknown) {
+    const tx = transaction.call(this, fn) as Transaction;
+    const variants = (['default', 'deferred', 'immediate', 'exclusive'] as const).map((v) => [v, guard(tx[v])] as const);
+    const properties: PropertyDescriptorMap = { database: { value: tx.database, enumerable: true } };
+    for (const [v, f] of variants) properties[v] = { value: f };
+    for (const [, f] of variants) Object.defineProperties(f, properties);
+    return variants[0][1];
+  };
 }
