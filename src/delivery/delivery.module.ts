@@ -12,6 +12,7 @@ import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DELIVERY_OPTIONS_ASYNC_TY
 import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
 import { DestinationCircuitStore } from './circuit/destination-circuit.store';
 import { DeliveryWorker } from './delivery.worker';
+import { EndpointSecrets } from './endpoint-secrets';
 import { DeliveryEndpoints } from './endpoints';
 import { EventsService } from './events.service';
 import { DeliveryQueue } from './queue/delivery-queue';
@@ -70,6 +71,8 @@ class DeliveryOptionsModule extends DeliveryConfigurableModule {}
     { provide: WebhookSubscriptions, useExisting: WebhookTableSubscriptions },
     EventsService,
     DeliveryEndpoints,
+    // The signing secrets' table, shown to SecretBox's startup check (it registers itself).
+    EndpointSecrets,
   ],
   exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, WebhookSubscriptions, DeliveryEndpoints],
 })
