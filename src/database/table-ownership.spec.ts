@@ -77,6 +77,8 @@ const SQL_KEYWORDS = String.raw`\b(?:FROM|JOIN|INTO|UPDATE|TABLE|TRUNCATE)`;
 const sqlName = (table: string) => new RegExp(String.raw`${SQL_KEYWORDS}\s+(?:(?:["\x60\[]?\w+["\x60\]]?)\.)?["\x60\[]?${table}["\x60\]]?(?![\w.])`, 'gi');
 const TYPEORM_CALLS = String.raw`(?:getRepository|InjectRepository|withRepository|from|into|update|insert|delete|softDelete|restore|find\w*|count\w*|exists\w*|save|remove|upsert|increment|decrement|sum|average|minimum|maximum|createQueryBuilder)`;
 const entityUse = (entity: string) => new RegExp(String.raw`(?:\b${TYPEORM_CALLS}\s*\(\s*|\bRepository\s*<\s*)${entity}\b`, 'g');
+/** TypeORM given the table by name: getRepository('posts'), qb.from('webhooks', 'w'). */
+const tableByName = (table: string) => new RegExp(String.raw`\b${TYPEORM_CALLS}\s*\(\s*(['"\x60])${table}\1`, 'g');
 
 interface TableUse {
   table: string;
@@ -94,7 +96,7 @@ function tableUses(source: string, tables: readonly string[], entities: Readonly
     const line = lineOf(index);
     if (!out.some((u) => u.table === table && u.line === line)) out.push({ table, line, text: lines[line - 1].trim() });
   };
-  for (const table of tables) for (const m of code.matchAll(sqlName(table))) add(table, m.index);
+  for (const table of tables) for (const re of [sqlName(table), tableByName(table)]) for (const m of code.matchAll(re)) add(table, m.index);
   for (const [entity, table] of entities) for (const m of code.matchAll(entityUse(entity))) add(table, m.index);
   return out.sort((a, b) => a.line - b.line || a.table.localeCompare(b.table));
 }
@@ -131,6 +133,7 @@ describe('every table is read and written only by its owner (table-ownership)', 
       "const g = 'https://example.com/from webhooks'; const h = 'select * from events';",
       'const i: WebhookEntity = row; // a type, not a use',
       "/* UPDATE webhooks SET x = 1 */ const j = 'TRUNCATE customers';",
+      "const k = await ds.createQueryBuilder().select('t.key').from('settings', 't').getMany();",
     ].join('\n');
     const entities = new Map([
       ['WebhookEntity', 'webhooks'],
@@ -150,6 +153,7 @@ describe('every table is read and written only by its owner (table-ownership)', 
       '13 events',
       '13 webhooks',
       '15 customers',
+      '16 settings',
     ]);
   });
 
