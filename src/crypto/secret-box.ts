@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { dialectOf, SQL_PARAMETER } from '../database/dialect';
+import { dialectOf } from '../database/dialect';
 import { DataSource } from 'typeorm';
 import { SettingsStore } from '../settings/settings.store';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
 import { loadOrCreateKeyFile } from './key-file';
 import { ENCRYPTED_PREFIX, EncryptionKeyRing, generateEncryptionKey, isKeyId, keyIdOf, SecretDecryptionError, SecretPlace } from './key-ring';
+import { StoredSecrets, StoredSecretValue } from './stored-secrets';
 
 /** Decrypted values kept in memory: the delivery worker signs every attempt with one. */
 const CACHE_MAX = 10_000;
@@ -28,6 +29,10 @@ export class SecretBox implements OnModuleInit {
   private readonly cache = new LRUCache<string, string>({ max: CACHE_MAX });
   /** The `settings` table's owner: the key check values are asked of it, never written here in SQL. */
   private readonly settings: SettingsStore;
+  /** `settings` as a table of secrets (the cursor secret, the key check values). */
+  private readonly settingSecrets: StoredSecrets;
+  /** The other tables holding secrets, as their owners show them (holdSecretsIn). */
+  private readonly tables: StoredSecrets[] = [];
 
   constructor(
     @Inject(CRYPTO_OPTIONS) options: CryptoModuleOptions,
@@ -35,10 +40,19 @@ export class SecretBox implements OnModuleInit {
     @Optional() settings?: SettingsStore,
   ) {
     this.settings = settings ?? new SettingsStore(ds);
+    this.settingSecrets = new SettingSecrets(this.settings);
     if (options.keys?.length) this.ring = new EncryptionKeyRing(options.keys);
     else if (options.keyFile) this.ring = new EncryptionKeyRing(loadOrCreateKeyFile(options.keyFile).keys);
     // Neither (an in-memory SQLite database, e.g. the OpenAPI generator): nothing outlives the process, nor may its key.
     else this.ring = new EncryptionKeyRing([generateEncryptionKey()]);
+  }
+
+  /**
+   * A table whose owner stores secrets encrypted here (delivery's `webhooks`): the startup check
+   * samples it through `table`. Called from the owner's constructor, so before onModuleInit.
+   */
+  holdSecretsIn(table: StoredSecrets): void {
+    if (!this.tables.includes(table)) this.tables.push(table);
   }
 
   encrypt(plain: string, place: SecretPlace): string {
@@ -117,9 +131,11 @@ export class SecretBox implements OnModuleInit {
     for (const r of damaged) {
       this.logger.error(`the stored ${r.column} of ${r.place} does not decrypt (damaged or altered); its deliveries fail as secret_unreadable until it is rotated or restored ("trendhooks encryption reencrypt" lists every such row)`);
     }
-    if (columns.some((c) => c.table === 'settings')) await this.writeKeyChecks(fitting);
-    const plaintext = await this.countPlaintext();
-    if (plaintext > 0) this.logger.warn(`${plaintext} webhook secret(s) are still stored in clear; run "trendhooks encryption reencrypt" to encrypt them`);
+    if (columns.some((c) => c.table === this.settingSecrets)) await this.writeKeyChecks(fitting);
+    for (const table of new Set(columns.map((c) => c.table))) {
+      const plaintext = await table.countCurrentNotLike(`${escapeLike(ENCRYPTED_PREFIX)}%`);
+      if (plaintext > 0) this.logger.warn(`${plaintext} ${table.kind} secret(s) are still stored in clear; run "trendhooks encryption reencrypt" to encrypt them`);
+    }
   }
 
   /**
@@ -147,30 +163,39 @@ export class SecretBox implements OnModuleInit {
     }
   }
 
-  /** Up to SAMPLE values of one column matching the LIKE pattern `like` and none of `notLike`. */
+  /** Up to SAMPLE values of one column matching the LIKE pattern `like` and none of `notLike`, asked of the table's owner. */
   private async sample(c: StoredSecretColumn, like: string, notLike: string[]): Promise<StoredValue[]> {
-    if (c.table === 'settings') {
-      return (await this.settings.valuesLike(like, notLike, SAMPLE)).map((r) => ({ place: `${c.kind}:${r.key}`, column: c.column, stored: r.value }));
-    }
-    const where = [`${c.column} LIKE ${this.param(0)} ESCAPE '\\'`, ...notLike.map((_, i) => `${c.column} NOT LIKE ${this.param(i + 1)} ESCAPE '\\'`)].join(' AND ');
-    const rows: { id: string; stored: string }[] = await this.ds.query(`SELECT ${c.idColumn} AS id, ${c.column} AS stored FROM ${c.table} WHERE ${where} LIMIT ${SAMPLE}`, [like, ...notLike]);
-    return rows.map((r) => ({ place: `${c.kind}:${r.id}`, column: c.column, stored: r.stored }));
+    return (await c.table.sample(c.column, like, notLike, SAMPLE)).map((r) => ({ place: `${c.table.kind}:${r.id}`, column: c.column, stored: r.stored }));
   }
 
-  /** The secret columns of this database: a host database without the optional `settings` feature has no such table. */
+  /** The secret columns of this database: the owners' tables, then `settings` unless a host database left that optional feature out. */
   private async presentColumns(): Promise<readonly StoredSecretColumn[]> {
     const out: StoredSecretColumn[] = [];
-    for (const c of STORED_SECRET_COLUMNS) if (c.table !== 'settings' || (await this.settings.exists())) out.push(c);
+    for (const table of [...this.tables, this.settingSecrets]) if (await table.present()) out.push(...table.columns.map((column) => ({ table, column })));
     return out;
   }
+}
 
-  private param(i: number): string {
-    return SQL_PARAMETER[dialectOf(this.ds)](i);
+/** `settings` as a table of secrets, through its store (crypto sits above settings, so it adapts it here). */
+class SettingSecrets extends StoredSecrets {
+  readonly kind = 'setting';
+  readonly columns = ['value'];
+
+  constructor(private readonly settings: SettingsStore) {
+    super();
   }
 
-  private async countPlaintext(): Promise<number> {
-    const rows: { n: string | number }[] = await this.ds.query(`SELECT COUNT(*) AS n FROM webhooks WHERE secret NOT LIKE ${this.param(0)} ESCAPE '\\'`, [`${escapeLike(ENCRYPTED_PREFIX)}%`]);
-    return Number(rows[0]?.n ?? 0);
+  present(): Promise<boolean> {
+    return this.settings.exists();
+  }
+
+  async sample(_column: string, like: string, notLike: readonly string[], limit: number): Promise<StoredSecretValue[]> {
+    return (await this.settings.valuesLike(like, notLike, limit)).map((r) => ({ id: r.key, stored: r.value }));
+  }
+
+  /** Not every setting is a secret; the cursor secret in clear is re-encrypted by CursorKeys on its own. */
+  async countCurrentNotLike(): Promise<number> {
+    return 0;
   }
 }
 
@@ -188,20 +213,11 @@ interface StoredValue {
   stored: string;
 }
 
+/** One secret column of one table. */
 interface StoredSecretColumn {
-  table: string;
+  table: StoredSecrets;
   column: string;
-  idColumn: string;
-  /** The row part of the place: `<kind>:<row id>`. */
-  kind: string;
 }
-
-/** Where encrypted secrets live. */
-const STORED_SECRET_COLUMNS: readonly StoredSecretColumn[] = [
-  { table: 'webhooks', column: 'secret', idColumn: 'id', kind: 'webhook' },
-  { table: 'webhooks', column: 'previous_secret', idColumn: 'id', kind: 'webhook' },
-  { table: 'settings', column: 'value', idColumn: 'key', kind: 'setting' },
-];
 
 /** The startup check's refusal: the key ring does not fit the database. Its message names the key ids and rows. */
 export class EncryptionRingError extends Error {

@@ -12,6 +12,7 @@ import { DeliveryConfigurableModule, DELIVERY_OPTIONS, DELIVERY_OPTIONS_ASYNC_TY
 import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
 import { DestinationCircuitStore } from './circuit/destination-circuit.store';
 import { DeliveryWorker } from './delivery.worker';
+import { EndpointSecrets } from './endpoint-secrets';
 import { DeliveryEndpoints } from './endpoints';
 import { EventsService } from './events.service';
 import { DeliveryQueue } from './queue/delivery-queue';
@@ -26,7 +27,7 @@ import { HttpsWebhookTransport } from './transport/https-webhook.transport';
 import { WebhookDeliveryStatus } from './status/webhook-delivery-status';
 import { PostgresWebhookDeliveryStatus } from './status/webhook-delivery-status.postgres';
 import { SqliteWebhookDeliveryStatus } from './status/webhook-delivery-status.sqlite';
-import { SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
+import { SubscriptionSource, WebhookSubscriptions, WebhookTableSubscriptions } from './subscription-source';
 
 /** DeliveryModule's options (configuredModule). */
 @Module({})
@@ -66,10 +67,14 @@ class DeliveryOptionsModule extends DeliveryConfigurableModule {}
       inject: [DELIVERY_OPTIONS, WebhookTableSubscriptions],
       useFactory: (o: DeliveryModuleOptions, builtIn: WebhookTableSubscriptions) => o.subscriptions ?? builtIn,
     },
+    // The subreddits webhooks subscribe to, asked by TrendsModule (the table stays the delivery core's).
+    { provide: WebhookSubscriptions, useExisting: WebhookTableSubscriptions },
     EventsService,
     DeliveryEndpoints,
+    // The signing secrets' table, shown to SecretBox's startup check (it registers itself).
+    EndpointSecrets,
   ],
-  exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, DeliveryEndpoints],
+  exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, WebhookSubscriptions, DeliveryEndpoints],
 })
 export class DeliveryModule {
   static forRoot(options: typeof DELIVERY_OPTIONS_TYPE): DynamicModule {

@@ -39,9 +39,22 @@ export abstract class SubscriptionSource {
   abstract subscribers(event: RoutedEvent): Promise<readonly SubscribedEndpoint[]>;
 }
 
+/**
+ * What the built-in subscriptions name, for modules that follow them without reading the
+ * `webhooks` table themselves (the table is the delivery core's): the Reddit poller tracks these
+ * subreddits, and coverage answers whether one is tracked.
+ */
+export abstract class WebhookSubscriptions {
+  /** Every subreddit a webhook subscribes to, each once (a host's endpoints subscribe to none). */
+  abstract subredditsWithWebhooks(): Promise<string[]>;
+
+  /** Whether any webhook subscribes to `subreddit` (as stored: lower case). */
+  abstract hasWebhook(subreddit: string): Promise<boolean>;
+}
+
 /** The built-in source: the webhooks created through the API, by event kind and subreddit. */
 @Injectable()
-export class WebhookTableSubscriptions extends SubscriptionSource {
+export class WebhookTableSubscriptions extends SubscriptionSource implements WebhookSubscriptions {
   constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
@@ -53,5 +66,16 @@ export class WebhookTableSubscriptions extends SubscriptionSource {
   async subscribers(event: RoutedEvent): Promise<SubscribedEndpoint[]> {
     const rows = await this.ds.getRepository(WebhookEntity).find({ select: { id: true, customerId: true }, where: { event: event.type, subreddit: event.subreddit } });
     return rows.map((r) => ({ id: r.id, customerId: r.customerId }));
+  }
+
+  async subredditsWithWebhooks(): Promise<string[]> {
+    const rows = await this.ds.getRepository(WebhookEntity).createQueryBuilder('w').select('DISTINCT w.subreddit', 'subreddit').where("w.subreddit <> ''").getRawMany<{ subreddit: string }>();
+    return rows.map((r) => r.subreddit);
+  }
+
+  async hasWebhook(subreddit: string): Promise<boolean> {
+    // A host endpoint's empty subreddit is no subscription.
+    if (subreddit === '') return false;
+    return (await this.ds.getRepository(WebhookEntity).findOne({ select: { id: true }, where: { subreddit } })) !== null;
   }
 }

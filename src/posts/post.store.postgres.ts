@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { pgPool } from '../database/data-source';
-import type { PostListItem } from './post.store';
+import { PostListItem, subredditPostCounts, SubredditPostCounts } from './post.store';
 import { TypeOrmPostStore } from './post.store.typeorm';
 
 @Injectable()
@@ -18,5 +18,22 @@ export class PostgresPostStore extends TypeOrmPostStore {
   protected async runPage(sql: string, params: unknown[]): Promise<PostListItem[]> {
     const res = await pgPool(this.ds).query<unknown[]>({ text: sql, values: params, rowMode: 'array' });
     return this.fromRaw(sql, res.rows, () => res.fields.map((f) => f.name));
+  }
+
+  async rereadCandidates(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
+    const rows = (await this.ds.query(
+      'SELECT id FROM posts WHERE subreddit = ANY($1::varchar[]) AND created_at >= $2 AND updated_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4',
+      [subreddits, createdFrom, seenBefore, limit],
+    )) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  async countsSince(subreddits: readonly string[], since: number): Promise<SubredditPostCounts> {
+    return subredditPostCounts(
+      await this.ds.query('SELECT subreddit, COUNT(*) AS n, MIN(created_at) AS oldest, MAX(created_at) AS newest FROM posts WHERE subreddit = ANY($1::varchar[]) AND created_at >= $2 GROUP BY subreddit', [
+        subreddits,
+        since,
+      ]),
+    );
   }
 }

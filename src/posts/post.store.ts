@@ -49,6 +49,23 @@ export abstract class PostStore {
    * them: the history a trend detector warms up from when a process starts or takes it over.
    */
   abstract history(subreddit: string, createdFrom: Date): Promise<PostEntity[]>;
+
+  /**
+   * Ids of these subreddits' posts created at or after `createdFrom` (epoch ms) and last seen before
+   * `seenBefore`, newest first, at most `limit`: the ones the poller re-reads for growth.
+   */
+  abstract rereadCandidates(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]>;
+
+  /** Per subreddit with posts created at or after `since` (epoch ms): how many, and the oldest and newest one's creation. */
+  abstract countsSince(subreddits: readonly string[], since: number): Promise<SubredditPostCounts>;
+}
+
+/** Posts per subreddit since a time (absent: none), with the oldest and newest one's creation (epoch ms). */
+export type SubredditPostCounts = Map<string, { n: number; oldest: number; newest: number }>;
+
+/** countsSince's rows, as either driver answers them (pg: BIGINT and COUNT as strings). */
+export function subredditPostCounts(rows: readonly { subreddit: string; n: unknown; oldest: unknown; newest: unknown }[]): SubredditPostCounts {
+  return new Map(rows.map((r) => [r.subreddit, { n: Number(r.n), oldest: Number(r.oldest), newest: Number(r.newest) }]));
 }
 
 /** Whether a cursor position is the (created_at ms, id) pair posts pages are keyed by. */

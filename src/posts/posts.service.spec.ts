@@ -45,6 +45,12 @@ class FakePostStore extends PostStore {
   async history(): Promise<never> {
     throw new Error('not used here');
   }
+  async rereadCandidates(): Promise<never> {
+    throw new Error('not used by PostsService');
+  }
+  async countsSince(): Promise<never> {
+    throw new Error('not used by PostsService');
+  }
   private page(rows: PostEntity[], req: PageRequest) {
     const key = (p: PostEntity): [number, string] => [p.createdAt.getTime(), p.id];
     const cmp = (a: [number, string], b: [number, string]) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
+import { WebhookSubscriptions } from '../delivery/subscription-source';
 import { Metrics } from '../metrics/metrics.service';
 import { parseSubredditParam } from '../posts/posts.service';
 import { SOURCE_STATUSES, SourceStatus, SourceStatusReader } from '../webhooks/source-status';
@@ -24,6 +25,7 @@ export class SubredditCoverageService extends SourceStatusReader implements OnMo
 
   constructor(
     private readonly store: TrendSourceLeaseStore,
+    private readonly subscriptions: WebhookSubscriptions,
     @Inject(TRENDS_OPTIONS) options: TrendsModuleOptions,
     @Optional() private readonly metrics?: Metrics,
   ) {
@@ -57,7 +59,7 @@ export class SubredditCoverageService extends SourceStatusReader implements OnMo
   }
 
   private async isTracked(subreddit: string): Promise<boolean> {
-    return this.configured.has(subreddit) || (await this.store.hasWebhook(subreddit));
+    return this.configured.has(subreddit) || (await this.subscriptions.hasWebhook(subreddit));
   }
 
   // A database outage must not fail the whole scrape: the gauge keeps its last values.
@@ -65,7 +67,7 @@ export class SubredditCoverageService extends SourceStatusReader implements OnMo
     const now = Date.now();
     if (!this.last || now - this.last.at > COUNTS_MAX_AGE_MS) {
       const counts = (async () => {
-        const tracked = new Set([...(await this.store.webhookSubreddits()).map((s) => s.toLowerCase()), ...this.configured]);
+        const tracked = new Set([...(await this.subscriptions.subredditsWithWebhooks()).map((s) => s.toLowerCase()), ...this.configured]);
         const out = new Map<string, number>();
         for (const status of (await this.sourceStatuses([...tracked])).values()) out.set(status, (out.get(status) ?? 0) + 1);
         return out;

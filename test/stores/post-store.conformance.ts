@@ -139,4 +139,30 @@ export function postStoreConformance(f: StoreFixture<PostStore>): void {
     expect(await f.store.purgeCreatedBefore(old + 3, 2)).toBe(0);
     expect(await f.ds.getRepository(PostEntity).countBy({ subreddit: sub })).toBe(2);
   });
+  it('picks the posts worth re-reading: recent enough, not seen lately, newest first, at most `limit`', async () => {
+    const sub = uniqueName('reread');
+    const at = (createdAt: number, updatedAt: number, subreddit = sub) => post(subreddit, BASE_MS + createdAt, { updatedAt: new Date(BASE_MS + updatedAt) });
+    const old = at(-10, 0); // created before the window
+    const fresh = at(100, 600); // seen too recently
+    const [a, b, c, d] = [at(100, 100), at(200, 200), at(200, 300), at(300, 300)];
+    const elsewhere = at(300, 300, uniqueName('other'));
+    await f.store.upsertMany([old, fresh, a, b, c, d, elsewhere]);
+    // Equal creation times (b, c) go by id, newest first like the pages.
+    const [first, second] = [b, c].sort(newestFirst);
+    const T = BASE_MS;
+    expect(await f.store.rereadCandidates([sub], T, T + 500, 10)).toEqual([d.id, first.id, second.id, a.id]);
+    expect(await f.store.rereadCandidates([sub], T, T + 500, 2)).toEqual([d.id, first.id]);
+    // A group's posts, newest first across its subreddits.
+    expect(await f.store.rereadCandidates([sub, 'nosuchsub'], T, T + 500, 3)).toEqual([d.id, first.id, second.id]);
+    expect(await f.store.rereadCandidates([elsewhere.subreddit, sub], T, T + 500, 2)).toEqual([d, elsewhere].sort(newestFirst).map((p) => p.id));
+  });
+
+  it('counts posts per subreddit since a time, with the oldest and newest; a subreddit without any is absent', async () => {
+    const [sub, other] = [uniqueName('count'), uniqueName('count')];
+    await f.store.upsertMany([post(sub, BASE_MS - 1), post(sub, BASE_MS + 100), post(sub, BASE_MS + 200), post(sub, BASE_MS + 300), post(other, BASE_MS + 300)]);
+    const counts = await f.store.countsSince([sub, other, 'nosuchsub'], BASE_MS + 100);
+    expect(counts.get(sub)).toEqual({ n: 3, oldest: BASE_MS + 100, newest: BASE_MS + 300 });
+    expect(counts.get(other)).toEqual({ n: 1, oldest: BASE_MS + 300, newest: BASE_MS + 300 });
+    expect(counts.has('nosuchsub')).toBe(false);
+  });
 }

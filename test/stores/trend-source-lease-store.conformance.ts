@@ -1,8 +1,4 @@
-import { PostEntity } from '../../src/posts/post.entity';
 import type { PollOutcome, TrendSourceLeaseStore } from '../../src/trends/reddit/trend-source-lease.store';
-import { CustomerEntity } from '../../src/auth/customer.entity';
-import { newId, newUlid } from '../../src/common/ids';
-import { WebhookEntity } from '../../src/delivery/webhook.entity';
 import { StoreFixture, uniqueName } from './store-fixture';
 
 const T0 = Date.UTC(2025, 0, 1);
@@ -77,56 +73,14 @@ export function trendSourceLeaseStoreConformance(f: StoreFixture<TrendSourceLeas
     }
   });
 
-  it('lists the subreddits webhooks subscribe to, each once', async () => {
-    const customerId = newId('cus');
-    await f.ds.getRepository(CustomerEntity).insert({ id: customerId, name: uniqueName('cust', 200), plan: 'business', privateAllow: null, createdAt: new Date(T0) });
-    const [x, y] = [uniqueName('sub'), uniqueName('sub')];
-    for (const subreddit of [x, y, x]) {
-      await f.ds.getRepository(WebhookEntity).insert({ id: newUlid(), customerId, url: 'https://example.com/h', event: 'trends.rising', subreddit, allowNonstandardPort: false, secret: 's', createdAt: new Date(T0) });
-    }
-    const subs = await f.store.webhookSubreddits();
-    expect(subs.filter((s) => s === x || s === y).sort()).toEqual([x, y].sort());
-  });
-
-  it('picks the posts worth re-reading: recent enough, not seen lately, newest first, at most `limit`', async () => {
-    const sub = uniqueName('reread');
-    const post = (id: string, createdAt: number, updatedAt: number, subreddit = sub): PostEntity => ({
-      id, subreddit, author: 'a', authorKey: 'a', title: id, selftext: '', url: '', permalink: '', score: 1, numComments: 0,
-      createdAt: new Date(createdAt), firstSeenAt: new Date(createdAt), updatedAt: new Date(updatedAt),
-    });
-    // Post ids are at most 16 characters.
-    const tag = uniqueName('', 8);
-    const p = (n: string) => `${tag}${n}`.slice(0, 16);
-    await f.ds.getRepository(PostEntity).insert([
-      post(p('old'), T0 - 10, T0),          // created before the window
-      post(p('fresh'), T0 + 100, T0 + 600), // seen too recently
-      post(p('a'), T0 + 100, T0 + 100),
-      post(p('b'), T0 + 200, T0 + 200),
-      post(p('c'), T0 + 200, T0 + 300),
-      post(p('d'), T0 + 300, T0 + 300),
-      post(p('elsewhere'), T0 + 300, T0 + 300, uniqueName('other')),
-    ]);
-    expect(await f.store.postsToReread([sub], T0, T0 + 500, 10)).toEqual([p('d'), p('c'), p('b'), p('a')]);
-    expect(await f.store.postsToReread([sub], T0, T0 + 500, 2)).toEqual([p('d'), p('c')]);
-    // A group's posts, newest first across its subreddits.
-    expect(await f.store.postsToReread([sub, 'nosuchsub'], T0, T0 + 500, 3)).toEqual([p('d'), p('c'), p('b')]);
-    const other = (await f.ds.getRepository(PostEntity).findOneByOrFail({ id: p('elsewhere') })).subreddit;
-    expect(await f.store.postsToReread([other, sub], T0, T0 + 500, 2)).toEqual([p('elsewhere'), p('d')]);
-
-    // Rates: posts since a time per subreddit, with the oldest and newest (the silence check's last
-    // post); subreddits without posts are absent.
-    const counts = await f.store.postCounts([sub, other, 'nosuchsub'], T0 + 100);
-    expect(counts.counts.get(sub)).toEqual({ n: 5, oldest: T0 + 100, newest: T0 + 300 });
-    expect(counts.counts.get(other)).toEqual({ n: 1, oldest: T0 + 300, newest: T0 + 300 });
-    expect(counts.counts.has('nosuchsub')).toBe(false);
-  });
-
-  it('records when the last successful listing started, hands it to the next claim, and says which subreddits were ever polled', async () => {
+  it('records when the last successful listing started, hands it to the next claim, and tells it apart from a subreddit never polled', async () => {
     const [sub, never] = [uniqueName('mark'), uniqueName('never')];
     await claim(sub, 'a', T0);
     await claim(never, 'a', T0);
     expect(await f.store.finish(sub, 'a', { ...ok(T0 + 1000), listedAt: T0 + 5 }, T0 + 900)).toBe(true);
     expect(await claim(sub, 'a', T0 + 1000)).toEqual({ claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: T0 + 5 });
-    expect((await f.store.postCounts([sub, never], T0)).polled).toEqual(new Set([sub]));
+    const sources = await f.store.sources([sub, never]);
+    expect(sources.get(sub)?.lastPolledAt).toBe(T0 + 5);
+    expect(sources.get(never)?.lastPolledAt).toBeNull();
   });
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../database/data-source.token';
 import { DataSource } from 'typeorm';
 import type { SourceRecord } from '../coverage';
-import { ClaimResult, PollOutcome, PostCounts, sourceRecord, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+import { ClaimResult, PollOutcome, sourceRecord, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 
 /** An UPDATE through TypeORM's postgres driver answers [rows, affected count]. */
 type UpdateResult<R = unknown> = [R[], number];
@@ -59,36 +59,11 @@ export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
     await this.ds.query('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = $1 WHERE lease_owner = $2', [now, owner]);
   }
 
-  async webhookSubreddits(): Promise<string[]> {
-    return ((await this.ds.query('SELECT DISTINCT subreddit FROM webhooks')) as { subreddit: string }[]).map((r) => r.subreddit);
-  }
-
-  async hasWebhook(subreddit: string): Promise<boolean> {
-    return ((await this.ds.query('SELECT 1 FROM webhooks WHERE subreddit = $1 LIMIT 1', [subreddit])) as unknown[]).length > 0;
-  }
-
   async sources(subreddits: readonly string[]): Promise<Map<string, SourceRecord>> {
     const rows = (await this.ds.query(
       'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at FROM trend_sources WHERE subreddit = ANY($1::varchar[])',
       [subreddits],
     )) as (Record<string, unknown> & { subreddit: string })[];
     return new Map(rows.map((r) => [r.subreddit, sourceRecord(r)]));
-  }
-
-  async postsToReread(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
-    const rows = (await this.ds.query(
-      'SELECT id FROM posts WHERE subreddit = ANY($1::varchar[]) AND created_at >= $2 AND updated_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4',
-      [subreddits, createdFrom, seenBefore, limit],
-    )) as { id: string }[];
-    return rows.map((r) => r.id);
-  }
-
-  async postCounts(subreddits: readonly string[], since: number): Promise<PostCounts> {
-    const counts = (await this.ds.query('SELECT subreddit, COUNT(*) AS n, MIN(created_at) AS oldest, MAX(created_at) AS newest FROM posts WHERE subreddit = ANY($1::varchar[]) AND created_at >= $2 GROUP BY subreddit', [
-      subreddits,
-      since,
-    ])) as { subreddit: string; n: unknown; oldest: unknown; newest: unknown }[];
-    const polled = (await this.ds.query('SELECT subreddit FROM trend_sources WHERE subreddit = ANY($1::varchar[]) AND last_polled_at IS NOT NULL', [subreddits])) as { subreddit: string }[];
-    return { counts: new Map(counts.map((r) => [r.subreddit, { n: Number(r.n), oldest: Number(r.oldest), newest: Number(r.newest) }])), polled: new Set(polled.map((r) => r.subreddit)) };
   }
 }

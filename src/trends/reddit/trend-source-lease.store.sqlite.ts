@@ -4,7 +4,7 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../database/data-source';
 import type { SourceRecord } from '../coverage';
-import { ClaimResult, PollOutcome, PostCounts, sourceRecord, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+import { ClaimResult, PollOutcome, sourceRecord, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 
 /**
  * Statements prepared once on the better-sqlite3 handle; the claim (insert + conditional update +
@@ -43,16 +43,9 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
          WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
       ),
       releaseAll: db.prepare('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE lease_owner = ?'),
-      tracked: db.prepare('SELECT DISTINCT subreddit FROM webhooks'),
-      hasWebhook: db.prepare('SELECT 1 FROM webhooks WHERE subreddit = ? LIMIT 1'),
       sources: db.prepare(
         'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at FROM trend_sources WHERE subreddit IN (SELECT value FROM json_each(?))',
       ),
-      reread: db.prepare(
-        'SELECT id FROM posts WHERE subreddit IN (SELECT value FROM json_each(?)) AND created_at >= ? AND updated_at < ? ORDER BY created_at DESC, id DESC LIMIT ?',
-      ),
-      counts: db.prepare('SELECT subreddit, COUNT(*) AS n, MIN(created_at) AS oldest, MAX(created_at) AS newest FROM posts WHERE subreddit IN (SELECT value FROM json_each(?)) AND created_at >= ? GROUP BY subreddit'),
-      polled: db.prepare('SELECT subreddit FROM trend_sources WHERE subreddit IN (SELECT value FROM json_each(?)) AND last_polled_at IS NOT NULL'),
     };
   }
 
@@ -90,27 +83,8 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
     this.sq.releaseAll.run(now, owner);
   }
 
-  async webhookSubreddits(): Promise<string[]> {
-    return (this.sq.tracked.all() as { subreddit: string }[]).map((r) => r.subreddit);
-  }
-
-  async hasWebhook(subreddit: string): Promise<boolean> {
-    return this.sq.hasWebhook.get(subreddit) !== undefined;
-  }
-
   async sources(subreddits: readonly string[]): Promise<Map<string, SourceRecord>> {
     const rows = this.sq.sources.all(JSON.stringify(subreddits)) as (Record<string, unknown> & { subreddit: string })[];
     return new Map(rows.map((r) => [r.subreddit, sourceRecord(r)]));
-  }
-
-  async postsToReread(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]> {
-    return (this.sq.reread.all(JSON.stringify(subreddits), createdFrom, seenBefore, limit) as { id: string }[]).map((r) => r.id);
-  }
-
-  async postCounts(subreddits: readonly string[], since: number): Promise<PostCounts> {
-    const list = JSON.stringify(subreddits);
-    const rows = this.sq.counts.all(list, since) as { subreddit: string; n: unknown; oldest: unknown; newest: unknown }[];
-    const counts = new Map(rows.map((r) => [r.subreddit, { n: Number(r.n), oldest: Number(r.oldest), newest: Number(r.newest) }]));
-    return { counts, polled: new Set((this.sq.polled.all(list) as { subreddit: string }[]).map((r) => r.subreddit)) };
   }
 }

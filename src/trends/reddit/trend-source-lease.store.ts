@@ -23,10 +23,11 @@ export interface PollOutcome {
 }
 
 /**
- * The poller's store: leases on `trend_sources`, plus the two reads a poll needs (tracked
- * subreddits, posts to re-read). A lease is taken by one conditional UPDATE, so two pollers on one
- * database can never hold the same subreddit at once. The injection token; the implementation for
- * the database's dialect is chosen in TrendsModule.
+ * The poller's store: leases on `trend_sources` and what its rows record. A lease is taken by one
+ * conditional UPDATE, so two pollers on one database can never hold the same subreddit at once.
+ * Only `trend_sources`: the tracked subreddits are asked of delivery's WebhookSubscriptions, posts
+ * of PostStore. The injection token; the implementation for the database's dialect is chosen in
+ * TrendsModule.
  */
 export abstract class TrendSourceLeaseStore {
   /**
@@ -46,30 +47,8 @@ export abstract class TrendSourceLeaseStore {
   /** A stopping poller gives up its leases and its claim to be the next poller, so others take over at once. */
   abstract releaseAll(owner: string, now: number): Promise<void>;
 
-  /** Every subreddit a webhook subscribes to. */
-  abstract webhookSubreddits(): Promise<string[]>;
-
-  /** Whether any webhook subscribes to `subreddit` (lower case). */
-  abstract hasWebhook(subreddit: string): Promise<boolean>;
-
   /** What the rows of these subreddits record about their reads (absent: no row yet). */
   abstract sources(subreddits: readonly string[]): Promise<Map<string, SourceRecord>>;
-
-  /**
-   * Ids of the subreddits' stored posts created at or after `createdFrom` and last seen before
-   * `seenBefore`, newest first: the ones worth re-reading for growth.
-   */
-  abstract postsToReread(subreddits: readonly string[], createdFrom: number, seenBefore: number, limit: number): Promise<string[]>;
-
-  /** Stored posts per subreddit created at or after `since` (absent: none), and which of them were ever polled successfully. */
-  abstract postCounts(subreddits: readonly string[], since: number): Promise<PostCounts>;
-}
-
-/** Per subreddit with posts since the window's start: how many, and the oldest and newest one's creation (epoch ms). */
-export interface PostCounts {
-  counts: Map<string, { n: number; oldest: number; newest: number }>;
-  /** Subreddits with a successful poll on record. */
-  polled: Set<string>;
 }
 
 /** A `trend_sources` row (lease_owner, lease_until, next_poll_at) as SourceState; either driver's BIGINT shape. */

@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
+import type { WebhookSubscriptions } from '../../delivery/subscription-source';
 import type { IngestService } from '../../posts/ingest.service';
+import type { PostStore } from '../../posts/post.store';
 import type { RedditPost } from '../../posts/reddit-parse';
 import type { TrendsPipeline } from '../trends.pipeline';
 import type { CallOptions, ListingResult, RedditClient } from './reddit.client';
@@ -80,12 +82,10 @@ describe('TrendsPoller', () => {
     rereadIds = [];
     listingMs = 40_000;
     const repo: Partial<TrendSourceLeaseStore> = {
-      webhookSubreddits: async () => tracked,
       claim: async (sub, owner, now, until) => (calls.push(`claim ${sub} ${until - now}`), claimFor(sub)),
       renew: async (_sub, _owner, until, now) => (calls.push(`renew ${until - now}`), renewOk),
       finish: async (_sub, _owner, o) => (outcomes.push(o), true),
-      postCounts: async () => ({ counts: new Map(), polled }),
-      postsToReread: async (_sub, createdFrom, seenBefore) => (calls.push(`reread ${T0 - createdFrom} ${T0 - seenBefore}`), rereadIds),
+      sources: async (subs) => new Map(subs.filter((s) => polled.has(s)).map((s) => [s, { lastPolledAt: T0 - 60_000, lastError: null, consecutiveFailures: 0, nextPollAt: null }])),
       releaseAll: async () => void calls.push('release'),
     };
     const client: Partial<RedditClient> = {
@@ -107,11 +107,20 @@ describe('TrendsPoller', () => {
       upsertPosts: async (posts, opts) => (calls.push(`upsert ${posts.map((p) => p.id).join(',')}${opts?.backfill ? ' (backfill)' : ''}`), { inserted: 0, updated: 0 }),
     };
     const pipeline: Partial<TrendsPipeline> = { tick: async (sub) => (calls.push(`tick ${sub}`), 0) };
+    const posts: Partial<PostStore> = {
+      countsSince: async () => new Map(),
+      rereadCandidates: async (_sub, createdFrom, seenBefore) => (calls.push(`reread ${T0 - createdFrom} ${T0 - seenBefore}`), rereadIds),
+      anonymise: async (ids) => ids.length,
+      purgeCreatedBefore: async () => 0,
+    };
+    const subscriptions: WebhookSubscriptions = { subredditsWithWebhooks: async () => tracked, hasWebhook: async (sub) => tracked.includes(sub) };
     poller = new TrendsPoller(
       client as RedditClient,
       repo as TrendSourceLeaseStore,
       ingest as IngestService,
       pipeline as TrendsPipeline,
+      posts as PostStore,
+      subscriptions,
       { now: () => new Date(t) },
       { poller: true, pollIntervalMs: 60_000, trackedSubreddits: [], pollerTuning: { tickMs: 3_600_000, leaseMs: 60_000 } },
     );

@@ -8,6 +8,7 @@ import { IngestService } from '../../posts/ingest.service';
 import { TrendsPipeline } from '../trends.pipeline';
 import { TRENDS_OPTIONS, TrendsModuleOptions } from '../trends.options';
 import { PostStore } from '../../posts/post.store';
+import { WebhookSubscriptions } from '../../delivery/subscription-source';
 import { RedditPost } from '../../posts/reddit-parse';
 import { isUnavailable, unavailableErrorClass, sourceStatusOf } from '../coverage';
 import { CallBudget, LISTING_CAP, PAGE_SIZE, planSummary, PlanSummary, planUnits, PollUnit, rereadBudget, soloCheckDue, SourceRate } from './plan';
@@ -116,11 +117,13 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly repo: TrendSourceLeaseStore,
     private readonly ingest: IngestService,
     private readonly pipeline: TrendsPipeline,
+    // Stored posts (rates, re-reads, retention) and the subreddits webhooks follow: asked of their owners.
+    private readonly posts: PostStore,
+    private readonly subscriptions: WebhookSubscriptions,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(TRENDS_OPTIONS) options: TrendsModuleOptions,
     @Optional() private readonly scheduler?: SchedulerRegistry,
     @Optional() private readonly metrics?: Metrics,
-    @Optional() private readonly posts?: PostStore,
   ) {
     this.opts = resolvePollerOptions(options);
     const creds = this.opts.clients;
@@ -229,7 +232,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** Webhook subscriptions ∪ configured subreddits, lower case, sorted. */
   async trackedSubreddits(): Promise<string[]> {
-    const all = new Set([...(await this.repo.webhookSubreddits()), ...this.opts.trackedSubreddits].map((s) => s.toLowerCase()));
+    const all = new Set([...(await this.subscriptions.subredditsWithWebhooks()), ...this.opts.trackedSubreddits].map((s) => s.toLowerCase()));
     return [...all].sort();
   }
 
@@ -249,7 +252,9 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   /** Rates, and each subreddit's newest stored post within the window. */
   private async measure(subs: readonly string[], now: number): Promise<{ rates: SourceRate[]; newest: Map<string, number> }> {
     if (subs.length === 0) return { rates: [], newest: new Map() };
-    const { counts, polled } = await this.repo.postCounts(subs, now - this.opts.rateWindowMs);
+    const [counts, sources] = await Promise.all([this.posts.countsSince(subs, now - this.opts.rateWindowMs), this.repo.sources(subs)]);
+    // Never polled successfully: no rate yet (its first read is alone); polled without posts: quiet.
+    const polled = new Set([...sources].filter(([, r]) => r.lastPolledAt !== null).map(([sub]) => sub));
     const rates = subs.map((s) => {
       const c = counts.get(s);
       return { subreddit: s, postsPerHour: c ? postRate(c.n, c.oldest, now, this.opts.rateWindowMs) : polled.has(s) ? 0 : null };
@@ -416,10 +421,10 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     const o = this.opts;
     const calls = this.rereads.available(this.clock.now().getTime());
     if (calls < 1) return;
-    const ids = await this.repo.postsToReread(names, start - o.rereadMaxAgeMs, start - o.rereadMinGapMs, Math.min(o.rereadMaxPosts * names.length, calls * PAGE_SIZE));
+    const ids = await this.posts.rereadCandidates(names, start - o.rereadMaxAgeMs, start - o.rereadMinGapMs, Math.min(o.rereadMaxPosts * names.length, calls * PAGE_SIZE));
     const room = calls * PAGE_SIZE - ids.length;
     if (room > 0) {
-      const stale = await this.repo.postsToReread(names, start - o.retentionMs, start - o.deletionCheckMs, room);
+      const stale = await this.posts.rereadCandidates(names, start - o.retentionMs, start - o.deletionCheckMs, room);
       const asked = new Set(ids);
       for (const id of stale) if (!asked.has(id)) ids.push(id);
     }
@@ -442,7 +447,6 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     const gone = [...vanished, ...posts.filter((p) => p.gone === 'removed').map((p) => p.id)];
     const keep = posts.filter((p) => p.gone !== 'removed' && p.createdAtMs >= oldest);
     if (keep.length > 0) await this.ingest.upsertPosts(keep, { backfill });
-    if (!this.posts) return;
     if (gone.length > 0) {
       const n = await this.ingest.removePosts(gone);
       if (n > 0) this.logger.log(`purged ${n} posts removed or deleted on Reddit`);
@@ -453,7 +457,6 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** Deletes the posts created before the retention, in batches. */
   private async sweepRetention(now: number): Promise<void> {
-    if (!this.posts) return;
     let total = 0;
     for (let n = RETENTION_BATCH; n === RETENTION_BATCH && this.running; total += n) n = await this.posts.purgeCreatedBefore(now - this.opts.retentionMs, RETENTION_BATCH);
     if (total > 0) this.logger.log(`deleted ${total} posts older than the retention (${Math.round(this.opts.retentionMs / 86_400_000)} days)`);
