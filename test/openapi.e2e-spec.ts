@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { generateOpenApiDocument } from '../src/cli/openapi';
 import type { HttpAdapterName } from '../src/config/config';
 import { serialiseOpenApiDocument } from '../src/openapi/document';
+import { EventsService } from '../src/delivery/events.service';
 import { IngestService } from '../src/posts/ingest.service';
 import { testTargets } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
@@ -135,6 +136,28 @@ describe.each(testTargets(['express', 'fastify']).filter(([name]) => name.starts
     expect((await call('post', retry, { auth: c.auth, params: { ...params, delivery_id: 'msg_bad' } })).status).toBe(400);
     expect((await call('post', retry, { auth: c.auth, params: { ...params, delivery_id: MSG } })).status).toBe(404);
     expect((await call('post', retry, { params: { ...params, delivery_id: MSG } })).status).toBe(401);
+  });
+
+  it('recover and events history routes: success and error answers', async () => {
+    const c = await t.customer('business');
+    const w = (await call('post', '/v1/webhooks', { auth: c.auth, body: { url: 'https://hooks.example.com/x', event: 'trends.rising', subreddit: 'openapi_events' } })).body.data;
+    const params = { webhook_id: w.id };
+    await t.app.get(EventsService).emit({ type: 'trends.rising', subreddit: 'openapi_events', data: { n: 1 } });
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+
+    const dry = await call('post', '/v1/webhooks/{webhook_id}/recover', { auth: c.auth, params, body: { since, dry_run: true } });
+    expect(dry.body.data).toMatchObject({ queued: 0, dry_run: true, next_since: null });
+    expect((await call('post', '/v1/webhooks/{webhook_id}/recover', { auth: c.auth, params, body: { since: 'yesterday' } })).status).toBe(400);
+    expect((await call('post', '/v1/webhooks/{webhook_id}/recover', { auth: c.auth, params, raw: ['text/plain', 'x'] })).status).toBe(415);
+    expect((await call('post', '/v1/webhooks/{webhook_id}/recover', { auth: c.auth, params: { webhook_id: ULID }, body: { since } })).status).toBe(404);
+    expect((await call('post', '/v1/webhooks/{webhook_id}/recover', { params, body: { since } })).status).toBe(401);
+    expect((await call('post', '/v1/webhooks/{webhook_id}/recover', { auth: (await t.customer('pro')).auth, params, body: { since } })).status).toBe(403);
+
+    const events = await call('get', '/v1/events', { auth: c.auth, query: { event: 'trends.rising', limit: '10' } });
+    expect(events.body.data).toEqual([expect.objectContaining({ type: 'trends.rising', subreddit: 'openapi_events', data: { event_id: expect.any(String), subreddit: 'openapi_events', n: 1 } })]);
+    expect((await call('get', '/v1/events', { auth: c.auth, query: { event: 'nope' } })).status).toBe(400);
+    expect((await call('get', '/v1/events', { auth: (await t.customer('free')).auth })).status).toBe(403);
+    expect((await call('get', '/v1/events', {})).status).toBe(401);
   });
 
   it('posts routes: success and error answers', async () => {

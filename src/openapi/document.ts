@@ -94,7 +94,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenApiDocument {
     // Relative: "Try it out" on /docs calls the server that served it, whatever its host and port.
     .addServer('/', 'the server this document was read from')
     .addTag('Webhooks', 'Webhook subscriptions (Business plan and above).')
-    .addTag('Deliveries', "A webhook's delivery log, manual retries and test events (Business plan and above).")
+    .addTag('Deliveries', "A webhook's delivery log, manual retries, test events and recovery after an outage (Business plan and above).")
+    .addTag('Events', 'The events of your subscriptions, to pull while a receiver is down (Business plan and above).')
     .addTag('Posts', 'Stored Reddit posts (every plan).')
     .addTag('Subreddits', 'Whether trendhooks can read a subreddit from Reddit (Business plan and above).')
     .addTag('Health', 'Liveness and readiness; no authentication, no rate limit.')

@@ -6,6 +6,13 @@ export type WebhookSecrets = Pick<WebhookEntity, 'secret' | 'previousSecret'>;
 /** What a list page holds of a webhook: everything its resource shows, never the secrets. */
 export type WebhookListItem = Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>;
 
+/** One subscription of a customer (an event kind and a subreddit) and when its first webhook was created. */
+export interface CustomerSubscription {
+  event: string;
+  subreddit: string;
+  since: Date;
+}
+
 /**
  * The webhooks store. Every tenant-facing query takes the customer id: there is no way to reach
  * another tenant's webhook from here. The injection token; the implementation for the database's
@@ -13,6 +20,13 @@ export type WebhookListItem = Omit<WebhookEntity, 'customerId' | 'secret' | 'pre
  */
 export abstract class WebhookStore {
   abstract countForCustomer(customerId: string): Promise<number>;
+
+  /**
+   * The customer's distinct subscriptions (event kind + subreddit), each with the creation time of
+   * its oldest webhook: what the events history may show the customer. At most the webhook quota
+   * of rows (idx_webhooks_customer_id).
+   */
+  abstract subscriptionsOf(customerId: string): Promise<CustomerSubscription[]>;
 
   /** Every customer's webhooks, counted (operator-only, not tenant-facing: the demo's check for a database in use). */
   abstract countAll(): Promise<number>;

@@ -2,7 +2,7 @@ import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from '../delivery/webhook.entity';
-import { WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
+import { CustomerSubscription, WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
 
 /** The columns of a list page (no secrets), in the order listItemFromRaw reads them. */
 export const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code';
@@ -86,6 +86,19 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
 
   countForCustomer(customerId: string): Promise<number> {
     return this.repo.countBy({ customerId });
+  }
+
+  async subscriptionsOf(customerId: string): Promise<CustomerSubscription[]> {
+    const rows: { event: string; subreddit: string; since: string | number }[] = await this.repo
+      .createQueryBuilder('w')
+      .select('w.event', 'event')
+      .addSelect('w.subreddit', 'subreddit')
+      .addSelect('MIN(w.created_at)', 'since')
+      .where('w.customer_id = :customerId', { customerId })
+      .groupBy('w.event')
+      .addGroupBy('w.subreddit')
+      .getRawMany();
+    return rows.map((r) => ({ event: r.event, subreddit: r.subreddit, since: new Date(Number(r.since)) }));
   }
 
   countAll(): Promise<number> {

@@ -10,6 +10,10 @@ import { DatabaseUnavailableModule } from '../database/unavailable';
 import { JsonBodyMiddleware, ownJsonBodies } from '../common/json-body.middleware';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
+import { EventsController } from './events.controller';
+import { EventsHistoryService } from './events-history.service';
+import { RecoverController } from './recover.controller';
+import { RecoverService } from './recover.service';
 import { WebhooksController } from './webhooks.controller';
 import { WebhookStore } from './webhook.store';
 import { PostgresWebhookStore } from './webhook.store.postgres';
@@ -17,20 +21,22 @@ import { SqliteWebhookStore } from './webhook.store.sqlite';
 import { WebhooksService } from './webhooks.service';
 
 /**
- * The webhook-management API (spec 4.1–4.4) and its delivery sub-resources (delivery log, retry,
- * test events). The host configures the modules it imports with their forRoot (on the same
+ * The webhook-management API (spec 4.1–4.4), its delivery sub-resources (delivery log, retry,
+ * test events, recover) and the events history of the caller's subscriptions. The host configures the modules it imports with their forRoot (on the same
  * TypeORM connection). Webhooks depend on delivery, never the other way round: DeliveryModule works
  * without this module. A webhook's `source_status` comes from TrendsModule when it is registered.
  */
 @Module({
   imports: [DatabaseUnavailableModule, AuthModule, PaginationModule, SsrfModule, CryptoModule, DeliveryModule],
-  controllers: [WebhooksController, DeliveriesController],
+  controllers: [WebhooksController, DeliveriesController, RecoverController, EventsController],
   providers: [
     dialectProvider(WebhookStore, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }),
     WebhooksService,
     DeliveriesService,
+    RecoverService,
+    EventsHistoryService,
     // Our bodies are read by us even when the host keeps Nest's body parser on.
-    ownJsonBodies(WebhooksController),
+    ownJsonBodies(WebhooksController, RecoverController),
   ],
   exports: [WebhookStore, WebhooksService],
 })
@@ -40,6 +46,6 @@ export class WebhooksModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(JsonBodyMiddleware).forRoutes(WebhooksController);
+    consumer.apply(JsonBodyMiddleware).forRoutes(WebhooksController, RecoverController);
   }
 }

@@ -34,6 +34,16 @@ class FakeWebhookStore extends WebhookStore {
   async countAll() {
     return this.rows.size;
   }
+  async subscriptionsOf(customerId: string) {
+    const out = new Map<string, { event: string; subreddit: string; since: Date }>();
+    for (const w of this.rows.values()) {
+      if (w.customerId !== customerId) continue;
+      const key = `${w.event}/${w.subreddit}`;
+      const seen = out.get(key);
+      if (!seen || w.createdAt < seen.since) out.set(key, { event: w.event, subreddit: w.subreddit, since: w.createdAt });
+    }
+    return [...out.values()];
+  }
   async findForCustomer(customerId: string, id: string) {
     const w = this.rows.get(id);
     return w && w.customerId === customerId ? { ...w } : null;

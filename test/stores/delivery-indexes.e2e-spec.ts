@@ -3,7 +3,9 @@ import { dataSourceOptions, runMigrations, schemaDrift, sqliteHandle } from '../
 import { trendhooksMigrations } from '../../src/database/features';
 import { CLAIM, CLAIM_PENDING } from '../../src/delivery/queue/sqlite/sql/claim';
 import { FAN_OUT_AT } from '../../src/delivery/queue/sqlite/sql/fan-out-state';
-import { deliveryPageQuery, HEALTH_SQL } from '../../src/delivery/queue/typeorm-delivery-queue';
+import { eventsPageSql } from '../../src/delivery/queue/postgres/sql/events-page';
+import { eventsOfSubscriptionSql } from '../../src/delivery/queue/sqlite/sql/recover';
+import { deliveryPageQuery, HEALTH_SQL, subscriptionEventsQuery } from '../../src/delivery/queue/typeorm-delivery-queue';
 import { TRENDHOOKS_ENTITIES, trendhooksEntities } from '../../src/entities';
 import { testDatabases, type TestDatabase } from '../support/databases';
 
@@ -109,6 +111,45 @@ describe.each(testDatabases())('indexes on deliveries on %s', (name, makeDb) => 
       expect(steps.filter((l) => /^SEARCH a USING INDEX idx_attempts_delivery \(delivery_id=\?\)$/.test(l))).toHaveLength(1);
     }
     expect(plan).not.toMatch(/SCAN d\b|SCAN a\b|Seq Scan/);
+  });
+
+  it("recover's walk of a subscription's events, past a position, is one range scan of idx_events_type_subreddit_created", async () => {
+    const ds = await migrated('standalone');
+    const scope = { webhookId: '01J9Z6K3W4Q8X2V7N5M1B0C9D8', customerId: 'cus_x', type: 'trends.surge', subreddit: 'rust', subscribedAt: new Date(0), since: new Date(1_000), until: new Date(9_000) };
+    const [sql, params] = subscriptionEventsQuery(ds, scope, [5_000, 'evt_x'], 501).getQueryAndParameters();
+    const plan = await planOf(ds, sql, params);
+    if (name === 'postgres') {
+      expect(plan).toMatch(/Index (Only )?Scan using idx_events_type_subreddit_created on events/);
+      expect(plan).toMatch(/Index Cond: .*created_at >= .*created_at < .*created_at >= /s);
+      expect(plan).not.toMatch(/Sort/);
+    } else {
+      expect(plan).toMatch(/SEARCH e USING COVERING INDEX idx_events_type_subreddit_created \(type=\? AND subreddit=\? AND created_at>\? AND created_at<\?\)/);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+
+  it.each([
+    ['first', null],
+    ['after', '<'],
+    ['before', '>'],
+  ] as const)("an events history page (%s) reads each subscription as one range of idx_events_type_subreddit_created, at most a page deep", async (_n, op) => {
+    const ds = await migrated('standalone');
+    const dir = op === '>' ? 'ASC' : 'DESC';
+    if (name === 'postgres') {
+      const bound = op ? `e.created_at ${op}= $4::bigint AND (e.created_at ${op} $4::bigint OR (e.created_at = $4::bigint AND e.id ${op} $5::varchar))` : '';
+      const params: unknown[] = [['trends.surge', 'trends.rising'], ['rust', 'go'], [0, 0], ...(op ? [5_000, 'evt_x'] : [])];
+      params.push(26);
+      const plan = await planOf(ds, eventsPageSql(bound, dir, `$${params.length}::int`), params);
+      expect(plan).toMatch(/Index Scan( Backward)? using idx_events_type_subreddit_created on events e/);
+      // Only the merge of the subscriptions' rows (a page each) is sorted, above the per-subscription Limit.
+      expect(plan.split('\n').filter((l) => /Sort Key/.test(l))).toHaveLength(1);
+      expect(plan).toMatch(/^Limit[\s\S]*Sort[\s\S]*Nested Loop[\s\S]*Function Scan on (unnest )?s\b[\s\S]*Limit[\s\S]*Index Scan( Backward)? using idx_events_type_subreddit_created/);
+    } else {
+      const params: unknown[] = ['trends.surge', 'rust', 0, ...(op ? [5_000, 5_000, 5_000, 'evt_x'] : []), 26];
+      const plan = await planOf(ds, eventsOfSubscriptionSql(op, dir), params);
+      expect(plan).toMatch(/SEARCH events USING INDEX idx_events_type_subreddit_created \(type=\? AND subreddit=\? AND created_at>\?( AND created_at<\?)?\)/);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    }
   });
 
   if (name === 'sqlite') {

@@ -226,6 +226,101 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await claim('worker-b', 5, 1)).toEqual([expect.objectContaining({ id, attempts: 2, lostSince: null })]);
   });
 
+  /** An event of `type` at `ms` with no delivery at all (as one skipped while its webhook was disabled). */
+  async function undelivered(ms: number, type = 'trends.rising'): Promise<string> {
+    const event = { id: `evt_${newUlid()}`, type, subreddit, payload: '{}', createdAt: at(ms) };
+    expect(await h.queue.insertEventWithDeliveries(event, [], (w) => deliveryId(event.id, w), at(ms))).toEqual({ created: true, deliveries: 0 });
+    return event.id;
+  }
+
+  it('recovers failed, cancelled and missing deliveries of a subscription once, due oldest first; leaves pending, in flight and delivered ones alone', async () => {
+    const w = await h.webhook(subreddit);
+    const failed = { status: 400, state: 'failed', webhookStatus: 'failed' } as const;
+    const tooEarly = await undelivered(-100); // before the webhook was created: never inserted
+    const done = await queued(w, 0);
+    await h.queue.recordAttempts([outcome((await claim('worker-a', 0, 1))[0], 'worker-a', 0, delivered)]);
+    const gaveUp = await queued(w, 10);
+    await h.queue.recordAttempts([outcome((await claim('worker-a', 10, 1))[0], 'worker-a', 10, failed)]);
+    const cancelled = await queued(w, 20);
+    await h.queue.cancelClaimed((await claim('worker-a', 20, 1))[0], 'worker-a', at(21));
+    const inFlight = await queued(w, 40);
+    await claim('worker-a', 40, 1);
+    const pending = await queued(w, 30);
+    const skipped = deliveryId(await undelivered(50), w.id);
+    await undelivered(60, 'trends.surge'); // another kind
+    expect([await h.delivery(gaveUp), await h.delivery(cancelled)].map((d) => d.state)).toEqual(['failed', 'cancelled']);
+
+    const scope = { webhookId: w.id, customerId: w.customerId, type: 'trends.rising', subreddit, subscribedAt: at(-50), since: at(-1000), until: at(1000) };
+    const opts = { dryRun: false, maxEvents: 100 };
+    expect(await h.queue.recover(scope, at(100), { ...opts, dryRun: true })).toEqual({ queued: 3, nextSince: null });
+    expect((await h.delivery(gaveUp)).state).toBe('failed');
+    expect(await h.queue.findForWebhook(w.id, skipped)).toBeNull();
+
+    expect(await h.queue.recover(scope, at(100), opts)).toEqual({ queued: 3, nextSince: null });
+    // Due in the events' order (one ms apart, all by now), attempts reset, the lease cleared.
+    const [a, b, c] = [await h.delivery(gaveUp), await h.delivery(cancelled), await h.delivery(skipped)];
+    expect([a, b, c].map((d) => [d.state, d.attempts, d.leaseOwner])).toEqual([['pending', 0, null], ['pending', 0, null], ['pending', 0, null]]);
+    expect(a.nextAttemptAt! < b.nextAttemptAt! && b.nextAttemptAt! < c.nextAttemptAt! && c.nextAttemptAt! <= base + 100).toBe(true);
+    expect(await h.queue.findForWebhook(w.id, skipped)).toMatchObject({ eventId: expect.stringMatching(/^evt_/), webhookId: w.id, customerId: w.customerId, createdAt: at(100) });
+    expect(await h.queue.findForWebhook(w.id, deliveryId(tooEarly, w.id))).toBeNull();
+    expect([(await h.delivery(done)).state, (await h.delivery(inFlight)).state, (await h.delivery(pending)).state]).toEqual(['delivered', 'delivering', 'pending']);
+    expect((await h.delivery(pending)).nextAttemptAt).toBe(base + 30);
+
+    // Queued once: a second recover finds them pending.
+    expect(await h.queue.recover(scope, at(101), opts)).toEqual({ queued: 0, nextSince: null });
+    // The oldest due first: a claim of two takes the failed and the cancelled one.
+    expect((await claim('worker-b', 102, 2)).map((d) => d.id).sort()).toEqual([gaveUp, cancelled].sort());
+    expect((await claim('worker-b', 102, 10)).map((d) => d.id).sort()).toEqual([skipped, pending].sort());
+    // The failed delivery's attempt log is kept.
+    expect((await h.queue.attemptsFor([gaveUp])).map((x) => x.attemptNo)).toEqual([1]);
+  });
+
+  it('recovers at most maxEvents events a call, and answers where the next call goes on; a range bounds it', async () => {
+    const w = await h.webhook(subreddit);
+    const ids: string[] = [];
+    for (const ms of [1, 2, 2, 3, 4]) ids.push(deliveryId(await undelivered(ms), w.id));
+    const scope = { webhookId: w.id, customerId: w.customerId, type: 'trends.rising', subreddit, subscribedAt: at(0), since: at(1), until: at(5) };
+    expect(await h.queue.recover(scope, at(10), { dryRun: true, maxEvents: 2 })).toEqual({ queued: 2, nextSince: at(2) });
+    expect(await h.queue.recover(scope, at(10), { dryRun: false, maxEvents: 2 })).toEqual({ queued: 2, nextSince: at(2) });
+    // Going on from next_since: what the first call queued is pending now, so it is not counted again.
+    expect(await h.queue.recover({ ...scope, since: at(2) }, at(11), { dryRun: false, maxEvents: 2 })).toEqual({ queued: 1, nextSince: at(3) });
+    expect(await h.queue.recover({ ...scope, since: at(3) }, at(12), { dryRun: false, maxEvents: 2 })).toEqual({ queued: 2, nextSince: null });
+    for (const id of ids) expect((await h.delivery(id)).state).toBe('pending');
+    // [since, until): an event at `until` is outside.
+    const last = deliveryId(await undelivered(5), w.id);
+    expect(await h.queue.recover(scope, at(13), { dryRun: false, maxEvents: 100 })).toEqual({ queued: 0, nextSince: null });
+    expect(await h.queue.findForWebhook(w.id, last)).toBeNull();
+  });
+
+  it('pages the events of several subscriptions newest first, each from its own start and since, by keyset both ways', async () => {
+    const e = async (ms: number, type = 'trends.rising', sub = subreddit) => {
+      const event = { id: `evt_${newUlid()}`, type, subreddit: sub, payload: `{"ms":${ms}}`, createdAt: at(ms) };
+      await h.queue.insertEventWithDeliveries(event, [], (w) => deliveryId(event.id, w), at(ms));
+      return event.id;
+    };
+    const other = `${subreddit}o`;
+    const r = [await e(1), await e(3), await e(5), await e(5), await e(7)];
+    const s = [await e(2, 'trends.surge', other), await e(6, 'trends.surge', other)];
+    await e(4, 'trends.velocity'); // no subscription
+    await e(4, 'trends.surge'); // a kind subscribed on the other subreddit only
+    const subs = [
+      { type: 'trends.rising', subreddit, from: at(3) },
+      { type: 'trends.surge', subreddit: other, from: at(0) },
+    ];
+    const page = async (req: Parameters<DeliveryQueue['eventsPage']>[1], since?: Date) => (await h.queue.eventsPage(subs, req, since)).map((x) => x.id);
+    const [r5a, r5b] = [r[2], r[3]].sort();
+    const newestFirst = [r[4], s[1], r5b, r5a, r[1], s[0]];
+    expect(await page({ limit: 10 })).toEqual(newestFirst);
+    expect(await page({ limit: 2 })).toEqual(newestFirst.slice(0, 3));
+    expect(await page({ limit: 2, after: [base + 5, r5b] })).toEqual(newestFirst.slice(3, 6));
+    // A prev page reads oldest first from the position (buildPage reverses it).
+    expect(await page({ limit: 2, before: [base + 5, r5a] })).toEqual([r5b, s[1], r[4]]);
+    expect(await page({ limit: 10 }, at(5))).toEqual(newestFirst.slice(0, 4));
+    const [row] = await h.queue.eventsPage(subs, { limit: 0 });
+    expect(row).toEqual({ id: r[4], type: 'trends.rising', subreddit, payload: '{"ms":7}', createdAt: at(7) });
+    expect(await h.queue.eventsPage([], { limit: 10 })).toEqual([]);
+  });
+
   it('counts due deliveries and the age of the oldest, leased rows only once their lease expired', async () => {
     const w = await h.webhook(subreddit);
     await queued(w, 0);

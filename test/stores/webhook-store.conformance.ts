@@ -76,6 +76,25 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     expect(await f.store.findForCustomer(mine, w.id)).toBeNull();
   });
 
+  it("answers a customer's distinct subscriptions, each since its oldest webhook, and no other customer's", async () => {
+    const [mine, theirs] = [await customer(), await customer()];
+    const later = new Date(AT.getTime() + 60_000);
+    for (const w of [
+      webhook(mine, { event: 'trends.surge', subreddit: 'rust', createdAt: later }),
+      webhook(mine, { event: 'trends.surge', subreddit: 'rust', createdAt: AT }),
+      webhook(mine, { event: 'trends.rising', subreddit: 'rust', createdAt: later }),
+      webhook(theirs, { event: 'trends.velocity', subreddit: 'go', createdAt: AT }),
+    ]) {
+      expect(await f.store.insertWithinQuota(w, 10)).toBe(true);
+    }
+    const subs = (await f.store.subscriptionsOf(mine)).sort((a, b) => (a.event < b.event ? -1 : 1));
+    expect(subs).toEqual([
+      { event: 'trends.rising', subreddit: 'rust', since: later },
+      { event: 'trends.surge', subreddit: 'rust', since: AT },
+    ]);
+    expect(await f.store.subscriptionsOf(await customer())).toEqual([]);
+  });
+
   it('pages newest first by id, limit + 1 rows, after and before an id', async () => {
     const c = await customer();
     const rows = Array.from({ length: 6 }, () => webhook(c));

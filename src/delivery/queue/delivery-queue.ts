@@ -1,7 +1,24 @@
 import type { PageRequest } from '../../pagination/page';
 import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
-import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, DeliveryFilter, NewEvent, QueueStats, RecordInput, RecordResult, Subscriber, WebhookHealthCounts } from './types';
+import type {
+  AttemptRecord,
+  ClaimedDelivery,
+  ClaimedWork,
+  ClaimRequest,
+  DeliveryFilter,
+  EventRow,
+  EventSubscription,
+  NewEvent,
+  QueueStats,
+  RecordInput,
+  RecordResult,
+  RecoverOptions,
+  RecoverResult,
+  RecoverScope,
+  Subscriber,
+  WebhookHealthCounts,
+} from './types';
 
 /**
  * The delivery queue lives in SQL (graphile-worker style), one implementation per database
@@ -98,11 +115,31 @@ export abstract class DeliveryQueue {
 
   abstract findForWebhook(webhookId: string, id: string): Promise<DeliveryEntity | null>;
 
-  /** The attempts of these deliveries, by delivery then attempt number. */
+  /** The attempts of these deliveries, by delivery, then in the order they started (attempt number on a tie). */
   abstract attemptsFor(deliveryIds: string[]): Promise<AttemptEntity[]>;
 
   /** Manual retry: due now, same id; a delivery in flight is left alone. Whether it was requeued. */
   abstract requeue(id: string, now: Date): Promise<boolean>;
+
+  /**
+   * Catch-up after an outage: queues once, oldest first, every event of the scope's subscription
+   * created in [since, until) that did not end delivered to this webhook. A failed or cancelled
+   * delivery goes back to pending under its own id (attempts reset, its attempt log kept); an
+   * event without a delivery row (created since the webhook was) gets one, with the id
+   * `deliveryId(event, webhook)` a fan-out would have given it. Rows pending or delivering are
+   * left alone, so a second call queues nothing twice, and what was delivered stays delivered.
+   * Due times follow the events' order. The events are walked in batches (keyset over
+   * idx_events_type_subreddit_created), never all loaded; at most `maxEvents` per call.
+   */
+  abstract recover(scope: RecoverScope, now: Date, opts: RecoverOptions): Promise<RecoverResult>;
+
+  /**
+   * The events history: the events of these subscriptions (each from its `from` on, and from
+   * `since` when given), newest first, keyset over (created_at, id); `limit + 1` rows at most.
+   * Each subscription is one range of idx_events_type_subreddit_created read at most `limit + 1`
+   * rows deep, so a page costs the same at any depth.
+   */
+  abstract eventsPage(subscriptions: readonly EventSubscription[], req: PageRequest, since?: Date): Promise<EventRow[]>;
 
   /** Queue depth and the age of the oldest due delivery, for metrics and benchmarks. */
   abstract queueStats(now: Date): Promise<QueueStats>;

@@ -3,7 +3,9 @@ import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
 import { DeliveryQueue } from './delivery-queue';
 import { InProcessWaker } from './in-process.waker';
-import type { ClaimedWork, DeliveryFilter, NewEvent, QueueStats, RecordResult, Subscriber, WebhookHealthCounts } from './types';
+import { deliveryId } from '../delivery-id';
+import { eventsKeyset, lowerBound, mergeEventRows } from './events-keyset';
+import type { ClaimedWork, DeliveryFilter, EventRow, EventSubscription, NewEvent, QueueStats, RecordResult, RecoverOptions, RecoverResult, RecoverScope, Subscriber, WebhookHealthCounts } from './types';
 
 /**
  * DeliveryQueue in memory, for the unit specs of the services above it: the outbox and the
@@ -78,7 +80,7 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
   }
 
   async attemptsFor(deliveryIds: string[]): Promise<AttemptEntity[]> {
-    return this.attempts.filter((a) => deliveryIds.includes(a.deliveryId)).sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : a.attemptNo - b.attemptNo));
+    return this.attempts.filter((a) => deliveryIds.includes(a.deliveryId)).sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : a.startedAt.getTime() - b.startedAt.getTime() || a.attemptNo - b.attemptNo));
   }
 
   async requeue(id: string, now: Date): Promise<boolean> {
@@ -92,6 +94,41 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
     const due = this.deliveries.filter((d) => (d.state === 'pending' || d.state === 'delivering') && d.nextAttemptAt && d.nextAttemptAt <= now);
     const oldest = Math.min(...due.map((d) => d.nextAttemptAt!.getTime()));
     return { due: due.length, oldestDueMs: due.length === 0 ? null : now.getTime() - oldest };
+  }
+
+  async recover(scope: RecoverScope, now: Date, opts: RecoverOptions): Promise<RecoverResult> {
+    const events = [...this.events.values()]
+      .filter((e) => e.type === scope.type && e.subreddit === scope.subreddit && e.createdAt >= scope.since && e.createdAt < scope.until)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+    let queued = 0;
+    for (const [i, e] of events.slice(0, opts.maxEvents).entries()) {
+      const id = deliveryId(e.id, scope.webhookId);
+      const dueAt = new Date(now.getTime() - opts.maxEvents + i);
+      const d = this.deliveries.find((x) => x.id === id);
+      if (d && (d.state === 'failed' || d.state === 'cancelled')) {
+        if (!opts.dryRun) Object.assign(d, { state: 'pending', attempts: 0, nextAttemptAt: dueAt, leaseOwner: null, updatedAt: now });
+        queued++;
+      } else if (!d && e.createdAt >= scope.subscribedAt) {
+        if (!opts.dryRun) {
+          this.deliveries.push({ id, eventId: e.id, webhookId: scope.webhookId, customerId: scope.customerId, state: 'pending', attempts: 0, nextAttemptAt: dueAt, leaseOwner: null, lastError: null, lastResponseCode: null, createdAt: now, updatedAt: now, deliveredAt: null });
+        }
+        queued++;
+      }
+    }
+    return { queued, nextSince: events.length > opts.maxEvents ? events[opts.maxEvents].createdAt : null };
+  }
+
+  async eventsPage(subscriptions: readonly EventSubscription[], req: PageRequest, since?: Date): Promise<EventRow[]> {
+    const { op, dir, pos } = eventsKeyset(req);
+    const beyond = (e: NewEvent) => {
+      if (!pos) return true;
+      const c = e.createdAt.getTime() - pos[0] || (e.id < pos[1] ? -1 : e.id > pos[1] ? 1 : 0);
+      return op === '<' ? c < 0 : c > 0;
+    };
+    const rows = [...this.events.values()].filter(
+      (e) => subscriptions.some((s) => s.type === e.type && s.subreddit === e.subreddit && e.createdAt.getTime() >= lowerBound(s.from, since)) && beyond(e),
+    );
+    return mergeEventRows(rows.map((e) => ({ id: e.id, type: e.type, subreddit: e.subreddit, payload: e.payload, createdAt: e.createdAt })), dir, req.limit);
   }
 
   claimDue(): Promise<ClaimedWork[]> {

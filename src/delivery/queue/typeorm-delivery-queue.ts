@@ -3,8 +3,43 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { PageRequest } from '../../pagination/page';
 import { AttemptEntity } from '../attempt.entity';
 import { DeliveryEntity } from '../delivery.entity';
+import { deliveryId } from '../delivery-id';
+import { EventEntity } from '../event.entity';
 import { DeliveryQueue } from './delivery-queue';
-import type { DeliveryFilter, QueueStats, WebhookHealthCounts } from './types';
+import type { DeliveryFilter, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
+
+/** Events recover reads and writes per round trip. */
+export const RECOVER_BATCH = 500;
+
+/** One event recover may queue: its delivery's id, whether a missing row may be inserted, when it is due. */
+export interface RecoverCandidate {
+  id: string;
+  eventId: string;
+  /** The event is not older than the webhook: a missing delivery row is written. */
+  insertable: boolean;
+  dueAt: number;
+}
+
+/**
+ * Up to `limit` events of the scope's subscription in [since, until), oldest first, after the
+ * keyset position `after` (created_at, id): one range of idx_events_type_subreddit_created.
+ */
+export function subscriptionEventsQuery(ds: DataSource, scope: RecoverScope, after: [number, string] | null, limit: number): SelectQueryBuilder<EventEntity> {
+  const qb = ds
+    .getRepository(EventEntity)
+    .createQueryBuilder('e')
+    .select('e.id', 'id')
+    .addSelect('e.created_at', 'created_at')
+    .where('e.type = :type AND e.subreddit = :subreddit AND e.created_at >= :since AND e.created_at < :until', {
+      type: scope.type,
+      subreddit: scope.subreddit,
+      since: scope.since.getTime(),
+      until: scope.until.getTime(),
+    });
+  // The redundant `created_at >= :t` keeps it one index range scan, as in deliveryPageQuery.
+  if (after) qb.andWhere('e.created_at >= :t AND (e.created_at > :t OR (e.created_at = :t AND e.id > :id))', { t: after[0], id: after[1] });
+  return qb.orderBy('e.created_at', 'ASC').addOrderBy('e.id', 'ASC').limit(limit);
+}
 
 /**
  * A page of a webhook's delivery log (see DeliveryQueue.pageForWebhook). Every bound is on
@@ -52,6 +87,45 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     super();
   }
 
+  /**
+   * The walk of DeliveryQueue.recover, the same on both databases: batches of RECOVER_BATCH
+   * events in (created_at, id) order, each written (or counted) by the dialect's recoverBatch in
+   * one transaction. Due times follow the walk, one millisecond apart and all at or before `now`
+   * (the last one `now` - maxEvents + its position): due at once, and claimed oldest first.
+   */
+  async recover(scope: RecoverScope, now: Date, opts: RecoverOptions): Promise<RecoverResult> {
+    let after: [number, string] | null = null;
+    let looked = 0;
+    let queued = 0;
+    for (;;) {
+      const take = Math.min(RECOVER_BATCH, opts.maxEvents - looked);
+      // One row beyond what fits says whether the cap, not the range, ended the walk.
+      const rows: { id: string; created_at: string | number }[] = await subscriptionEventsQuery(this.ds, scope, after, take + 1).getRawMany();
+      const batch = rows.slice(0, take);
+      if (batch.length > 0) {
+        const candidates = batch.map((e, i): RecoverCandidate => ({
+          id: deliveryId(e.id, scope.webhookId),
+          eventId: e.id,
+          insertable: Number(e.created_at) >= scope.subscribedAt.getTime(),
+          dueAt: now.getTime() - opts.maxEvents + looked + i,
+        }));
+        queued += await this.recoverBatch(scope, candidates, now, opts.dryRun);
+        looked += batch.length;
+        const last = batch[batch.length - 1];
+        after = [Number(last.created_at), last.id];
+      }
+      if (rows.length <= take) return { queued, nextSince: null };
+      if (looked >= opts.maxEvents) return { queued, nextSince: new Date(Number(rows[take].created_at)) };
+    }
+  }
+
+  /**
+   * One batch of recover, in one transaction: re-queues the candidates' failed or cancelled
+   * deliveries and inserts the missing rows of the insertable ones (never touching a row pending,
+   * delivering or delivered); or, `dryRun`, only counts them. Answers how many.
+   */
+  protected abstract recoverBatch(scope: RecoverScope, candidates: RecoverCandidate[], now: Date, dryRun: boolean): Promise<number>;
+
   async releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight', dueAt?: Date): Promise<void> {
     if (ids.length === 0) return;
     const set: QueryDeepPartialEntity<DeliveryEntity> =
@@ -83,9 +157,10 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     return this.ds.getRepository(DeliveryEntity).findOneBy({ webhookId, id });
   }
 
+  /** In the order they were made: a recovered delivery counts its attempts from 1 again, after its earlier ones. */
   attemptsFor(deliveryIds: string[]): Promise<AttemptEntity[]> {
     if (deliveryIds.length === 0) return Promise.resolve([]);
-    return this.ds.getRepository(AttemptEntity).find({ where: { deliveryId: In(deliveryIds) }, order: { deliveryId: 'ASC', attemptNo: 'ASC' } });
+    return this.ds.getRepository(AttemptEntity).find({ where: { deliveryId: In(deliveryIds) }, order: { deliveryId: 'ASC', startedAt: 'ASC', attemptNo: 'ASC' } });
   }
 
   async requeue(id: string, now: Date): Promise<boolean> {

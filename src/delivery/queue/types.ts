@@ -119,3 +119,52 @@ export interface WebhookHealthCounts {
   delivered: number;
   failingSinceDelivered: number;
 }
+
+/**
+ * What recover looks at: one webhook's subscription (its event kind and subreddit) over a
+ * half-open range [since, until) of event creation times. The caller (the webhooks API, which
+ * owns subscriptions) passes the subscription in, so the queue reads no subscription of its own.
+ */
+export interface RecoverScope {
+  webhookId: string;
+  customerId: string;
+  type: string;
+  subreddit: string;
+  /**
+   * When the webhook was created. An event before it gets no new delivery (the webhook did not
+   * subscribe then); a delivery row it has anyway (an event stamped with an earlier time) is still re-queued.
+   */
+  subscribedAt: Date;
+  since: Date;
+  until: Date;
+}
+
+export interface RecoverOptions {
+  /** Only count what would be queued. */
+  dryRun: boolean;
+  /** Events looked at per call, at most; the walk stops there and answers where to go on. */
+  maxEvents: number;
+}
+
+export interface RecoverResult {
+  /** Deliveries queued (or, dry run, that would be): re-queued rows and new ones. */
+  queued: number;
+  /** Creation time of the first event not looked at when `maxEvents` stopped the walk; null when the range was covered. */
+  nextSince: Date | null;
+}
+
+/** One subscription of a customer, as the events history reads it: its events from `from` on. */
+export interface EventSubscription {
+  type: string;
+  subreddit: string;
+  from: Date;
+}
+
+/** An event as the history shows it. */
+export interface EventRow {
+  id: string;
+  type: string;
+  subreddit: string;
+  payload: string;
+  createdAt: Date;
+}

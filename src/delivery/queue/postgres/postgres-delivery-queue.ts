@@ -2,17 +2,21 @@ import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../../database/data-source.token';
 import type { Pool, PoolConfig, QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PageRequest } from '../../../pagination/page';
 import { pgPool } from '../../../database/data-source';
 import { requireOptional } from '../../../common/optional-package';
 import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toClaimed } from '../claim-row';
-import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
+import { eventsKeyset, lowerBound, toEventRow } from '../events-keyset';
+import { RecoverCandidate, TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
-import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_SKIPPING } from './sql/claim';
 import { EMIT_TO_SUBSCRIBERS, EMIT_TO_WEBHOOKS } from './sql/emit';
+import { eventsPageSql } from './sql/events-page';
+import { RECOVER, RECOVER_COUNT } from './sql/recover';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
 import { RECORD_AND_CLAIM } from './sql/record-and-claim';
@@ -177,5 +181,30 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     const rows = await this.prepared<{ id: string }>(WEBHOOKS_EXIST, [[...new Set(ids)]]);
     const found = new Set(rows.map((r) => r.id));
     return ids.map((id) => found.has(id));
+  }
+
+  /** One statement per batch (RECOVER), on the API's pool: synchronous commit, as an outbox write. */
+  protected async recoverBatch(scope: RecoverScope, candidates: RecoverCandidate[], now: Date, dryRun: boolean): Promise<number> {
+    const ids = candidates.map((c) => c.id);
+    const insertable = candidates.map((c) => c.insertable);
+    const rows: { queued: number }[] = dryRun
+      ? await this.ds.query(RECOVER_COUNT, [ids, insertable, scope.webhookId])
+      : await this.ds.query(RECOVER, [ids, candidates.map((c) => c.eventId), insertable, candidates.map((c) => c.dueAt), scope.webhookId, scope.customerId, now.getTime()]);
+    return Number(rows[0]?.queued ?? 0);
+  }
+
+  async eventsPage(subscriptions: readonly EventSubscription[], req: PageRequest, since?: Date): Promise<EventRow[]> {
+    if (subscriptions.length === 0) return [];
+    const { op, dir, pos } = eventsKeyset(req);
+    const params: unknown[] = [subscriptions.map((s) => s.type), subscriptions.map((s) => s.subreddit), subscriptions.map((s) => lowerBound(s.from, since))];
+    let bound = '';
+    if (pos) {
+      params.push(pos[0], pos[1]);
+      // The redundant `created_at op= t` keeps each subscription's read one index range scan.
+      bound = `e.created_at ${op}= $4::bigint AND (e.created_at ${op} $4::bigint OR (e.created_at = $4::bigint AND e.id ${op} $5::varchar))`;
+    }
+    params.push(req.limit + 1);
+    const rows: Parameters<typeof toEventRow>[0][] = await this.ds.query(eventsPageSql(bound, dir, `$${params.length}::int`), params);
+    return rows.map(toEventRow);
   }
 }

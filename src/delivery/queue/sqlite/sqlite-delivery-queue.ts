@@ -7,9 +7,10 @@ import { WebhookDeliveryStatus, WebhookOutcome } from '../../status/webhook-deli
 import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toEvent, toWebhook } from '../claim-row';
-import { TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
+import { eventsKeyset, lowerBound, mergeEventRows, toEventRow } from '../events-keyset';
+import { RecoverCandidate, TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
-import type { AttemptRecord, ClaimedDelivery, ClaimedWebhook, ClaimedWork, ClaimRequest, NewEvent, RecordInput, RecordResult, Subscriber } from '../types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWebhook, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_PENDING, CLAIM_PENDING_SKIPPING, CLAIM_SKIPPING, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
 import { COMPLETE } from './sql/complete';
@@ -20,6 +21,8 @@ import { RENEW_LEASES } from './sql/renew-leases';
 import { DELIVERY_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
 import { LAST_SUBSCRIBER, SUBSCRIBERS_PAGE } from './sql/subscribers';
 import { WEBHOOKS_EXIST } from './sql/webhook-exists';
+import { DELIVERY_STATE, eventsOfSubscriptionSql, REQUEUE_FINISHED } from './sql/recover';
+import type { PageRequest } from '../../../pagination/page';
 
 /**
  * What one synchronous fan-out transaction may take, COMMIT included, before the event loop gets
@@ -71,6 +74,11 @@ function prepare(db: Database) {
     insertAttempt: db.prepare(INSERT_ATTEMPT),
     cancel: db.prepare(CANCEL),
     renew: db.prepare(RENEW_LEASES).pluck(),
+    requeueFinished: db.prepare(REQUEUE_FINISHED),
+    deliveryState: db.prepare(DELIVERY_STATE).pluck(),
+    eventsFirst: db.prepare(eventsOfSubscriptionSql(null, 'DESC')),
+    eventsAfter: db.prepare(eventsOfSubscriptionSql('<', 'DESC')),
+    eventsBefore: db.prepare(eventsOfSubscriptionSql('>', 'ASC')),
   };
 }
 
@@ -286,5 +294,42 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   private existingWebhooks(ids: string[]): boolean[] {
     const found = new Set(this.sq.existing.all(JSON.stringify([...new Set(ids)])) as string[]);
     return ids.map((id) => found.has(id));
+  }
+
+  /** One synchronous transaction per batch: nothing else in the process interleaves with it. */
+  protected async recoverBatch(scope: RecoverScope, candidates: RecoverCandidate[], now: Date, dryRun: boolean): Promise<number> {
+    const sq = this.sq;
+    const nowMs = now.getTime();
+    return this.db.transaction(() => {
+      let n = 0;
+      for (const c of candidates) {
+        if (dryRun) {
+          const state = sq.deliveryState.get(c.id, scope.webhookId) as string | undefined;
+          if ((state === undefined && c.insertable) || state === 'failed' || state === 'cancelled') n++;
+        } else if (sq.requeueFinished.run(c.dueAt, nowMs, c.id, scope.webhookId).changes > 0) {
+          n++;
+        } else if (c.insertable) {
+          n += sq.insertDelivery.run(c.id, c.eventId, scope.webhookId, scope.customerId, c.dueAt, nowMs, nowMs).changes;
+        }
+      }
+      return n;
+    })();
+  }
+
+  /**
+   * One prepared statement per subscription (each an index range read at most `limit + 1` rows
+   * deep: SQLite has no LATERAL), merged here. Synchronous, on the one connection.
+   */
+  async eventsPage(subscriptions: readonly EventSubscription[], req: PageRequest, since?: Date): Promise<EventRow[]> {
+    const { op, dir, pos } = eventsKeyset(req);
+    const stmt = !pos ? this.sq.eventsFirst : op === '<' ? this.sq.eventsAfter : this.sq.eventsBefore;
+    const rows: EventRow[] = [];
+    for (const s of subscriptions) {
+      const params: unknown[] = [s.type, s.subreddit, lowerBound(s.from, since)];
+      if (pos) params.push(pos[0], pos[0], pos[0], pos[1]);
+      params.push(req.limit + 1);
+      for (const r of stmt.all(...params) as Parameters<typeof toEventRow>[0][]) rows.push(toEventRow(r));
+    }
+    return mergeEventRows(rows, dir, req.limit);
   }
 }
