@@ -31,7 +31,7 @@ function work(n: number, over: Partial<ClaimedWork> = {}): ClaimedWork {
     webhookId: `wh_${n}`,
     attempts: 1,
     lostSince: null,
-    webhook: { id: `wh_${n}`, customerId: 'cus_1', url: `https://hooks.test/${n}`, allowNonstandardPort: false, secret: 'whsec_current', previousSecret: null, previousSecretExpiresAt: null },
+    webhook: { id: `wh_${n}`, customerId: 'cus_1', url: `https://hooks.test/${n}`, allowNonstandardPort: false, secret: 'whsec_current', previousSecret: null, previousSecretExpiresAt: null, disabled: false },
     event: { id: 'evt_1', type: 'trends.surge', subreddit: 'rust', payload: '{"n":1}', createdAt: new Date('2026-01-01T00:00:00.000Z') },
     ...over,
   };

@@ -19,7 +19,8 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     // ULIDs of increasing time: the store's id order is creation order.
     return {
       id: newUlid(ms++), customerId, url: 'https://example.com/hook', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false,
-      secret: 'enc:secret', previousSecret: null, previousSecretExpiresAt: null, createdAt: AT, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, ...over,
+      secret: 'enc:secret', previousSecret: null, previousSecretExpiresAt: null, createdAt: AT, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null,
+      disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null, ...over,
     };
   }
 
