@@ -8,10 +8,11 @@ import { clockOfSql, DisabledWebhook, failureClockSets, WebhookDeliveryStatus, W
 
 /**
  * The write of each webhook's latest outcome, as CTEs over `from` (a CTE with columns webhook_id,
- * at, status, code, clock: see clockOfSql); the failure clock moves with it. The delivery queue joins them into its outcome statement, so last_* commits
- * with the outcomes (a reader never sees a delivered delivery beside a stale webhook) at no extra
- * round trip; this module still holds the only text that writes these columns. Webhook rows are
- * locked in id order, so two workers' batches cannot deadlock on them.
+ * at, status, code, clock: see clockOfSql); the failure clock moves with it. The delivery queue
+ * joins them into its outcome statement, so last_* commits with the outcomes (a reader never
+ * sees a delivered delivery beside a stale webhook) at no extra round trip; this module still
+ * holds the only text that writes these columns. Webhook rows are locked in id order, so two
+ * workers' batches (and recordFailures) cannot deadlock on them.
  */
 export function latestOutcomeCtes(from: string): string {
   return `latest AS (
