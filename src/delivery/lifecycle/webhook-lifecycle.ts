@@ -40,10 +40,11 @@ export class WebhookLifecycle {
 
   /**
    * A failed attempt whose outcome was recorded (only those that count against the receiver:
-   * see countsAsFailure). Settles once it was counted and what it disabled was handled.
+   * see countsAsFailure). Settles once it was counted and what it disabled was handled; never rejects.
    */
   failed(failure: WebhookFailure): Promise<void> {
-    return this.failures.push(failure);
+    // The outcome is recorded already: a count that fails (the database, for now) is logged, and the next failure counts again.
+    return this.failures.push(failure).catch((err) => this.logger.error({ msg: 'counting a failed attempt failed', webhook_id: failure.webhookId, error: (err as Error).message }));
   }
 
   private async count(items: WebhookFailure[]): Promise<void> {
