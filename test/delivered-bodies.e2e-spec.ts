@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { generateWebhookSecret } from '../src/delivery/secret';
 import { generateDemoDataset } from '../src/demo/dataset';
 import { EVENT_CATALOGUE, EVENT_KINDS, TEST_EVENT_TYPE } from '../src/events/catalogue';
 import { toPostEntity } from '../src/posts/ingest.service';
@@ -27,7 +28,19 @@ describe.each(testDatabases())('every delivered body matches openapi.json on %s'
   beforeAll(async () => {
     cert = makeCert();
     rx = await Receiver.start(cert);
-    t = await startTestApp(makeDb(), { env: { SSRF_ALLOW_CIDRS: '127.0.0.1/32', DELIVERY_CA_FILE: cert.caFile, DELIVERY_POLL_INTERVAL_MS: '50' } });
+    // Receivers under /gone/ answer 410 Gone: the webhook is disabled and the operators hear of it, signed.
+    rx.behaviour = (r) => ({ status: r.path.startsWith('/gone/') ? 410 : 200 });
+    const opsSecret = generateWebhookSecret();
+    secrets.set('/ops/webhook.disabled', opsSecret);
+    t = await startTestApp(makeDb(), {
+      env: {
+        SSRF_ALLOW_CIDRS: '127.0.0.1/32',
+        DELIVERY_CA_FILE: cert.caFile,
+        DELIVERY_POLL_INTERVAL_MS: '50',
+        OPERATIONS_WEBHOOK_URL: rx.url('/ops/webhook.disabled'),
+        OPERATIONS_WEBHOOK_SECRET: opsSecret,
+      },
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -114,6 +127,15 @@ describe.each(testDatabases())('every delivered body matches openapi.json on %s'
     const bodies = checkedBodies('test');
     expect(bodies.map((b) => b.body.type)).toEqual(ids.map(() => TEST_EVENT_TYPE));
     expect(bodies.map((b) => b.body.data.webhook_id).sort()).toEqual([...ids].sort());
+  });
+
+  it("the operators' webhook.disabled, when a receiver answers 410 Gone", async () => {
+    const c = await t.customer();
+    const id = await subscribe(c.auth, 'gone', 'trends.surge', 'goneaway');
+    expect((await t.http().post(`/v1/webhooks/${id}/test`).set(c.auth)).status).toBe(202);
+    await rx.waitUntil((r) => r.some((x) => x.path.startsWith('/ops/')), 30_000, 'the operators\' notification');
+    const [notice] = checkedBodies('ops');
+    expect(notice.body).toMatchObject({ type: 'webhook.disabled', data: { id, customer_id: c.customerId, reason: 'gone' } });
   });
 
   it('covered every body openapi.json documents, and the check refuses an undocumented field', () => {

@@ -61,7 +61,7 @@ describe.each(testTargets(['express', 'fastify']).filter(([name]) => name.starts
 
   /** Sends, checks the answer against the document, and returns it. */
   async function call(
-    method: 'get' | 'post' | 'delete',
+    method: 'get' | 'post' | 'patch' | 'delete',
     template: string,
     opts: { params?: Record<string, string>; auth?: Record<string, string>; query?: Record<string, string>; body?: unknown; raw?: [string, string] } = {},
   ): Promise<Answer & { body: any }> {
@@ -101,6 +101,14 @@ describe.each(testTargets(['express', 'fastify']).filter(([name]) => name.starts
     expect((await call('get', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: id } })).status).toBe(200);
     expect((await call('get', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: 'nope' } })).status).toBe(400);
     expect((await call('get', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: ULID } })).status).toBe(404);
+
+    const paused = await call('patch', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: id }, body: { disabled: true } });
+    expect(paused.body.data).toMatchObject({ disabled: true, disabled_reason: 'manual' });
+    expect((await call('patch', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: id }, body: { disabled: false } })).body.data.disabled).toBe(false);
+    expect((await call('patch', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: id }, body: {} })).status).toBe(400);
+    expect((await call('patch', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: id }, raw: ['text/plain', 'x'] })).status).toBe(415);
+    expect((await call('patch', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: id }, body: { url: 'https://10.0.0.1/' } })).status).toBe(422);
+    expect((await call('patch', '/v1/webhooks/{webhook_id}', { auth: c.auth, params: { webhook_id: ULID }, body: { disabled: true } })).status).toBe(404);
 
     const rotated = await call('post', '/v1/webhooks/{webhook_id}/rotate-secret', { auth: c.auth, params: { webhook_id: id } });
     expect(rotated.body.data.secret).not.toBe(created.body.data.secret);

@@ -60,6 +60,9 @@ describe.each(testTargets())('webhooks API on %s', (_name, makeDb, adapter) => {
         circuit: { state: 'closed', until: null, consecutive_failures: 0 },
         // Tracked from now on, not read yet (no poller runs here).
         source_status: 'pending',
+        disabled: false,
+        disabled_reason: null,
+        disabled_at: null,
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       });
 

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  /** The webhook is disabled: resume it (PATCH {"disabled": false}) first. */
+  WEBHOOK_DISABLED: 409,
   RATE_LIMITED: 429,
   PAYLOAD_TOO_LARGE: 413,
   HEADERS_TOO_LARGE: 431,

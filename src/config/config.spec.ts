@@ -56,6 +56,37 @@ describe('loadConfig', () => {
     bad({ TRENDHOOKS_MIGRATIONS_TABLE: 'm', TRENDHOOKS_FEATURES: 'core,nope' }, /TRENDHOOKS_FEATURES: unknown feature "nope"/);
   });
 
+  it('reads WEBHOOK_DISABLE_AFTER as a duration (5 days by default, off for never), and refuses bad values', () => {
+    expect(loadConfig({}).delivery.disableAfterMs).toBe(5 * 86_400_000);
+    expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '36h' }).delivery.disableAfterMs).toBe(36 * 3_600_000);
+    expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '1.5d' }).delivery.disableAfterMs).toBe(36 * 3_600_000);
+    expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '90000' }).delivery.disableAfterMs).toBe(90_000);
+    expect(loadConfig({ WEBHOOK_DISABLE_AFTER: 'off' }).delivery.disableAfterMs).toBeNull();
+    expect(loadConfig({ WEBHOOK_DISABLE_AFTER: '0' }).delivery.disableAfterMs).toBeNull();
+    bad({ WEBHOOK_DISABLE_AFTER: 'five days' }, /WEBHOOK_DISABLE_AFTER: must be a duration/);
+    bad({ WEBHOOK_DISABLE_AFTER: '-5d' }, /WEBHOOK_DISABLE_AFTER: must be a duration/);
+    bad({ WEBHOOK_DISABLE_AFTER: '500ms' }, /WEBHOOK_DISABLE_AFTER: must be between/);
+    bad({ WEBHOOK_DISABLE_AFTER: '400d' }, /WEBHOOK_DISABLE_AFTER: must be between/);
+  });
+
+  it('reads the operators\' webhook, URL and signing secret together, never echoing the secret', () => {
+    const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({}).operations).toBeNull();
+    expect(loadConfig({ OPERATIONS_WEBHOOK_URL: 'https://ops.example.com/hook', OPERATIONS_WEBHOOK_SECRET: secret }).operations).toEqual({ webhookUrl: 'https://ops.example.com/hook', webhookSecret: secret });
+    bad({ OPERATIONS_WEBHOOK_URL: 'https://ops.example.com/hook' }, /go together/);
+    bad({ OPERATIONS_WEBHOOK_SECRET: secret }, /go together/);
+    bad({ OPERATIONS_WEBHOOK_URL: 'ftp://ops.example.com/', OPERATIONS_WEBHOOK_SECRET: secret }, /must be an absolute http\(s\) URL/);
+    let err: Error | undefined;
+    try {
+      loadConfig({ OPERATIONS_WEBHOOK_URL: 'https://ops.example.com/', OPERATIONS_WEBHOOK_SECRET: 'not-a-secret-value' });
+    } catch (e) {
+      err = e as Error;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err!.message).toMatch(/^OPERATIONS_WEBHOOK_SECRET: /);
+    expect(err!.message).not.toContain('not-a-secret-value');
+  });
+
   it('reads the SSRF resolver settings', () => {
     const c = loadConfig({
       SSRF_DNS_SERVERS: '127.0.0.1:5353, [::1]:53 10.0.0.2',

@@ -6,6 +6,8 @@ import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { DEFAULT_DELIVERY_LEASE_MS } from '../delivery/delivery.options';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { readReceiverCa } from '../delivery/transport/receiver-ca';
+import { DEFAULT_DISABLE_AFTER_MS } from '../delivery/lifecycle/disable-rule';
+import { decodeWebhookSecret } from '../delivery/secret';
 import { EncryptionKey, parseEncryptionKeys } from '../crypto/key-ring';
 import type { HostSchema } from '../database/data-source';
 import { onDatabase, type DatabaseConfig } from '../database/dialect';
@@ -71,7 +73,11 @@ export interface AppConfig {
     retrySchedule: number[] | null;
     /** The circuit breaker per customer and destination (DELIVERY_CIRCUIT_*). */
     circuit: { failures: number; throttle: number; pauseMs: number; maxPauseMs: number };
+    /** WEBHOOK_DISABLE_AFTER: how long a webhook's attempts must all fail before it is disabled; null: never (only 410 disables). */
+    disableAfterMs: number | null;
   };
+  /** OPERATIONS_WEBHOOK_URL and OPERATIONS_WEBHOOK_SECRET: where `webhook.disabled` notifications go, signed; null: nowhere. */
+  operations: { webhookUrl: string; webhookSecret: string } | null;
   trends: {
     /** REDDIT_POLLING=off: no process of this configuration polls Reddit, whatever its role. */
     polling: boolean;
@@ -228,6 +234,22 @@ export function parseRedditClients(raw: string | null, primaryId: string | null)
   return out;
 }
 
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A duration setting: whole milliseconds (as the *_MS settings take them), or a number with a unit,
+ * `ms`, `s`, `m`, `h` or `d` (`5d`, `36h`, `1.5h`); `0` or `off`: null (never).
+ */
+export function parseDuration(raw: string, min: number, max: number): number | null {
+  const s = raw.trim().toLowerCase();
+  if (s === 'off' || s === '0') return null;
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(s);
+  if (!m || (m[2] === undefined && m[1].includes('.'))) throw new Error(`must be a duration such as 5d, 36h, 90m or whole milliseconds, or off; got "${raw}"`);
+  const ms = Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']);
+  if (ms < min || ms > max) throw new Error(`must be between ${min} ms and ${max / 86_400_000} days (or off), got ${raw}`);
+  return ms;
+}
+
 export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const overrides = parsePlanRateLimits(str(env, 'PLAN_RATE_LIMITS'));
   const plans = {} as Record<Plan, PlanLimits>;
@@ -292,6 +314,19 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   if (shutdownTimeoutMs <= timeoutMs + 1000) {
     throw new ConfigError(`SHUTDOWN_TIMEOUT_MS (${shutdownTimeoutMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 1000, so attempts in flight can finish`);
   }
+  const operationsUrl = str(env, 'OPERATIONS_WEBHOOK_URL');
+  const operationsSecret = str(env, 'OPERATIONS_WEBHOOK_SECRET');
+  if ((operationsUrl === null) !== (operationsSecret === null)) throw new ConfigError('OPERATIONS_WEBHOOK_URL and OPERATIONS_WEBHOOK_SECRET go together: set both or neither');
+  if (operationsUrl !== null) {
+    let url: URL | null = null;
+    try {
+      url = new URL(operationsUrl);
+    } catch {
+      // refused below
+    }
+    if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new ConfigError(`OPERATIONS_WEBHOOK_URL must be an absolute http(s) URL, got "${operationsUrl}"`);
+    parsed('OPERATIONS_WEBHOOK_SECRET', decodeWebhookSecret);
+  }
   const redditPolling = (str(env, 'REDDIT_POLLING') ?? 'on').toLowerCase();
   if (redditPolling !== 'on' && redditPolling !== 'off') throw new ConfigError(`REDDIT_POLLING must be "on" or "off", got "${str(env, 'REDDIT_POLLING')}"`);
   const redditBaseUrl = str(env, 'REDDIT_BASE_URL') ?? 'https://www.reddit.com';
@@ -348,7 +383,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
         pauseMs: circuitPause,
         maxPauseMs: circuitMaxPause,
       },
+      disableAfterMs: str(env, 'WEBHOOK_DISABLE_AFTER') === null ? DEFAULT_DISABLE_AFTER_MS : parsed('WEBHOOK_DISABLE_AFTER', (raw) => parseDuration(raw, 1000, 365 * 86_400_000)),
     },
+    operations: operationsUrl !== null && operationsSecret !== null ? { webhookUrl: operationsUrl, webhookSecret: operationsSecret } : null,
     trends: {
       polling: redditPolling === 'on',
       trackedSubreddits: tracked,

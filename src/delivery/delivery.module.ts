@@ -28,6 +28,7 @@ import { WebhookDeliveryStatus } from './status/webhook-delivery-status';
 import { PostgresWebhookDeliveryStatus } from './status/webhook-delivery-status.postgres';
 import { SqliteWebhookDeliveryStatus } from './status/webhook-delivery-status.sqlite';
 import { SubscriptionSource, WebhookSubscriptions, WebhookTableSubscriptions } from './subscription-source';
+import { WebhookLifecycle } from './lifecycle/webhook-lifecycle';
 
 /** DeliveryModule's options (configuredModule). */
 @Module({})
@@ -38,7 +39,8 @@ class DeliveryOptionsModule extends DeliveryConfigurableModule {}
  * log, retry and test routes are the webhook API's: WebhooksModule). `DeliveryModule.forRoot({
  * worker: false })` in API-only processes; `forRoot({ subscriptions })` routes events through the
  * host's own SubscriptionSource instead of the webhooks created through the API, and `forRoot({
- * transport })` sends through the host's own DeliveryTransport instead of HTTPS. The worker's poll
+ * transport })` sends through the host's own DeliveryTransport instead of HTTPS, and `forRoot({
+ * onWebhookDisabled })` hears of each webhook the worker disables on its own (410, or failing). The worker's poll
  * uses @nestjs/schedule's registry when the host imports `ScheduleModule.forRoot()`, a plain timer
  * otherwise.
  */
@@ -60,6 +62,7 @@ class DeliveryOptionsModule extends DeliveryConfigurableModule {}
     DestinationCircuitStore,
     DestinationCircuitBreaker,
     DeliveryWorker,
+    WebhookLifecycle,
     dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
     WebhookTableSubscriptions,
     {
@@ -74,7 +77,7 @@ class DeliveryOptionsModule extends DeliveryConfigurableModule {}
     // The signing secrets' table, shown to SecretBox's startup check (it registers itself).
     EndpointSecrets,
   ],
-  exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, SubscriptionSource, WebhookSubscriptions, DeliveryEndpoints],
+  exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, WebhookLifecycle, SubscriptionSource, WebhookSubscriptions, DeliveryEndpoints],
 })
 export class DeliveryModule {
   static forRoot(options: typeof DELIVERY_OPTIONS_TYPE): DynamicModule {

@@ -4,6 +4,7 @@ import { CircuitOptions, resolveCircuitOptions } from './circuit/circuit-policy'
 import { readReceiverCa } from './transport/receiver-ca';
 import type { SubscriptionSource } from './subscription-source';
 import type { DeliveryTransport } from './transport/delivery-transport';
+import type { OnWebhookDisabled } from './lifecycle/webhook-disabled';
 
 export interface DeliveryModuleOptions {
   /** Run the worker in this process (role `worker` / `all`). Default true. */
@@ -79,6 +80,19 @@ export interface DeliveryModuleOptions {
    * connection options apply to the HTTPS transport only.
    */
   transport?: DeliveryTransport;
+  /**
+   * How long every attempt of a webhook must have failed before it is disabled (`failing`), in ms
+   * (lifecycle/disable-rule.ts: failures spread over at least 3 fifths of it, and one delivered
+   * attempt starts it again). Default 5 days; 0 or null: only a `410 Gone` answer disables.
+   */
+  disableAfterMs?: number | null;
+  /**
+   * Called once for each webhook (or host endpoint) the worker disables on its own, after its
+   * pending deliveries were cancelled: `reason` `gone` (410) or `failing`. Not awaited by the
+   * worker; a rejection is logged. The standalone's sends the operators' `webhook.disabled`
+   * notification (OPERATIONS_WEBHOOK_URL).
+   */
+  onWebhookDisabled?: OnWebhookDisabled;
 }
 
 export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS, OPTIONS_TYPE: DELIVERY_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: DELIVERY_OPTIONS_ASYNC_TYPE } =

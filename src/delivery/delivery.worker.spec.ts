@@ -8,6 +8,9 @@ import type { DestinationCircuitStore } from './circuit/destination-circuit.stor
 import { InMemoryCircuitStore } from './circuit/in-memory-circuit.store.fake';
 import { DeliveryModuleOptions, resolveDeliveryOptions } from './delivery.options';
 import { DeliveryWorker, WORKER_LOST } from './delivery.worker';
+import { SecretDecryptionError } from '../crypto/key-ring';
+import type { WebhookLifecycle } from './lifecycle/webhook-lifecycle';
+import type { WebhookFailure } from './status/webhook-delivery-status';
 import * as payload from './payload';
 import type { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
@@ -31,7 +34,7 @@ function work(n: number, over: Partial<ClaimedWork> = {}): ClaimedWork {
     webhookId: `wh_${n}`,
     attempts: 1,
     lostSince: null,
-    webhook: { id: `wh_${n}`, customerId: 'cus_1', url: `https://hooks.test/${n}`, allowNonstandardPort: false, secret: 'whsec_current', previousSecret: null, previousSecretExpiresAt: null },
+    webhook: { id: `wh_${n}`, customerId: 'cus_1', url: `https://hooks.test/${n}`, allowNonstandardPort: false, secret: 'whsec_current', previousSecret: null, previousSecretExpiresAt: null, disabled: false },
     event: { id: 'evt_1', type: 'trends.surge', subreddit: 'rust', payload: '{"n":1}', createdAt: new Date('2026-01-01T00:00:00.000Z') },
     ...over,
   };
@@ -105,8 +108,12 @@ class FakeQueue {
     this.logged.push({ deliveryId, attempt });
   }
 
-  async cancelClaimed(d: { id: string }): Promise<void> {
+  /** Why each cancel was made, by delivery id (undefined: no reason given). */
+  cancelReasons = new Map<string, string | undefined>();
+
+  async cancelClaimed(d: { id: string }, _owner?: string, _now?: Date, lastError?: string): Promise<void> {
     this.cancelled.push(d.id);
+    this.cancelReasons.set(d.id, lastError);
   }
 
   /** The due times given with released rows (a destination's or a circuit's deferral). */
@@ -203,10 +210,15 @@ describe('DeliveryWorker', () => {
     await Promise.all(workers.splice(0).map((w) => w.onModuleDestroy()));
   });
 
+  /** What the worker reported to the failure lifecycle (see WebhookLifecycle.failed). */
+  let failures: WebhookFailure[] = [];
+
   function worker(options: Partial<DeliveryModuleOptions> = {}, secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox): DeliveryWorker {
     const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, fairReserve: 0, ...options };
     const breaker = new DestinationCircuitBreaker(circuits as unknown as DestinationCircuitStore, clock, opts);
-    const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox, breaker);
+    failures = [];
+    const lifecycle = { failed: async (f: WebhookFailure) => void failures.push(f) } as unknown as WebhookLifecycle;
+    const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox, breaker, undefined, undefined, lifecycle);
     workers.push(w);
     return w;
   }
@@ -537,6 +549,15 @@ describe('DeliveryWorker', () => {
       expect(queue.records[0].d.id).toBe(work(2).id);
     });
 
+    it('cancels a claim of a disabled webhook without asking the transport, saying why', async () => {
+      queue.due = [work(1, { webhook: { ...work(1).webhook!, disabled: true } }), work(2)];
+      const w = worker();
+      await run(w);
+      await until(() => queue.cancelled.length === 1 && queue.records.length === 1, 'one cancel, one outcome');
+      expect(queue.cancelReasons.get(work(1).id)).toBe('webhook_disabled');
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
+    });
+
     it('cancels a claim whose webhook or event row is gone without asking the transport', async () => {
       queue.due = [work(1, { webhook: null }), work(2, { event: null })];
       const w = worker();
@@ -544,6 +565,32 @@ describe('DeliveryWorker', () => {
       await until(() => queue.cancelled.length === 2, 'two cancels');
       expect(transport.inFlight + transport.sent.length).toBe(0);
       expect(queue.records).toEqual([]);
+    });
+  });
+
+  describe('failure lifecycle', () => {
+    const answerWith = (statusCode: number): SendOutcome => ({ kind: 'permanent', stage: 'after_response', errorClass: `http_${statusCode}`, statusCode, excerpt: null, retryAfterMs: null, durationMs: 3 });
+
+    it('reports each recorded failure of the receiver, a 410 as gone, and neither a delivered attempt nor one without a send', async () => {
+      transport.answer = (req) => (req.deliveryId === work(1).id ? answerWith(410) : req.deliveryId === work(2).id ? answerWith(500) : delivered());
+      queue.due = [work(1), work(2), work(3)];
+      const w = worker({ retryScheduleSeconds: [] });
+      await run(w);
+      await until(() => queue.records.length === 3 && failures.length === 2, 'three outcomes, two failures');
+      expect(failures.sort((a, b) => a.webhookId.localeCompare(b.webhookId))).toEqual([
+        { webhookId: 'wh_1', at: expect.any(Date), gone: true },
+        { webhookId: 'wh_2', at: expect.any(Date), gone: false },
+      ]);
+    });
+
+    it('does not count an attempt whose stored secret could not be read (nothing was sent)', async () => {
+      const broken = { decrypt: () => { throw new SecretDecryptionError('damaged'); } } as unknown as SecretBox;
+      queue.due = [work(1)];
+      const w = worker({}, broken);
+      await run(w);
+      await until(() => queue.records.length === 1, 'the outcome');
+      expect(queue.records[0].rec.attempt.errorClass).toBe('secret_unreadable');
+      expect(failures).toEqual([]);
     });
   });
 

@@ -20,6 +20,8 @@ import { DeliveryTransport, SendFailure, SendOutcome } from './transport/deliver
 import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
 import { destinationOf } from './destination';
 import { DESTINATION_BUSY_DEFER_MS, WorkerSlots } from './slots/worker-slots';
+import { countsAsFailure } from './lifecycle/disable-rule';
+import { WEBHOOK_DISABLED, WebhookLifecycle } from './lifecycle/webhook-lifecycle';
 
 export { destinationOf };
 
@@ -140,6 +142,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly circuits: DestinationCircuitBreaker,
     @Optional() private readonly scheduler?: SchedulerRegistry,
     @Optional() private readonly metrics?: Metrics,
+    // Absent only where a test builds the worker by hand: no auto-disable then.
+    @Optional() private readonly lifecycle?: WebhookLifecycle,
   ) {
     this.opts = resolveDeliveryOptions(options);
     this.minClaim = Math.max(1, Math.min(this.opts.batchSize, Math.floor(this.opts.concurrency / 4)));
@@ -415,6 +419,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async attempt(d: ClaimedWork, bodies: Map<string, (webhookId: string) => string>): Promise<void> {
     const { webhook, event } = d;
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
+    // Disabled after this delivery was queued (a retry, or a race with the pause): never attempted.
+    if (webhook.disabled) return this.repo.cancelClaimed(d, this.owner, this.clock.now(), WEBHOOK_DISABLED);
     if (d.lostSince && (await this.recordLostAttempt(d))) return;
     // This customer's circuit for the destination (circuit/): while it is open, or throttled and
     // busy, the delivery is put off, its charge given back and its slot freed.
@@ -477,6 +483,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const held = await this.outcomes.push({ d, owner: this.owner, rec, now });
     if (!held) this.logger.warn(`delivery ${d.id}: lease lost during the attempt; the new owner decides its state`);
+    // Counted once its outcome is recorded (the failure clock moved with it): a 410 disables, a long outage may.
+    else if (outcome.kind !== 'delivered' && countsAsFailure(outcome.errorClass) && this.lifecycle) {
+      await this.lifecycle.failed({ webhookId: webhook.id, at: startedAt, gone: statusCode === 410 });
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import type { EventKind } from '../events/catalogue';
 import type { Subscriber } from './queue/types';
 import { WebhookEntity } from './webhook.entity';
@@ -60,11 +60,11 @@ export class WebhookTableSubscriptions extends SubscriptionSource implements Web
   }
 
   /**
-   * The same rows the fused emit path finds (EventsService does not call this for the built-in
-   * source: the queue's insert statement joins the table itself).
+   * The same rows the fused emit path finds, disabled webhooks left out (EventsService does not
+   * call this for the built-in source: the queue's insert statement joins the table itself).
    */
   async subscribers(event: RoutedEvent): Promise<SubscribedEndpoint[]> {
-    const rows = await this.ds.getRepository(WebhookEntity).find({ select: { id: true, customerId: true }, where: { event: event.type, subreddit: event.subreddit } });
+    const rows = await this.ds.getRepository(WebhookEntity).find({ select: { id: true, customerId: true }, where: { event: event.type, subreddit: event.subreddit, disabledAt: IsNull() } });
     return rows.map((r) => ({ id: r.id, customerId: r.customerId }));
   }
 

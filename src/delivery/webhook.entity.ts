@@ -5,6 +5,10 @@ import type { SecretPlace } from '../crypto/key-ring';
 
 export type WebhookLastStatus = 'delivered' | 'retrying' | 'failed';
 
+/** Why a webhook gets no deliveries: its owner paused it, its receiver answered 410 Gone, or it kept failing (see lifecycle/disable-rule.ts). */
+export const DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
 @Entity('webhooks')
 // Keyset pages of one customer's webhooks walk this index (id is a time-ordered ULID).
 @Index('idx_webhooks_customer_id', ['customerId', 'id'])
@@ -55,6 +59,29 @@ export class WebhookEntity {
 
   @Column({ type: 'integer', name: 'last_response_code', nullable: true })
   lastResponseCode: number | null;
+
+  /** Set while the webhook is disabled (paused or auto-disabled): fan-out skips it and its pending deliveries are cancelled. */
+  @TimestampColumn({ name: 'disabled_at', nullable: true })
+  disabledAt: Date | null;
+
+  @Column({ type: 'varchar', length: 16, name: 'disabled_reason', nullable: true })
+  disabledReason: DisabledReason | null;
+
+  /**
+   * The failure clock of the auto-disable rule (lifecycle/disable-rule.ts): the start of the first
+   * counted failed attempt since the last delivered one (or the last resume); null while the last
+   * counted attempt was delivered.
+   */
+  @TimestampColumn({ name: 'failing_since', nullable: true })
+  failingSince: Date | null;
+
+  /** Distinct periods (a fifth of WEBHOOK_DISABLE_AFTER each, counted from failingSince) in which attempts failed. */
+  @Column({ type: 'integer', name: 'failure_periods', default: 0 })
+  failurePeriods: number;
+
+  /** The newest of those periods (its index from failingSince); null when none was counted yet. */
+  @Column({ type: 'integer', name: 'last_failure_period', nullable: true })
+  lastFailurePeriod: number | null;
 }
 
 /** The webhook secret columns, as named in the table. */
@@ -73,5 +100,17 @@ export type NewWebhookRow = Pick<WebhookEntity, 'id' | 'customerId' | 'url' | 'e
 
 /** A webhook row as created, by the webhook API (POST /v1/webhooks) or a host's DeliveryEndpoints.register. */
 export function newWebhookRow(fields: NewWebhookRow): WebhookEntity {
-  return { ...fields, previousSecret: null, previousSecretExpiresAt: null, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null };
+  return {
+    ...fields,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    lastDeliveryAt: null,
+    lastStatus: null,
+    lastResponseCode: null,
+    disabledAt: null,
+    disabledReason: null,
+    failingSince: null,
+    failurePeriods: 0,
+    lastFailurePeriod: null,
+  };
 }

@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { WEBHOOK_DISABLED_TYPE } from '../delivery/lifecycle/webhook-disabled';
 import { BodyValidationPipe } from '../common/validation';
 import { deliveryWebhooks } from '../openapi/document';
 import { applyOpenApiMetadata } from '../openapi/swagger';
@@ -37,16 +38,16 @@ describe('what derives from the event catalogue', () => {
     });
   });
 
-  it("the OpenAPI document's webhooks section has one delivery per kind, with its schema and example, then the test event's", () => {
+  it("the OpenAPI document's webhooks section has one delivery per kind, with its schema and example, then the test event's, then the operators' webhook.disabled", () => {
     const doc = { components: { schemas: {} } } as unknown as OpenAPIObject;
     const webhooks = deliveryWebhooks(doc) as Record<string, { post: { summary: string; requestBody: { content: { 'application/json': { example: unknown } } } } }>;
-    expect(Object.keys(webhooks)).toEqual([...EVENT_KINDS, TEST_EVENT.type]);
+    expect(Object.keys(webhooks)).toEqual([...EVENT_KINDS, TEST_EVENT.type, WEBHOOK_DISABLED_TYPE]);
     for (const kind of EVENT_KINDS) {
       expect(webhooks[kind].post.summary).toBe(`${kind}: ${EVENT_CATALOGUE[kind].summary}`);
       expect(webhooks[kind].post.requestBody.content['application/json'].example).toEqual(EVENT_CATALOGUE[kind].example);
     }
     expect(webhooks[TEST_EVENT.type].post.requestBody.content['application/json'].example).toEqual(TEST_EVENT.example);
-    expect(Object.keys(doc.components!.schemas!)).toHaveLength(EVENT_KINDS.length + 1);
+    expect(Object.keys(doc.components!.schemas!)).toHaveLength(EVENT_KINDS.length + 2);
   });
 
   describe('webhook validation', () => {

@@ -33,6 +33,7 @@ export class Metrics {
   private readonly deliveries: Counter<'outcome'>;
   private readonly attemptDuration: Histogram<'outcome'>;
   private readonly events: Counter<'type'>;
+  private readonly webhooksDisabled: Counter<'reason'>;
   private readonly pollerErrors: Counter<'subreddit'>;
 
   constructor(@Inject(METRICS_OPTIONS) options: MetricsModuleOptions) {
@@ -54,6 +55,7 @@ export class Metrics {
       registers,
     });
     this.events = new Counter({ name: 'trendhooks_events_total', help: 'Events written (and fanned out) by type', labelNames: ['type'], registers });
+    this.webhooksDisabled = new Counter({ name: 'trendhooks_webhooks_disabled_total', help: 'Webhooks disabled automatically, by reason (gone: 410; failing)', labelNames: ['reason'], registers });
     this.pollerErrors = new Counter({ name: 'trendhooks_poller_errors_total', help: 'Failed polls of a subreddit', labelNames: ['subreddit'], registers });
     // Created at once so every series exists from the first scrape (rate() needs the zero).
     for (const outcome of ['delivered', 'transient', 'permanent'] as const) this.deliveries.inc({ outcome }, 0);
@@ -101,6 +103,11 @@ export class Metrics {
 
   eventEmitted(type: string): void {
     this.events.inc({ type });
+  }
+
+  /** A webhook the worker disabled on its own (`gone` or `failing`). */
+  webhookDisabled(reason: string): void {
+    this.webhooksDisabled.inc({ reason });
   }
 
   pollerError(subreddit: string): void {

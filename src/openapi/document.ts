@@ -17,6 +17,7 @@ export interface OpenApiDocument {
 import { BEARER, HEADER } from './decorators';
 import { applyOpenApiMetadata, loadSwagger } from './swagger';
 import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, TEST_EVENT, testEventBodySchema } from '../events/catalogue';
+import { WEBHOOK_DISABLED_TYPE, webhookDisabledBodySchema } from '../delivery/lifecycle/webhook-disabled';
 
 const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
 
@@ -184,7 +185,17 @@ function deliveredBodies(): DeliveredBody[] {
       'POSTed to one webhook when its owner asks (`POST /v1/webhooks/{webhook_id}/test`), whatever event it subscribes to, signed and retried as any delivery. `subreddit` is the webhook\'s.',
     schema: testEventBodySchema(),
   };
-  return [...trends, test];
+  const disabled = {
+    type: WEBHOOK_DISABLED_TYPE,
+    name: 'WebhookDisabledEvent',
+    operationId: 'webhook_disabled_event',
+    summary: `${WEBHOOK_DISABLED_TYPE}: a webhook was disabled automatically (operators only)`,
+    description:
+      'POSTed to `OPERATIONS_WEBHOOK_URL` (signed with `OPERATIONS_WEBHOOK_SECRET`), never to a customer, when trendhooks disables a webhook on its own: its receiver answered `410 Gone`, ' +
+      'or every attempt failed for `WEBHOOK_DISABLE_AFTER`. A few attempts, best effort; host apps get `DeliveryModule.forRoot({ onWebhookDisabled })` with `data` instead.',
+    schema: webhookDisabledBodySchema(),
+  };
+  return [...trends, test, disabled];
 }
 
 /**

@@ -56,7 +56,7 @@ export class DeliveriesController {
   @ApiErrorResponses({
     400: '`VALIDATION_ERROR`: `webhook_id` or `delivery_id` is malformed.',
     404: "`NOT_FOUND`: no such webhook or delivery, or another customer's.",
-    409: '`CONFLICT`: an attempt of this delivery is in flight.',
+    409: '`CONFLICT`: an attempt of this delivery is in flight; `WEBHOOK_DISABLED`: the webhook is disabled (resume it first).',
   })
   async retry(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Param('delivery_id') deliveryId: string, @RequestId() requestId: string) {
     return envelope(requestId, await this.deliveries.retry(caller, webhookId, deliveryId));
@@ -66,7 +66,11 @@ export class DeliveriesController {
   @HttpCode(202)
   @ApiOperation({ operationId: 'sendTestEvent', summary: 'Send a test event', description: 'A `webhook.test` event, delivered to this webhook only.' })
   @ApiEnvelopeResponse(202, TestDeliveryResource, 'TestDelivery', 'The test event and its delivery, queued.')
-  @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
+  @ApiErrorResponses({
+    400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.',
+    404: "`NOT_FOUND`: no such webhook, or another customer's.",
+    409: '`WEBHOOK_DISABLED`: the webhook is disabled (resume it first).',
+  })
   async test(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @RequestId() requestId: string) {
     return envelope(requestId, await this.deliveries.sendTest(caller, webhookId));
   }

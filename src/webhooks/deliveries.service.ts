@@ -74,9 +74,17 @@ export class DeliveriesService {
     }
   }
 
+  /** A disabled webhook sends nothing: a test or a retry would only end `cancelled`. */
+  private refuseDisabled(w: WebhookEntity): void {
+    if (w.disabledAt) {
+      throw new AppError('WEBHOOK_DISABLED', `webhook ${w.id} is disabled (${w.disabledReason ?? 'manual'}); resume it with PATCH /v1/webhooks/${w.id} {"disabled": false} first`);
+    }
+  }
+
   /** Re-queues a delivery now, under the same id (receivers deduplicate on it). */
   async retry(caller: TrendhooksPrincipal, rawWebhookId: string, rawDeliveryId: string): Promise<DeliveryResource> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
+    this.refuseDisabled(w);
     await this.consumeSend(caller);
     const id = rawDeliveryId.toLowerCase();
     if (!DELIVERY_ID_RE.test(id)) throw new AppError('VALIDATION_ERROR', 'delivery_id must be msg_ followed by 26 Crockford base32 characters (0-9 and a-z without i, l, o, u)');
@@ -92,6 +100,7 @@ export class DeliveriesService {
   /** Sends a `webhook.test` event to this webhook only. */
   async sendTest(caller: TrendhooksPrincipal, rawWebhookId: string): Promise<{ event_id: string; delivery_id: string }> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
+    this.refuseDisabled(w);
     await this.consumeSend(caller);
     const res = await this.events.emitTest({ id: w.id, customerId: w.customerId, subreddit: w.subreddit });
     return { event_id: res.event_id, delivery_id: deliveryId(res.event_id, w.id) };

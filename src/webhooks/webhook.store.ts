@@ -1,10 +1,18 @@
 import type { PageRequest } from '../pagination/page';
-import type { WebhookEntity } from '../delivery/webhook.entity';
+import type { DisabledReason, WebhookEntity } from '../delivery/webhook.entity';
 
 export type WebhookSecrets = Pick<WebhookEntity, 'secret' | 'previousSecret'>;
 
-/** What a list page holds of a webhook: everything its resource shows, never the secrets. */
-export type WebhookListItem = Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>;
+/** What a list page holds of a webhook: everything its resource shows, never the secrets nor the failure clock. */
+export type WebhookListItem = Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince' | 'failurePeriods' | 'lastFailurePeriod'>;
+
+/** A PATCH of a webhook, as stored: only the fields given change. */
+export interface WebhookPatch {
+  url?: string;
+  allowNonstandardPort?: boolean;
+  /** Disabled (manual) with its time, or resumed (null): resuming also restarts the failure clock. */
+  disabled?: { at: Date; reason: DisabledReason } | null;
+}
 
 /** One subscription of a customer (an event kind and a subreddit) and when its first webhook was created. */
 export interface CustomerSubscription {
@@ -43,6 +51,13 @@ export abstract class WebhookStore {
    * happened meanwhile wins, and the re-encrypt command simply finds that row current next time.
    */
   abstract replaceSecrets(id: string, before: WebhookSecrets, after: WebhookSecrets): Promise<boolean>;
+
+  /**
+   * Applies a PATCH to the customer's webhook; the row as it is afterwards, or null when it is not the
+   * customer's. Disabling keeps an earlier disable's time and reason (a paused webhook that was
+   * already auto-disabled stays `gone`/`failing`).
+   */
+  abstract updateForCustomer(customerId: string, id: string, patch: WebhookPatch): Promise<WebhookEntity | null>;
 
   /** Deletes the customer's webhook if it exists; another customer's row is never touched. */
   abstract deleteForCustomer(customerId: string, id: string): Promise<boolean>;

@@ -2,10 +2,10 @@ import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from '../delivery/webhook.entity';
-import { CustomerSubscription, WebhookListItem, WebhookSecrets, WebhookStore } from './webhook.store';
+import { CustomerSubscription, WebhookListItem, WebhookPatch, WebhookSecrets, WebhookStore } from './webhook.store';
 
 /** The columns of a list page (no secrets), in the order listItemFromRaw reads them. */
-export const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code';
+export const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code, disabled_at, disabled_reason';
 
 export interface WebhookListRow {
   id: string;
@@ -18,10 +18,12 @@ export interface WebhookListRow {
   last_delivery_at: string | number | null;
   last_status: WebhookListItem['lastStatus'];
   last_response_code: number | null;
+  disabled_at: string | number | null;
+  disabled_reason: WebhookListItem['disabledReason'];
 }
 
 /** LIST_COLUMNS one by one, in order: where listItemFromRaw reads each. */
-const LIST_COLUMN_NAMES: readonly (keyof WebhookListRow)[] = ['id', 'url', 'event', 'subreddit', 'allow_nonstandard_port', 'created_at', 'last_delivery_at', 'last_status', 'last_response_code'];
+const LIST_COLUMN_NAMES: readonly (keyof WebhookListRow)[] = ['id', 'url', 'event', 'subreddit', 'allow_nonstandard_port', 'created_at', 'last_delivery_at', 'last_status', 'last_response_code', 'disabled_at', 'disabled_reason'];
 if (LIST_COLUMNS !== LIST_COLUMN_NAMES.join(', ')) throw new Error(`webhooks list columns changed: ${LIST_COLUMNS}`);
 
 /**
@@ -39,6 +41,8 @@ export function listItemFromRaw(v: unknown[]): WebhookListItem {
     lastDeliveryAt: v[6] === null ? null : new Date(Number(v[6])),
     lastStatus: v[7] as WebhookListItem['lastStatus'],
     lastResponseCode: v[8] as number | null,
+    disabledAt: v[9] === null ? null : new Date(Number(v[9])),
+    disabledReason: v[10] as WebhookListItem['disabledReason'],
   };
 }
 
@@ -123,6 +127,25 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
       { secret: after.secret, previousSecret: after.previousSecret },
     );
     return (res.affected ?? 0) > 0;
+  }
+
+  async updateForCustomer(customerId: string, id: string, patch: WebhookPatch): Promise<WebhookEntity | null> {
+    return this.ds.transaction(async (em) => {
+      const repo = em.getRepository(WebhookEntity);
+      const row = await repo.findOneBy({ customerId, id });
+      if (!row) return null;
+      const next: Partial<WebhookEntity> = {};
+      if (patch.url !== undefined) next.url = patch.url;
+      if (patch.allowNonstandardPort !== undefined) next.allowNonstandardPort = patch.allowNonstandardPort;
+      if (patch.disabled === null && row.disabledAt !== null) {
+        // Resumed: the failure clock starts again, so an old outage cannot disable it at the first failure.
+        Object.assign(next, { disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
+      } else if (patch.disabled && row.disabledAt === null) {
+        Object.assign(next, { disabledAt: patch.disabled.at, disabledReason: patch.disabled.reason });
+      }
+      if (Object.keys(next).length > 0) await repo.update({ customerId, id }, next);
+      return { ...row, ...next };
+    });
   }
 
   async deleteForCustomer(customerId: string, id: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '../openapi/swagger';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { PrincipalGuard } from '../auth/principal.guard';
@@ -9,6 +9,7 @@ import { BodyValidationPipe } from '../common/validation';
 import { ApiEmptyResponse, ApiEnvelopeResponse, ApiErrorResponses, ApiListQuery, ApiV1Controller, ApiWebhookIdParam } from '../openapi/decorators';
 import type { ListQuery } from '../pagination/pagination.service';
 import { CreateWebhookDto, CreateWebhookInput } from './dto/create-webhook.dto';
+import { UpdateWebhookDto, UpdateWebhookInput } from './dto/update-webhook.dto';
 import { WebhookResource, WebhookWithSecretResource } from './dto/webhook.resource';
 import { WebhooksService } from './webhooks.service';
 
@@ -57,6 +58,34 @@ export class WebhooksController {
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.', 404: "`NOT_FOUND`: no such webhook, or another customer's." })
   async get(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') id: string, @RequestId() requestId: string) {
     return envelope(requestId, await this.webhooks.get(caller, id));
+  }
+
+  @Patch(':webhook_id')
+  @ApiOperation({
+    operationId: 'updateWebhook',
+    summary: 'Change, pause or resume a webhook',
+    description:
+      'Any of `url`, `allow_nonstandard_port` and `disabled`. `{"disabled": true}` pauses it: no new deliveries (its events are still recorded), its pending deliveries end `cancelled`. ' +
+      '`{"disabled": false}` resumes it, also after trendhooks disabled it (`gone`, `failing`). Never with its secret.',
+  })
+  @ApiWebhookIdParam()
+  @ApiBody({ type: UpdateWebhookDto })
+  @ApiEnvelopeResponse(200, WebhookResource, 'Webhook', 'The webhook as it is now.')
+  @ApiErrorResponses({
+    400: '`VALIDATION_ERROR` (`webhook_id` is not a ULID; no field given; a field of the wrong type, unknown or with a bad value; the message names it) or `INVALID_JSON`.',
+    404: "`NOT_FOUND`: no such webhook, or another customer's.",
+    413: '`PAYLOAD_TOO_LARGE`: the body is over 64 KiB.',
+    415: '`UNSUPPORTED_MEDIA_TYPE`: the body is not `application/json`.',
+    422: '`WEBHOOK_DESTINATION_BLOCKED`: the new URL (or the URL with the new `allow_nonstandard_port`) fails the SSRF policy, its host does not resolve, or its DNS lookup failed or timed out.',
+    429: "`RATE_LIMITED`: over the plan's requests per minute, or too many of the customer's DNS lookups in progress at once; retry after `Retry-After` seconds.",
+  })
+  async update(
+    @CurrentPrincipal() caller: TrendhooksPrincipal,
+    @Param('webhook_id') id: string,
+    @Body(new BodyValidationPipe(UpdateWebhookDto)) body: UpdateWebhookInput,
+    @RequestId() requestId: string,
+  ) {
+    return envelope(requestId, await this.webhooks.update(caller, id, body));
   }
 
   @Post(':webhook_id/rotate-secret')

@@ -15,7 +15,7 @@ import { InMemoryCircuitStore } from '../delivery/circuit/in-memory-circuit.stor
 import type { DeliveryEntity } from '../delivery/delivery.entity';
 import { InMemoryDeliveryQueue } from '../delivery/queue/in-memory-delivery-queue.fake';
 import { WebhookEntity, webhookSecretPlace } from '../delivery/webhook.entity';
-import { WebhookSecrets, WebhookStore } from './webhook.store';
+import { WebhookPatch, WebhookSecrets, WebhookStore } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
 
 const NOW = new Date(Date.UTC(2025, 0, 1));
@@ -67,6 +67,15 @@ class FakeWebhookStore extends WebhookStore {
   }
   async deleteForCustomer(customerId: string, id: string) {
     return (await this.findForCustomer(customerId, id)) !== null && this.rows.delete(id);
+  }
+  async updateForCustomer(customerId: string, id: string, patch: WebhookPatch) {
+    const row = this.rows.get(id);
+    if (!row || row.customerId !== customerId) return null;
+    if (patch.url !== undefined) row.url = patch.url;
+    if (patch.allowNonstandardPort !== undefined) row.allowNonstandardPort = patch.allowNonstandardPort;
+    if (patch.disabled === null && row.disabledAt !== null) Object.assign(row, { disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
+    else if (patch.disabled && row.disabledAt === null) Object.assign(row, { disabledAt: patch.disabled.at, disabledReason: patch.disabled.reason });
+    return { ...row };
   }
   async insertWithinQuota(row: WebhookEntity, max: number) {
     if (this.loseNextInsert || (await this.countForCustomer(row.customerId)) >= max) return (this.loseNextInsert = false);
@@ -273,7 +282,7 @@ describe('WebhooksService', () => {
       const stale = [newUlid(), newUlid(), newUlid()].sort();
       for (const id of stale) {
         const enc = oldBox.encrypt(`whsec_${id}`, webhookSecretPlace(id, 'secret'));
-        await store.insertWithinQuota({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret: enc, previousSecret: null, previousSecretExpiresAt: null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null }, 100);
+        await store.insertWithinQuota({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret: enc, previousSecret: null, previousSecretExpiresAt: null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null }, 100);
       }
       const current = await service.create(alice, input);
       store.losingReplaces.add(stale[1]);
@@ -294,7 +303,7 @@ describe('WebhooksService', () => {
       secrets = new SecretBox({ keys: [generateEncryptionKey(), oldKey] }, undefined as never);
       build();
       const [good, badSecret, badPrevious] = [newUlid(), newUlid(), newUlid()].sort();
-      const row = (id: string, secret: string, previousSecret: string | null): WebhookEntity => ({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret, previousSecret, previousSecretExpiresAt: previousSecret ? NOW : null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null });
+      const row = (id: string, secret: string, previousSecret: string | null): WebhookEntity => ({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret, previousSecret, previousSecretExpiresAt: previousSecret ? NOW : null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
       const enc = (id: string, column: 'secret' | 'previous_secret') => oldBox.encrypt(`whsec_${id}_${column}`, webhookSecretPlace(id, column));
       await store.insertWithinQuota(row(good, enc(good, 'secret'), enc(good, 'previous_secret')), 100);
       // Another row's value, and a value moved from one column to the other.

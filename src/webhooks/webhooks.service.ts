@@ -17,6 +17,8 @@ import { generateWebhookSecret } from '../delivery/secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
+import { UPDATE_WEBHOOK_FIELDS, UpdateWebhookInput } from './dto/update-webhook.dto';
+import { WEBHOOK_DISABLED } from '../delivery/lifecycle/webhook-lifecycle';
 import type { CircuitRow } from '../delivery/circuit/circuit-policy';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from '../delivery/webhook.entity';
@@ -115,6 +117,42 @@ export class WebhooksService {
     const circuit = await this.circuitsOf(caller.tenantId, [row.url]);
     const health = await this.healthOf([row.id]);
     return toWebhookResource(row, { health: health(row.id), circuit: circuit(row.url), sourceStatus: await this.sourceStatus(row.subreddit) });
+  }
+
+  /**
+   * Changes the destination, the port flag, or pauses/resumes the webhook. A new URL (or a changed
+   * port flag) passes the SSRF policy as at create. Pausing cancels the pending deliveries (the
+   * events stay recorded, for recovery); resuming clears the reason and restarts the failure clock.
+   */
+  async update(caller: TrendhooksPrincipal, rawId: string, dto: UpdateWebhookInput): Promise<WebhookResource> {
+    const id = parseWebhookId(rawId);
+    if (!UPDATE_WEBHOOK_FIELDS.some((f) => dto[f] !== undefined)) {
+      throw new AppError('VALIDATION_ERROR', `the body must set at least one of ${UPDATE_WEBHOOK_FIELDS.join(', ')}`);
+    }
+    const row = await this.webhooks.findForCustomer(caller.tenantId, id);
+    if (!row) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
+    let url: string | undefined;
+    const allowNonstandardPort = dto.allow_nonstandard_port ?? row.allowNonstandardPort;
+    if (dto.url !== undefined || allowNonstandardPort !== row.allowNonstandardPort) {
+      const dest = await this.ssrf.checkUrl(dto.url ?? row.url, {
+        allowNonstandardPort,
+        customerId: caller.tenantId,
+        privateGrants: () => this.privateDestinations.forCustomer(caller.tenantId),
+      });
+      url = dest.url.href;
+    }
+    const now = this.clock.now();
+    const updated = await this.webhooks.updateForCustomer(caller.tenantId, id, {
+      url,
+      allowNonstandardPort: dto.allow_nonstandard_port,
+      disabled: dto.disabled === undefined ? undefined : dto.disabled ? { at: now, reason: 'manual' } : null,
+    });
+    // Deleted meanwhile.
+    if (!updated) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
+    if (dto.disabled === true) await this.deliveries.cancelPendingForWebhook(id, now, WEBHOOK_DISABLED);
+    const circuit = await this.circuitsOf(caller.tenantId, [updated.url]);
+    const health = await this.healthOf([updated.id]);
+    return toWebhookResource(updated, { health: health(updated.id), circuit: circuit(updated.url), sourceStatus: await this.sourceStatus(updated.subreddit) });
   }
 
   /**

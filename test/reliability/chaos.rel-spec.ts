@@ -12,7 +12,7 @@ import { sleep, TestCert } from '../support/receiver';
 /**
  * Receiver chaos: a real worker process (`trendhooks serve --role worker`) sends 512 deliveries
  * to a real HTTPS receiver that answers each request at random — 2xx, slow 2xx, 500, 503 and 429
- * with and without Retry-After, 400/404/410, 301/302, a hang past the attempt timeout, a cut
+ * with and without Retry-After, 400/404/422, 301/302, a hang past the attempt timeout, a cut
  * connection. Once every delivery is final, each one is checked against the retry policy of
  * DECISIONS.md ("Deliveries"), with the receiver's own log of what it did as the ground truth.
  *

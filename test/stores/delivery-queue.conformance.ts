@@ -17,6 +17,8 @@ export interface QueueHarness {
   deleteEvent(id: string): Promise<void>;
   delivery(id: string): Promise<{ state: string; attempts: number; leaseOwner: string | null; nextAttemptAt: number | null }>;
   lastStatus(webhookId: string): Promise<{ at: number | null; status: string | null; code: number | null }>;
+  /** The webhook's failure clock and disabled state, as stored. */
+  lifecycle(webhookId: string): Promise<{ failingSince: number | null; failurePeriods: number; lastFailurePeriod: number | null; disabledAt: number | null; disabledReason: string | null }>;
 }
 
 const LEASE_MS = 60_000;
@@ -438,6 +440,64 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await h.lastStatus(w.id)).toEqual({ at: base + 20, status: 'delivered', code: 200 });
     await h.status.recordLatest([{ webhookId: w.id, at: at(30), status: 'retrying', responseCode: 429 }]);
     expect(await h.lastStatus(w.id)).toEqual({ at: base + 30, status: 'retrying', code: 429 });
+  });
+
+  it('moves the failure clock with the outcomes: a counted failure starts it, an uncounted one leaves it, a delivered attempt stops it', async () => {
+    const w = await h.webhook(subreddit);
+    const fail = (ms: number, errorClass: string | null = 'http_500') => h.status.recordLatest([{ webhookId: w.id, at: at(ms), status: 'retrying', responseCode: 500, errorClass }]);
+    await fail(10, 'worker_lost');
+    expect(await h.lifecycle(w.id)).toMatchObject({ failingSince: null });
+    await fail(20);
+    await fail(30);
+    expect(await h.lifecycle(w.id)).toMatchObject({ failingSince: base + 20, disabledAt: null });
+    // Through the outcome statement too.
+    await queued(w, 40);
+    const [d] = await claim('worker-a', 41, 1);
+    await h.queue.recordAttempts([outcome(d, 'worker-a', 50, delivered)]);
+    expect(await h.lifecycle(w.id)).toMatchObject({ failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
+    await queued(w, 60);
+    const [d2] = await claim('worker-a', 61, 1);
+    await h.queue.recordAttempts([outcome(d2, 'worker-a', 70, retrying)]);
+    expect(await h.lifecycle(w.id)).toMatchObject({ failingSince: base + 70 });
+  });
+
+  it('counts failures against the auto-disable rule and disables exactly once, a 410 at once', async () => {
+    const [w, g] = [await h.webhook(subreddit), await h.webhook(subreddit)];
+    const afterMs = 5 * DAY;
+    await h.status.recordLatest([{ webhookId: w.id, at: at(0), status: 'failed', responseCode: 400, errorClass: 'http_400' }]);
+    expect(await h.status.recordFailures([{ webhookId: w.id, at: at(0), gone: false }, { webhookId: 'wh_never', at: at(0), gone: false }], afterMs, at(1))).toEqual([]);
+    expect(await h.lifecycle(w.id)).toMatchObject({ failingSince: base, failurePeriods: 1, lastFailurePeriod: 0 });
+    for (const day of [2, 6]) {
+      await h.status.recordLatest([{ webhookId: w.id, at: at(day * DAY), status: 'failed', responseCode: 400, errorClass: 'http_400' }]);
+    }
+    // Two workers count the same failures at once: one of them disables it, the other learns nothing.
+    const failures = [{ webhookId: w.id, at: at(2 * DAY), gone: false }, { webhookId: w.id, at: at(6 * DAY), gone: false }];
+    const [first, second] = await Promise.all([h.status.recordFailures(failures, afterMs, at(6 * DAY + 1)), h.status.recordFailures(failures, afterMs, at(6 * DAY + 2))]);
+    expect([...first, ...second]).toEqual([{ id: w.id, customerId: expect.any(String), url: 'https://hooks.example.com/in', reason: 'failing', disabledAt: expect.any(Date) }]);
+    expect(await h.lifecycle(w.id)).toMatchObject({ disabledReason: 'failing', failurePeriods: 3 });
+
+    expect(await h.status.recordFailures([{ webhookId: g.id, at: at(5), gone: true }], afterMs, at(6))).toEqual([{ id: g.id, customerId: expect.any(String), url: expect.any(String), reason: 'gone', disabledAt: at(6) }]);
+    expect(await h.lifecycle(g.id)).toMatchObject({ disabledAt: base + 6, disabledReason: 'gone' });
+    // A disabled webhook gets no delivery from a fan-out, and its claim knows it is disabled.
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(7) };
+    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', (x) => deliveryId(event.id, x), at(7))).toEqual({ created: true, deliveries: 0 });
+    expect(await h.queue.webhookExists(g.id)).toBe(false);
+  });
+
+  it('cancels the pending deliveries of a disabled webhook, and a claimed one with its reason', async () => {
+    const [w, other] = [await h.webhook(subreddit), await h.webhook(subreddit)];
+    const ids = [await queued(w, 0), await queued(w, 1)];
+    const kept = await queued(other, 2);
+    const [d] = await claim('worker-a', 3, 1);
+    expect(d.id).toBe(ids[0]);
+    expect(await h.queue.cancelPendingForWebhook(w.id, at(4), 'webhook_disabled')).toBe(1);
+    expect(await h.delivery(ids[1])).toMatchObject({ state: 'cancelled', nextAttemptAt: null });
+    expect(await h.delivery(kept)).toMatchObject({ state: 'pending' });
+    // The claimed one is not pending: it is its worker's to cancel.
+    expect(await h.delivery(ids[0])).toMatchObject({ state: 'delivering' });
+    await h.queue.cancelClaimed(d, 'worker-a', at(5), 'webhook_disabled');
+    expect(await h.delivery(ids[0])).toMatchObject({ state: 'cancelled', attempts: 0 });
+    expect((await h.queue.findForWebhook(w.id, ids[0]))?.lastError).toBe('webhook_disabled');
   });
 
   it('lists a webhook’s deliveries newest first by keyset and finds one by id within its webhook', async () => {

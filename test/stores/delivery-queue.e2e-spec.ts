@@ -59,6 +59,17 @@ describe.each(testDatabases())('delivery queue on %s', (name, makeDb) => {
       }[];
       return { at: r.last_delivery_at === null ? null : Number(r.last_delivery_at), status: r.last_status, code: r.last_response_code };
     },
+    async lifecycle(webhookId) {
+      const [r] = (await ds.query(`SELECT failing_since, failure_periods, last_failure_period, disabled_at, disabled_reason FROM webhooks WHERE id = ${p(1)}`, [webhookId])) as {
+        failing_since: number | string | null;
+        failure_periods: number | string;
+        last_failure_period: number | string | null;
+        disabled_at: number | string | null;
+        disabled_reason: string | null;
+      }[];
+      const n = (v: number | string | null) => (v === null ? null : Number(v));
+      return { failingSince: n(r.failing_since), failurePeriods: Number(r.failure_periods), lastFailurePeriod: n(r.last_failure_period), disabledAt: n(r.disabled_at), disabledReason: r.disabled_reason };
+    },
   });
 
   describe('DeliveryQueue', () => deliveryQueueConformance(harness));

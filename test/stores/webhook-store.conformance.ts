@@ -19,7 +19,8 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     // ULIDs of increasing time: the store's id order is creation order.
     return {
       id: newUlid(ms++), customerId, url: 'https://example.com/hook', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false,
-      secret: 'enc:secret', previousSecret: null, previousSecretExpiresAt: null, createdAt: AT, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, ...over,
+      secret: 'enc:secret', previousSecret: null, previousSecretExpiresAt: null, createdAt: AT, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null,
+      disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null, ...over,
     };
   }
 
@@ -127,7 +128,7 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     for (const r of [plain, full]) await f.store.insertWithinQuota(r, 10);
     const last = { lastDeliveryAt: new Date(AT.getTime() + 3_000_000_123), lastStatus: 'retrying' as const, lastResponseCode: 503 };
     await f.ds.getRepository(WebhookEntity).update({ id: full.id }, last);
-    const shown = ({ customerId: _c, secret: _s, previousSecret: _p, previousSecretExpiresAt: _e, ...rest }: WebhookEntity) => rest;
+    const shown = ({ customerId: _c, secret: _s, previousSecret: _p, previousSecretExpiresAt: _e, failingSince: _f, failurePeriods: _n, lastFailurePeriod: _l, ...rest }: WebhookEntity) => rest;
     expect(await f.store.page(c, { limit: 5 })).toEqual([shown({ ...full, ...last }), shown(plain)]);
   });
 
@@ -153,5 +154,23 @@ export function webhookStoreConformance(f: StoreFixture<WebhookStore>): void {
     expect(await f.store.replaceSecrets(b.id, { secret: 'enc:secret', previousSecret: 'enc:old' }, { secret: 'enc:v2', previousSecret: 'enc:old2' })).toBe(true);
     expect(await f.store.findForCustomer(c, a.id)).toMatchObject({ secret: 'enc:v2', previousSecret: null });
     expect(await f.store.findForCustomer(c, b.id)).toMatchObject({ secret: 'enc:v2', previousSecret: 'enc:old2' });
+  });
+
+  it('patches only the customer\'s webhook: url, port flag, pause (keeping an earlier reason) and resume (restarting the failure clock)', async () => {
+    const [c, other] = [await customer(), await customer()];
+    const w = webhook(c, { failingSince: AT, failurePeriods: 2, lastFailurePeriod: 1 });
+    await f.store.insertWithinQuota(w, 10);
+    expect(await f.store.updateForCustomer(other, w.id, { disabled: { at: AT, reason: 'manual' } })).toBeNull();
+    const moved = await f.store.updateForCustomer(c, w.id, { url: 'https://example.com/other', allowNonstandardPort: true });
+    expect(moved).toMatchObject({ url: 'https://example.com/other', allowNonstandardPort: true, disabledAt: null });
+    const later = new Date(AT.getTime() + 60_000);
+    expect(await f.store.updateForCustomer(c, w.id, { disabled: { at: later, reason: 'manual' } })).toMatchObject({ disabledAt: later, disabledReason: 'manual' });
+    // Paused again: the first pause's time and reason stay.
+    expect(await f.store.updateForCustomer(c, w.id, { disabled: { at: new Date(later.getTime() + 1), reason: 'manual' } })).toMatchObject({ disabledAt: later });
+    const listed = await f.store.page(c, { limit: 10 });
+    expect(listed[0]).toMatchObject({ id: w.id, disabledAt: later, disabledReason: 'manual' });
+    const resumed = await f.store.updateForCustomer(c, w.id, { disabled: null });
+    expect(resumed).toMatchObject({ disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
+    expect(await f.store.findForCustomer(c, w.id)).toEqual(resumed);
   });
 }

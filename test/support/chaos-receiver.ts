@@ -35,7 +35,7 @@ export const CHAOS_KINDS = [
   'http503_retry_after',
   'http429',
   'http429_retry_after',
-  'permanent', // 400, 404 or 410
+  'permanent', // 400, 404 or 422
   'redirect', // 301 or 302 with a Location the sender must never follow
   'hang', // never answers: the sender's timeout must fire
   'reset', // the connection is cut without an answer
@@ -119,7 +119,8 @@ function answerFor(kind: ChaosKind, detail: number, now: number): { answer: Chao
       return { answer: { kind, status, retryAfter: String(seconds) }, notBefore: (answeredAt) => answeredAt + seconds * 1000 };
     }
     case 'permanent':
-      return { answer: { kind, status: of([400, 404, 410]) } };
+      // Not 410: it disables the webhook at once, and the rest of its deliveries would end cancelled.
+      return { answer: { kind, status: of([400, 404, 422]) } };
     case 'redirect':
       return { answer: { kind, status: of([301, 302]) } };
     case 'hang':

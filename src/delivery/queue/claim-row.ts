@@ -13,6 +13,7 @@ export type ClaimRow = {
   secret: string | null;
   previous_secret: string | null;
   previous_secret_expires_at: number | string | null;
+  disabled_at?: number | string | null;
   event_type: string | null;
   event_subreddit: string | null;
   event_payload: string | null;
@@ -46,6 +47,7 @@ export function toWebhook(id: string, r: Partial<ClaimRow> | undefined): Claimed
     secret: r.secret,
     previousSecret: r.previous_secret ?? null,
     previousSecretExpiresAt: expires == null ? null : new Date(expires),
+    disabled: r.disabled_at != null,
   };
 }
 

@@ -81,8 +81,18 @@ export abstract class DeliveryQueue {
   /** Logs one attempt row without touching the delivery (an attempt lost with its worker). */
   abstract logAttempt(deliveryId: string, a: AttemptRecord['attempt']): Promise<void>;
 
-  /** The claimed delivery's webhook is gone: stop it without an attempt (the claim's charge is given back). */
-  abstract cancelClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<void>;
+  /**
+   * The claimed delivery's webhook is gone or disabled: stop it without an attempt (the claim's
+   * charge is given back). `lastError`, when given, says why (WEBHOOK_DISABLED).
+   */
+  abstract cancelClaimed(d: ClaimedDelivery, owner: string, now: Date, lastError?: string): Promise<void>;
+
+  /**
+   * The webhook was disabled: its pending deliveries end `cancelled` with `lastError`, never
+   * attempted (those being sent finish their attempt; their retries are cancelled when claimed).
+   * Answers how many.
+   */
+  abstract cancelPendingForWebhook(webhookId: string, now: Date, lastError: string): Promise<number>;
 
   /**
    * Gives up the leases of a stopping worker so others pick its rows up at once. `unstarted`
@@ -95,8 +105,8 @@ export abstract class DeliveryQueue {
   abstract releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight', dueAt?: Date): Promise<void>;
 
   /**
-   * Whether the webhook still exists, asked right before a send: a DELETE that returned 204
-   * before this call is seen, so no attempt starts after it.
+   * Whether the webhook still exists and is not disabled, asked right before a send: a DELETE
+   * (or a pause) answered before this call is seen, so no attempt starts after it.
    */
   abstract webhookExists(webhookId: string): Promise<boolean>;
 

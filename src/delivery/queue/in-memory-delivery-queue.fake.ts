@@ -90,6 +90,12 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
     return true;
   }
 
+  async cancelPendingForWebhook(webhookId: string, now: Date, lastError: string): Promise<number> {
+    const pending = this.deliveries.filter((d) => d.webhookId === webhookId && d.state === 'pending');
+    for (const d of pending) Object.assign(d, { state: 'cancelled', nextAttemptAt: null, leaseOwner: null, lastError, updatedAt: now });
+    return pending.length;
+  }
+
   async queueStats(now: Date): Promise<QueueStats> {
     const due = this.deliveries.filter((d) => (d.state === 'pending' || d.state === 'delivering') && d.nextAttemptAt && d.nextAttemptAt <= now);
     const oldest = Math.min(...due.map((d) => d.nextAttemptAt!.getTime()));

@@ -173,6 +173,16 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     return (res.affected ?? 0) > 0;
   }
 
+  async cancelPendingForWebhook(webhookId: string, now: Date, lastError: string): Promise<number> {
+    const res = await this.ds
+      .createQueryBuilder()
+      .update(DeliveryEntity)
+      .set({ state: 'cancelled', nextAttemptAt: null, leaseOwner: null, lastError, updatedAt: now })
+      .where('webhook_id = :webhookId AND state = :state', { webhookId, state: 'pending' })
+      .execute();
+    return res.affected ?? 0;
+  }
+
   async queueStats(now: Date): Promise<QueueStats> {
     const row = await this.ds
       .getRepository(DeliveryEntity)

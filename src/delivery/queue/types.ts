@@ -28,6 +28,8 @@ export interface ClaimedWebhook {
   secret: string;
   previousSecret: string | null;
   previousSecretExpiresAt: Date | null;
+  /** Disabled (paused or auto-disabled): the worker cancels the delivery without an attempt. */
+  disabled: boolean;
 }
 
 /**

@@ -4,7 +4,8 @@ import { circuitView, type CircuitRow, type CircuitState } from '../../delivery/
 import type { WebhookHealthCounts } from '../../delivery/queue/types';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { SOURCE_STATUSES, SourceStatus } from '../source-status';
-import { WebhookEntity, WebhookLastStatus } from '../../delivery/webhook.entity';
+import { DISABLED_REASONS, type DisabledReason, WebhookLastStatus } from '../../delivery/webhook.entity';
+import type { WebhookListItem } from '../webhook.store';
 
 /** The circuit breaker of the webhook's destination, for its owner (src/delivery/README.md). */
 @ApiSchema({
@@ -96,6 +97,26 @@ export class WebhookResource {
   })
   source_status: SourceStatus | null;
 
+  @ApiProperty({
+    description:
+      'Whether the webhook is disabled: it gets no deliveries (its events are still recorded, and its pending deliveries end `cancelled`). ' +
+      '`PATCH` with `{"disabled": false}` resumes it.',
+  })
+  disabled: boolean;
+
+  @ApiProperty({
+    type: 'string',
+    enum: DISABLED_REASONS,
+    nullable: true,
+    description:
+      'Why it is disabled: `manual` (paused with `PATCH`), `gone` (the receiver answered `410 Gone`) or `failing` (every attempt failed for `WEBHOOK_DISABLE_AFTER`, 5 days by default, ' +
+      'with failures spread over at least 3 fifths of that time); null while enabled.',
+  })
+  disabled_reason: DisabledReason | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When it was disabled; null while enabled.' })
+  disabled_at: string | null;
+
   // Not documented here: only WebhookWithSecretResource (create, rotate) carries it.
   secret?: string;
 }
@@ -114,7 +135,7 @@ export class WebhookWithSecretResource extends WebhookResource {
  * `sourceStatus`: the subreddit's, when trends runs (null otherwise).
  */
 export function toWebhookResource(
-  w: Omit<WebhookEntity, 'customerId' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>,
+  w: WebhookListItem,
   opts: { secret?: string; health?: WebhookHealthCounts | null; circuit?: CircuitRow | null; sourceStatus?: SourceStatus | null } = {},
 ): WebhookResource {
   const c = circuitView(opts.circuit ?? null);
@@ -132,6 +153,9 @@ export function toWebhookResource(
     consecutive_failures: opts.health?.failingSinceDelivered ?? 0,
     circuit: { state: c.state, until: c.until ? isoString(c.until) : null, consecutive_failures: c.consecutiveFailures },
     source_status: opts.sourceStatus ?? null,
+    disabled: w.disabledAt !== null,
+    disabled_reason: w.disabledAt === null ? null : w.disabledReason,
+    disabled_at: w.disabledAt ? isoString(w.disabledAt) : null,
   };
   if (opts.secret !== undefined) out.secret = opts.secret;
   return out;

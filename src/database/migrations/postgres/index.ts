@@ -5,16 +5,18 @@ import { SecretsAtRest1795468935449 } from './1795468935449-SecretsAtRest';
 import { DeliveriesKeyedById1795523787323 } from './1795523787323-DeliveriesKeyedById';
 import { DestinationCircuits1795835722315 } from './1795835722315-DestinationCircuits';
 import { EventsBySubscription1795857308893 } from './1795857308893-EventsBySubscription';
+import { WebhookLifecycle1795857417582 } from './1795857417582-WebhookLifecycle';
 import { TrendhooksCore1796000000000 } from './1796000000000-TrendhooksCore';
 import { TrendhooksApiKeys1796000000001 } from './1796000000001-TrendhooksApiKeys';
 import { TrendhooksSettings1796000000002 } from './1796000000002-TrendhooksSettings';
 import { TrendhooksPosts1796000000003 } from './1796000000003-TrendhooksPosts';
 import { TrendhooksDeliveriesKeyedById1796000000004 } from './1796000000004-TrendhooksDeliveriesKeyedById';
 import { TrendhooksDestinationCircuits1796000000005 } from './1796000000005-TrendhooksDestinationCircuits';
+import { TrendhooksWebhookLifecycle1796000000006 } from './1796000000006-TrendhooksWebhookLifecycle';
 import { TrendhooksEventsBySubscription1796000000008 } from './1796000000008-TrendhooksEventsBySubscription';
 
 /** In order. New files come from `npm run migrations:generate -- Name` (see src/database/README.md). */
-export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries1795339659788, TrendSources1795341574639, SecretsAtRest1795468935449, DeliveriesKeyedById1795523787323, DestinationCircuits1795835722315, EventsBySubscription1795857308893];
+export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries1795339659788, TrendSources1795341574639, SecretsAtRest1795468935449, DeliveriesKeyedById1795523787323, DestinationCircuits1795835722315, EventsBySubscription1795857308893, WebhookLifecycle1795857417582];
 
 /**
  * The same schema as POSTGRES_MIGRATIONS, one series per feature, for a host's own database and
@@ -22,7 +24,7 @@ export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries179533965978
  * a later entity change adds a class to the feature it touches here AND one to POSTGRES_MIGRATIONS.
  */
 export const POSTGRES_FEATURE_MIGRATIONS = {
-  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksEventsBySubscription1796000000008],
+  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008],
   apiKeys: [TrendhooksApiKeys1796000000001],
   settings: [TrendhooksSettings1796000000002],
   posts: [TrendhooksPosts1796000000003],

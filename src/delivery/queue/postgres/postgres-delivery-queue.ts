@@ -165,8 +165,8 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     await this.ds.query(LOG_ATTEMPT, [attemptUlid(), deliveryId, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt]);
   }
 
-  async cancelClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<void> {
-    await this.ds.query(CANCEL, [now.getTime(), d.id, owner]);
+  async cancelClaimed(d: ClaimedDelivery, owner: string, now: Date, lastError?: string): Promise<void> {
+    await this.ds.query(CANCEL, [now.getTime(), d.id, owner, lastError ?? null]);
   }
 
   /**

@@ -261,7 +261,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
           const next = rec.nextAttemptAt ? rec.nextAttemptAt.getTime() : null;
           s.insertAttempt.run(attemptUlid(), d.id, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt);
           held[i] = s.complete.run(rec.state, a.attemptNo, next, rec.lastError, a.statusCode, nowMs, rec.state, nowMs, d.id, owner).changes === 1;
-          if (held[i]) outcomes.push({ webhookId: d.webhookId, at: a.startedAt, status: rec.webhookStatus, responseCode: a.statusCode });
+          if (held[i]) outcomes.push({ webhookId: d.webhookId, at: a.startedAt, status: rec.webhookStatus, responseCode: a.statusCode, errorClass: a.errorClass });
         });
         // Synchronous on SQLite: part of this transaction, at no extra cost.
         void this.webhookStatus.recordLatest(outcomes);
@@ -278,8 +278,8 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     this.sq.insertAttempt.run(attemptUlid(), deliveryId, a.attemptNo, a.startedAt.getTime(), a.durationMs, a.statusCode, a.outcome, a.errorClass, a.responseExcerpt);
   }
 
-  async cancelClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<void> {
-    this.sq.cancel.run(now.getTime(), d.id, owner);
+  async cancelClaimed(d: ClaimedDelivery, owner: string, now: Date, lastError?: string): Promise<void> {
+    this.sq.cancel.run(lastError ?? null, now.getTime(), d.id, owner);
   }
 
   /**

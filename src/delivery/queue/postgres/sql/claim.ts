@@ -33,7 +33,7 @@ export function claimCtes(p: { owner: string; leaseUntil: string; now: string; l
 
 /** What a claim answers per row: the lease, and the webhook and event sending needs. */
 export const CLAIMED_COLUMNS = `c.id, c.event_id, c.webhook_id, c.attempts, c.lost_since,
-    w.url, w.customer_id, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at,
+    w.url, w.customer_id, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at, w.disabled_at,
     e.type AS event_type, e.subreddit AS event_subreddit, e.payload AS event_payload, e.created_at AS event_created_at
   FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id LEFT JOIN events e ON e.id = c.event_id`;
 

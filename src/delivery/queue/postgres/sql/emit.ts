@@ -27,10 +27,10 @@ const deliveriesCte = (rows: string) => `ins AS (
  */
 const ANSWER = `SELECT NULL AS id, EXISTS (SELECT 1 FROM ev) AS created, c.n, CASE WHEN c.n > c.leased THEN ${notifyWorkersSql()} END AS notified,
          NULL AS event_id, NULL AS webhook_id, NULL::int AS attempts, NULL::bigint AS lost_since, NULL AS url, NULL AS customer_id, NULL::boolean AS allow_nonstandard_port,
-         NULL AS secret, NULL AS previous_secret, NULL::bigint AS previous_secret_expires_at, NULL AS event_type, NULL AS event_subreddit, NULL AS event_payload, NULL::bigint AS event_created_at
+         NULL AS secret, NULL AS previous_secret, NULL::bigint AS previous_secret_expires_at, NULL::bigint AS disabled_at, NULL AS event_type, NULL AS event_subreddit, NULL AS event_payload, NULL::bigint AS event_created_at
   FROM (SELECT count(*)::int AS n, count(*) FILTER (WHERE state = 'delivering')::int AS leased FROM ins) c
   UNION ALL
-  SELECT i.id, NULL, NULL, NULL, $1::varchar, i.webhook_id, 1, NULL, w.url, w.customer_id, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at,
+  SELECT i.id, NULL, NULL, NULL, $1::varchar, i.webhook_id, 1, NULL, w.url, w.customer_id, w.allow_nonstandard_port, w.secret, w.previous_secret, w.previous_secret_expires_at, w.disabled_at,
          $2::varchar, $3::varchar, $4::text, $5::bigint
   FROM ins i LEFT JOIN webhooks w ON w.id = i.webhook_id WHERE i.state = 'delivering'`;
 
@@ -39,7 +39,8 @@ const ANSWER = `SELECT NULL AS id, EXISTS (SELECT 1 FROM ev) AS created, c.n, CA
  * round trip, one commit; the outbox stays atomic): the event row, the subscriber lookup, one
  * delivery per subscriber with its id derived in SQL (deliveryIdSql, the same id as
  * `deliveryId()`), the lease of the first $9 to the emitting process's worker, and the NOTIFY.
- * A replayed event inserts nothing (`ev` is empty).
+ * A replayed event inserts nothing (`ev` is empty). Disabled webhooks get no delivery (the event is
+ * still stored, for recovery).
  * $1 id, $2 type, $3 subreddit, $4 payload, $5 created at (ms), $6 now (ms), $7 lease owner,
  * $8 lease until (ms), $9 how many to lease (0: none). A named prepared statement on the API's
  * pool (its text is long: parsing and planning it each time cost more than its work at small
@@ -50,7 +51,7 @@ export const EMIT_TO_SUBSCRIBERS: PreparedStatement = {
   text: `WITH ${EVENT_CTE},
     subs AS (
       SELECT ${deliveryIdSql('ev.id', 'w.id')} AS id, ev.id AS event_id, w.id AS webhook_id, w.customer_id, row_number() OVER () AS n
-      FROM ev JOIN webhooks w ON w.event = $2::varchar AND w.subreddit = $3::varchar),
+      FROM ev JOIN webhooks w ON w.event = $2::varchar AND w.subreddit = $3::varchar AND w.disabled_at IS NULL),
     ${deliveriesCte('subs')}
   ${ANSWER}`,
 };

@@ -1,4 +1,5 @@
 import { latestOutcomeCtes } from '../../../status/webhook-delivery-status.postgres';
+import { clockOfSql } from '../../../status/webhook-delivery-status';
 import { ASYNC_COMMIT_CTE } from './async-commit';
 import type { PreparedStatement } from './statement';
 
@@ -22,7 +23,8 @@ export const RECORD_CTES = `src AS (
       FROM src s WHERE d.id = s.delivery_id AND d.lease_owner = s.owner AND d.state = 'delivering'
       RETURNING d.id),
     outcomes AS (
-      SELECT s.webhook_id, s.started_at AS at, s.webhook_status AS status, s.status_code AS code FROM src s JOIN held h ON h.id = s.delivery_id),
+      SELECT s.webhook_id, s.started_at AS at, s.webhook_status AS status, s.status_code AS code, ${clockOfSql('s.webhook_status', 's.error_class')} AS clock
+      FROM src s JOIN held h ON h.id = s.delivery_id),
     ${latestOutcomeCtes('outcomes')}`;
 
 /** The outcomes alone; answers the ids whose lease still held. */

@@ -48,7 +48,7 @@ export const CLAIM_PENDING_SKIPPING = claimPendingSql(SKIP);
 
 /** One statement for all of a claim's webhooks (a JSON array of ids): fewer calls than one each. */
 export const CLAIMED_WEBHOOKS =
-  'SELECT id, url, customer_id, allow_nonstandard_port, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id IN (SELECT value FROM json_each(?))';
+  'SELECT id, url, customer_id, allow_nonstandard_port, secret, previous_secret, previous_secret_expires_at, disabled_at FROM webhooks WHERE id IN (SELECT value FROM json_each(?))';
 
 /** A claimed row's event, by id. */
 export const CLAIMED_EVENT = 'SELECT type AS event_type, subreddit AS event_subreddit, payload AS event_payload, created_at AS event_created_at FROM events WHERE id = ?';
