@@ -4,7 +4,7 @@ import { newId, newUlid } from '../../src/common/ids';
 import { deliveryId } from '../../src/delivery/delivery-id';
 import { SqliteDeliveryQueue } from '../../src/delivery/queue/sqlite/sqlite-delivery-queue';
 import { SqliteWebhookDeliveryStatus } from '../../src/delivery/status/webhook-delivery-status.sqlite';
-import { WebhookEntity } from '../../src/delivery/webhook.entity';
+import { newWebhookRow, WebhookEntity } from '../../src/delivery/webhook.entity';
 import { testDatabases } from '../support/databases';
 import { databaseFixture, uniqueName } from './store-fixture';
 
@@ -94,10 +94,10 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
   }
 
   function webhook(customerId: string, subreddit: string): WebhookEntity {
-    return {
+    return newWebhookRow({
       id: newUlid(ms++), customerId, url: 'https://example.com/hook', event: 'trends.rising', subreddit, allowNonstandardPort: false,
-      secret: 'enc:secret', previousSecret: null, previousSecretExpiresAt: null, createdAt: new Date(NOW.getTime() - 60_000), lastDeliveryAt: null, lastStatus: null, lastResponseCode: null,
-    };
+      secret: 'enc:secret', createdAt: new Date(NOW.getTime() - 60_000),
+    });
   }
 
   const event = (subreddit: string) => ({ id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: NOW });
