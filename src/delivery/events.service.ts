@@ -49,7 +49,7 @@ export class EventsService {
       throw new AppError('VALIDATION_ERROR', `event must be one of ${EVENT_KINDS.join(', ')}`);
     }
     if (input.id !== undefined && isTestEventId(input.id)) {
-      throw new AppError('VALIDATION_ERROR', `event ids starting ${TEST_EVENT_ID_PREFIX} are test events' (POST /v1/webhooks/{webhook_id}/test)`);
+      throw new AppError('VALIDATION_ERROR', `event ids starting ${TEST_EVENT_ID_PREFIX} are reserved for test events (POST /v1/webhooks/{webhook_id}/test)`);
     }
     const source = this.subscriptions;
     if (!source || source instanceof WebhookTableSubscriptions) return this.write(input, 'subscribers');
