@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../src/delivery/secret';
 import { generateDemoDataset } from '../src/demo/dataset';
-import { EVENT_CATALOGUE, EVENT_KINDS, TEST_EVENT_TYPE } from '../src/events/catalogue';
+import { EVENT_CATALOGUE, EVENT_KINDS, exampleFigures } from '../src/events/catalogue';
 import { toPostEntity } from '../src/posts/ingest.service';
 import { PostStore } from '../src/posts/post.store';
 import { TrendsPipeline } from '../src/trends/trends.pipeline';
@@ -15,7 +15,7 @@ import { makeCert, Receiver, TestCert } from './support/receiver';
  * A receiver that validates what it gets against openapi.json must accept every body trendhooks
  * delivers. The bodies here are the ones a real HTTPS receiver got, signed, from the real worker:
  * each kind as the trend pipeline detects it, `events emit --example` of each kind (the
- * walk-through's command among them), and test events; each is checked against the schema that
+ * walk-through's command among them), and test events of each kind; each is checked against the schema that
  * openapi.json's `webhooks` section gives its `type` (objects closed: no undocumented field).
  */
 describe.each(testDatabases())('every delivered body matches openapi.json on %s', (_name, makeDb) => {
@@ -117,16 +117,27 @@ describe.each(testDatabases())('every delivered body matches openapi.json on %s'
     }
   }, 120_000);
 
-  it('test events, whatever kind the webhook subscribes to', async () => {
+  it("test events: the webhook's own kind and subreddit, the kind's example figures, marked test: true", async () => {
     const c = await t.customer();
-    const ids = [];
-    for (const kind of EVENT_KINDS) ids.push(await subscribe(c.auth, 'test', kind, 'testevents'));
-    for (const id of ids) expect((await t.http().post(`/v1/webhooks/${id}/test`).set(c.auth)).status).toBe(202);
-    await rx.waitUntil((r) => r.filter((x) => x.path.startsWith('/test/')).length >= ids.length, 30_000, 'the test events');
+    const sent = new Map<string, { kind: string; event_id: string; delivery_id: string }>();
+    for (const kind of EVENT_KINDS) {
+      const id = await subscribe(c.auth, 'test', kind, 'TestEvents');
+      const res = await t.http().post(`/v1/webhooks/${id}/test`).set(c.auth);
+      expect(res.status).toBe(202);
+      sent.set(id, { kind, ...res.body.data });
+    }
+    await rx.waitUntil((r) => r.filter((x) => x.path.startsWith('/test/')).length >= EVENT_KINDS.length, 30_000, 'the test events');
 
     const bodies = checkedBodies('test');
-    expect(bodies.map((b) => b.body.type)).toEqual(ids.map(() => TEST_EVENT_TYPE));
-    expect(bodies.map((b) => b.body.data.webhook_id).sort()).toEqual([...ids].sort());
+    expect(bodies.map((b) => b.body.type).sort()).toEqual([...EVENT_KINDS].sort());
+    for (const { path, body } of bodies) {
+      const { event_id, webhook_id, subreddit, test, ...figures } = body.data;
+      const asked = sent.get(webhook_id as string)!;
+      expect({ path, type: body.type, event_id, subreddit, test }).toEqual({ path: `/test/${asked.kind}`, type: asked.kind, event_id: asked.event_id, subreddit: 'testevents', test: true });
+      expect(event_id).toMatch(/^evt_test_/);
+      expect(figures).toEqual(exampleFigures(asked.kind as (typeof EVENT_KINDS)[number]));
+      expect(rx.received.find((r) => r.path === path)!.headers['webhook-id']).toBe(asked.delivery_id);
+    }
   });
 
   it("the operators' webhook.disabled, when a receiver answers 410 Gone", async () => {
@@ -142,7 +153,8 @@ describe.each(testDatabases())('every delivered body matches openapi.json on %s'
     expect([...contract.deliveriesCovered].sort()).toEqual(Object.keys(contract.doc.webhooks).sort());
     const [one] = checkedBodies('test');
     expect(() => contract.checkDelivery({ ...one.body, data: { ...one.body.data, extra: 1 } })).toThrow(/must NOT have additional properties/);
-    const { test: _t, ...missing } = one.body.data;
-    expect(() => contract.checkDelivery({ ...one.body, data: missing })).toThrow(/must have required property 'test'/);
+    expect(() => contract.checkDelivery({ ...one.body, data: { ...one.body.data, test: false } })).toThrow(/must be equal to constant/);
+    const { observed: _o, ...missing } = one.body.data;
+    expect(() => contract.checkDelivery({ ...one.body, data: missing })).toThrow(/must have required property 'observed'/);
   });
 });

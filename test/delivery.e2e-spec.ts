@@ -223,14 +223,29 @@ describe.each(TARGETS)('deliveries on %s', (_name, makeDb, adapter) => {
     expect(rx.received.length).toBe(after);
   });
 
-  it('sends a webhook.test event to one webhook on POST /test', async () => {
-    const { c, w } = await subscribe();
+  it("sends a test event of the webhook's own kind to that webhook only on POST /test, marked test: true", async () => {
+    const { c, w, subreddit } = await subscribe({ event: 'trends.rising' });
+    // Another customer's webhook on the same subscription gets no delivery of it (deliveries are written with the event).
+    const other = await t.customer();
+    const otherHook = await t.http().post('/v1/webhooks').set(other.auth).send({ url: rx.namedUrl('/other'), event: 'trends.rising', subreddit, allow_nonstandard_port: true });
+    expect(otherHook.status).toBe(201);
     const res = await t.http().post(`/v1/webhooks/${w.id}/test`).set(c.auth);
     expect(res.status).toBe(202);
-    expect(res.body.data).toEqual({ event_id: expect.stringMatching(/^evt_/), delivery_id: expect.stringMatching(MSG_ID) });
+    expect(res.body.data).toEqual({ event_id: expect.stringMatching(/^evt_test_/), delivery_id: expect.stringMatching(MSG_ID) });
     await rx.waitForCount(1);
     expect(rx.received[0].headers['webhook-id']).toBe(res.body.data.delivery_id);
-    expect((verifyBoth(w.secret, rx.received[0]) as any).type).toBe('webhook.test');
+    const body = verifyBoth(w.secret, rx.received[0]) as { type: string; data: Record<string, unknown> };
+    expect(body.type).toBe('trends.rising');
+    expect(body.data).toMatchObject({ event_id: res.body.data.event_id, webhook_id: w.id, subreddit, test: true });
+    expect(await deliveriesOf(other, otherHook.body.data.id)).toEqual([]);
+    expect((await deliveriesOf(c, w.id)).map((d) => [d.id, d.event_id])).toEqual([[res.body.data.delivery_id, res.body.data.event_id]]);
+  });
+
+  it('marks no real event as a test', async () => {
+    const { w, subreddit } = await subscribe();
+    await emit(subreddit);
+    await rx.waitForCount(1);
+    expect((verifyBoth(w.secret, rx.received[0]) as { data: Record<string, unknown> }).data).not.toHaveProperty('test');
   });
 
   it('signs with both secrets for a day after a rotation', async () => {

@@ -108,6 +108,6 @@ describe.each(testDatabases())('a host app delivering to trendhooks listen on %s
     ]);
     expect(code).toBe(0);
     const line = JSON.parse(out.trim().split('\n')[0]) as { verified: boolean; body: { type: string } };
-    expect(line).toMatchObject({ verified: true, body: { type: 'webhook.test' } });
+    expect(line).toMatchObject({ verified: true, body: { type: 'trends.surge', data: { webhook_id: id, test: true } } });
   }, 40_000);
 });

@@ -132,6 +132,16 @@ describe('trendhooks listen against hostile requests', () => {
     expect(printed).toMatch(/over 1024 KiB \(answered 413/);
   }, 60_000);
 
+  it('prints a test event as "<kind> (test)", so it is not taken for a trend', async () => {
+    const secret = generateWebhookSecret();
+    const l = await startListen(dir, [secret]);
+    const now = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ type: 'trends.surge', timestamp: new Date().toISOString(), data: { event_id: 'evt_test_1', webhook_id: 'w', subreddit: 'typescript', test: true, count: 27 } });
+    expect(await post(l.port, l.ca, buildDeliveryHeaders('msg_listentest0000000000000020', now, body, [secret]), body)).toBe(200);
+    await l.done;
+    expect(l.out.join('\n')).toMatch(/✔ .* trends\.surge \(test\) r\/typescript — webhook-id msg_listentest0000000000000020, signature verified/);
+  }, 60_000);
+
   it('keeps a leaf certificate for 127.0.0.1 and localhost: its key cannot vouch for any other host', async () => {
     const own = fs.mkdtempSync(path.join(dir, 'cert-'));
     const cert = await listenCertificate(own);

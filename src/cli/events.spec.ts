@@ -40,6 +40,7 @@ describe('events emit: the figures it sends', () => {
     ['{"subreddit": "other"}', '--data.subreddit is filled in by --subreddit; leave it out of --data'],
     ['{"event_id": "evt_x"}', '--data.event_id is filled in by trendhooks (a new id per event, or --id); leave it out of --data'],
     ['{"webhook_id": "01KJSX4M8G0000000000000001"}', "--data.webhook_id is filled in by trendhooks (each delivery carries its webhook's id); leave it out of --data"],
+    ['{"test": true}', '--data.test is filled in by trendhooks, on test events only (POST /v1/webhooks/{webhook_id}/test); leave it out of --data'],
     ['not json', '--data must be a JSON object'],
     ['[1, 2]', '--data must be a JSON object'],
     ['null', '--data must be a JSON object'],

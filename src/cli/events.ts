@@ -9,6 +9,7 @@ const FILLED_BY: Record<keyof DeliveredEventFields, string> = {
   event_id: 'trendhooks (a new id per event, or --id)',
   webhook_id: 'trendhooks (each delivery carries its webhook\'s id)',
   subreddit: '--subreddit',
+  test: 'trendhooks, on test events only (POST /v1/webhooks/{webhook_id}/test)',
 };
 
 function quoted(names: readonly string[]): string {

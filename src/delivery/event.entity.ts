@@ -1,7 +1,7 @@
 import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
 
-/** A trend event (or a `webhook.test`), written once; its deliveries are fanned out in the same transaction. */
+/** A trend event (or a test event: `evt_test_…`, see events/test-event.ts), written once; its deliveries are fanned out in the same transaction. */
 @Entity('events')
 @Index('idx_events_subreddit_created', ['subreddit', 'createdAt'])
 // One subscription's events in time order (recover's scan, the events history's pages): a range of

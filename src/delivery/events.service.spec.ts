@@ -1,5 +1,6 @@
 import type { Clock } from '../common/clock';
 import type { Metrics } from '../metrics/metrics.service';
+import { exampleFigures } from '../events/catalogue';
 import { deliveryId } from './delivery-id';
 import { EventsService } from './events.service';
 import { fakeQueueAndWaker } from './queue/in-memory-delivery-queue.fake';
@@ -51,19 +52,41 @@ describe('EventsService', () => {
     expect(wakes()).toBe(0);
   });
 
-  it('sends a test event to the one webhook asked for, not to the subreddit subscribers', async () => {
+  it("sends a test event of the webhook's own kind, with the kind's example figures, to that webhook only, under an evt_test_ id", async () => {
+    const { queue, events, emitted } = setup();
+    queue.subscribers.set('trends.velocity/golang', [{ id: 'other', customerId: 'c9' }]);
+    const res = await events.emitTest({ id: 'wh1', customerId: 'c1', event: 'trends.velocity', subreddit: 'GoLang' });
+    expect(res).toMatchObject({ created: true, deliveries: 1 });
+    expect(res.event_id).toMatch(/^evt_test_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(queue.deliveries.map((d) => ({ id: d.id, webhookId: d.webhookId }))).toEqual([{ id: deliveryId(res.event_id, 'wh1'), webhookId: 'wh1' }]);
+    expect(queue.events.get(res.event_id)).toMatchObject({ type: 'trends.velocity', subreddit: 'golang', createdAt: NOW });
+    expect(JSON.parse(queue.events.get(res.event_id)!.payload)).toEqual(exampleFigures('trends.velocity'));
+    // Counted apart from the kind's real events.
+    expect(emitted).toEqual(['test']);
+  });
+
+  it("refuses a test of a host's endpoint, which subscribes to no kind, before writing anything", async () => {
     const { queue, events } = setup();
-    queue.subscribers.set('webhook.test/golang', [{ id: 'other', customerId: 'c9' }]);
-    const res = await events.emitTest({ id: 'wh1', customerId: 'c1', subreddit: 'golang' });
-    expect(res.deliveries).toBe(1);
-    expect(queue.deliveries.map((d) => d.webhookId)).toEqual(['wh1']);
-    expect(queue.events.get(res.event_id)).toMatchObject({ type: 'webhook.test', payload: '{"test":true}' });
+    await expect(Promise.resolve().then(() => events.emitTest({ id: 'ep1', customerId: 'c1', event: '' as 'trends.surge', subreddit: '' }))).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: expect.stringContaining('no event kind'),
+    });
+    expect(queue.events.size).toBe(0);
+  });
+
+  it('gives every test event a new id, so a second test is sent again', async () => {
+    const { events } = setup();
+    const webhook = { id: 'wh1', customerId: 'c1', event: 'trends.surge' as const, subreddit: 'rust' };
+    const [a, b] = [await events.emitTest(webhook), await events.emitTest(webhook)];
+    expect(a.event_id).not.toBe(b.event_id);
+    expect(b).toMatchObject({ created: true, deliveries: 1 });
   });
 
   it.each([
     ['an unknown kind', { type: 'trends.unknown', subreddit: 'rust' }, 'event'],
     ['a malformed subreddit', { type: 'trends.rising', subreddit: 'a b' }, 'subreddit must be'],
     ['an event id without evt_', { id: 'nope', type: 'trends.rising', subreddit: 'rust' }, 'event id must look like'],
+    ["a test event's id (evt_test_…)", { id: 'evt_test_01KJSX4M8G0000000000000002', type: 'trends.rising', subreddit: 'rust' }, 'evt_test_'],
     ['data that is not an object', { type: 'trends.rising', subreddit: 'rust', data: [] as unknown as Record<string, unknown> }, 'data must be a JSON object'],
   ])('rejects %s before writing anything', async (_, input, message) => {
     const { queue, events, wakes } = setup();

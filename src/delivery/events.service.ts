@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
-import { EVENT_KINDS, EventKind, isEventKind, TEST_EVENT_DATA, TEST_EVENT_TYPE } from '../events/catalogue';
+import { EVENT_KINDS, EventKind, exampleFigures, isEventKind, isTestEventId, TEST_EVENT_ID_PREFIX } from '../events/catalogue';
 import { newId } from '../common/ids';
 import { Metrics } from '../metrics/metrics.service';
 import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
@@ -48,14 +48,23 @@ export class EventsService {
     if (!isEventKind(input.type)) {
       throw new AppError('VALIDATION_ERROR', `event must be one of ${EVENT_KINDS.join(', ')}`);
     }
+    if (input.id !== undefined && isTestEventId(input.id)) {
+      throw new AppError('VALIDATION_ERROR', `event ids starting ${TEST_EVENT_ID_PREFIX} are reserved for test events (POST /v1/webhooks/{webhook_id}/test)`);
+    }
     const source = this.subscriptions;
     if (!source || source instanceof WebhookTableSubscriptions) return this.write(input, 'subscribers');
     return this.write(input, async (event) => [...(await source.subscribers({ ...event, type: input.type as EventKind }))]);
   }
 
-  /** `webhook.test` to one webhook only (POST /v1/webhooks/{id}/test). */
-  emitTest(webhook: Subscriber & { subreddit: string }): Promise<EmitResult> {
-    return this.write({ type: TEST_EVENT_TYPE, subreddit: webhook.subreddit, data: { ...TEST_EVENT_DATA } }, [webhook]);
+  /**
+   * A test event to one webhook only (POST /v1/webhooks/{id}/test): its own kind and subreddit, the
+   * kind's example figures, under a `evt_test_` id, which makes the delivery layer mark it `test: true`.
+   */
+  emitTest(webhook: Subscriber & { event: EventKind; subreddit: string }): Promise<EmitResult> {
+    // A host's endpoint (DeliveryEndpoints) subscribes to no kind: there is nothing to test it with.
+    if (!isEventKind(webhook.event)) throw new AppError('VALIDATION_ERROR', `webhook ${webhook.id} subscribes to no event kind, so it has no test event`);
+    const id = newId(TEST_EVENT_ID_PREFIX.slice(0, -1), this.clock.now().getTime());
+    return this.write({ id, type: webhook.event, subreddit: webhook.subreddit, data: exampleFigures(webhook.event) }, [{ id: webhook.id, customerId: webhook.customerId }]);
   }
 
   private async write(input: EmitInput, target: 'subscribers' | Subscriber[] | ((event: Omit<RoutedEvent, 'type'>) => Promise<Subscriber[]>)): Promise<EmitResult> {
@@ -85,7 +94,8 @@ export class EventsService {
     } finally {
       if (lease) this.worker!.adopt(lease, claimed);
     }
-    if (res.created) this.metrics?.eventEmitted(input.type);
+    // Test events are counted apart: they report no trend of their kind.
+    if (res.created) this.metrics?.eventEmitted(isTestEventId(id) ? 'test' : input.type);
     // Deliveries this process's worker did not take are pending: wake the workers.
     if (res.deliveries > claimed.length) this.waker.wake();
     return { event_id: id, created: res.created, deliveries: res.deliveries };

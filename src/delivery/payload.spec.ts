@@ -25,6 +25,19 @@ describe('buildDeliveryBody', () => {
     expect(Object.keys(JSON.parse(body).data)).toEqual(['event_id', 'webhook_id', 'subreddit', 'score']);
   });
 
+  it('marks a test event (an evt_test_ id) with test: true after the identifying keys, and no other event', () => {
+    const test = { ...event, id: 'evt_test_01KJSX4M8G0000000000000002' };
+    expect(Object.keys(JSON.parse(buildDeliveryBody(test, 'wh_1')).data)).toEqual(['event_id', 'webhook_id', 'subreddit', 'test', 'score', 'ratio', 'title']);
+    expect(JSON.parse(buildDeliveryBody(test, 'wh_1')).data.test).toBe(true);
+    expect(JSON.parse(buildDeliveryBody({ ...event, id: 'evt_testing' }, 'wh_1')).data).not.toHaveProperty('test');
+  });
+
+  it('never lets a figure named test mark an event, or unmark a test event', () => {
+    expect(JSON.parse(buildDeliveryBody({ ...event, data: { test: true, score: 1 } }, 'wh_1')).data).toEqual({ event_id: 'evt_1', webhook_id: 'wh_1', subreddit: 'rust', score: 1 });
+    const test = { ...event, id: 'evt_test_1', data: { test: false, score: 1 } };
+    expect(JSON.parse(buildDeliveryBody(test, 'wh_1')).data).toEqual({ event_id: 'evt_test_1', webhook_id: 'wh_1', subreddit: 'rust', test: true, score: 1 });
+  });
+
   it('keeps a "__proto__" figure as a plain key', () => {
     const data = JSON.parse('{"__proto__":{"polluted":true},"n":1}') as Record<string, unknown>;
     const parsed = JSON.parse(buildDeliveryBody({ ...event, data }, 'wh_1'));
@@ -58,6 +71,7 @@ describe('deliveryBodyTemplate', () => {
       { ...event, data: { 10: 'integer keys sort first', b: null, a: [1, { c: '"quoted"' }], event_id: 'dropped' } },
       { ...event, data: JSON.parse('{"__proto__":{"polluted":true},"n":1}') as Record<string, unknown> },
       { ...event, subreddit: 'wh_1', data: { webhook_id: 'wh_1', note: 'wh_1 "wh_1"' } },
+      { ...event, id: 'evt_test_01KJSX4M8G0000000000000002', data: { test: false, score: 1 } },
     ];
     for (const e of events) {
       const bodyFor = deliveryBodyTemplate(e);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isTestEventId } from '../events/catalogue';
 
 export interface DeliveryEvent {
   id: string;
@@ -9,14 +10,15 @@ export interface DeliveryEvent {
   data: Record<string, unknown>;
 }
 
-/** Keys of `data` that identify the delivery; an event's own figures may never replace them. */
-export const RESERVED_DATA_KEYS = ['event_id', 'webhook_id', 'subreddit'] as const;
+/** Keys of `data` that identify the delivery (and mark a test); an event's own figures may never replace them. */
+export const RESERVED_DATA_KEYS = ['event_id', 'webhook_id', 'subreddit', 'test'] as const;
 const RESERVED = new Set<string>(RESERVED_DATA_KEYS);
 
 /**
  * The exact request body: `{"type", "timestamp", "data": {event_id, webhook_id, subreddit,
- * ...figures}}`. Built once per delivery and signed as is, so key order is fixed here (JSON
- * objects keep insertion order) and the same event always serialises to the same bytes.
+ * [test,] ...figures}}`, `test: true` only on a test event (its id says so). Built once per
+ * delivery and signed as is, so key order is fixed here (JSON objects keep insertion order) and
+ * the same event always serialises to the same bytes.
  */
 export function buildDeliveryBody(event: DeliveryEvent, webhookId: string): string {
   if (!(event.createdAt instanceof Date) || Number.isNaN(event.createdAt.getTime())) {
@@ -27,6 +29,7 @@ export function buildDeliveryBody(event: DeliveryEvent, webhookId: string): stri
     webhook_id: webhookId,
     subreddit: event.subreddit,
   };
+  if (isTestEventId(event.id)) data.test = true;
   for (const [key, value] of Object.entries(event.data ?? {})) {
     if (RESERVED.has(key)) continue;
     // defineProperty, not assignment, for "__proto__": it stays a plain key. Plain assignment

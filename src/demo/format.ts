@@ -19,8 +19,13 @@ export function describeFigures(type: string, data: Data): string {
   return isEventKind(type) ? EVENT_CATALOGUE[type].describe(data) : JSON.stringify(data);
 }
 
+/** The body's `type`, with ` (test)` after it on a test event (`data.test: true`): its figures are an example, not a trend. */
+export function typeLabel(type: string, data: Data): string {
+  return data.test === true ? `${type} (test)` : type;
+}
+
 export function deliveryLine(d: { type: string; subreddit: string; data: Data; msgId: string; verified: boolean; reason?: string }): string {
   const mark = d.verified ? '✔' : '✘';
   const check = d.verified ? 'signature verified' : `signature NOT verified (${d.reason ?? 'unknown'})`;
-  return `${mark} ${shortTime(eventTime(d.type, d.data))} ${d.type.padEnd(15)} r/${d.subreddit} ${describeFigures(d.type, d.data)} — webhook-id ${d.msgId}, ${check}`;
+  return `${mark} ${shortTime(eventTime(d.type, d.data))} ${typeLabel(d.type, d.data).padEnd(15)} r/${d.subreddit} ${describeFigures(d.type, d.data)} — webhook-id ${d.msgId}, ${check}`;
 }

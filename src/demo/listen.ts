@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { plural } from '../common/plural';
 import { DemoCert, DemoReceiver, isCaCertificate, makeSelfSignedCert, ReceivedRequest, RECEIVER_MAX_BODY_BYTES } from './receiver';
 import { verifyWebhookSignature } from './verify';
+import { typeLabel } from './format';
 
 /**
  * `trendhooks listen`: a local HTTPS receiver for developing against trendhooks, in the spirit of
@@ -128,7 +129,7 @@ export async function runListen(opts: ListenOptions): Promise<number> {
       opts.out(printableJson({ webhook_id: msgId, verified: ok, ...(reason ? { reason } : {}), ...(forwarded !== undefined ? { forwarded } : {}), body }));
     } else {
       const check = ok ? 'signature verified' : `signature NOT verified (${reason})`;
-      const line = `${ok ? '✔' : '✘'} ${printable(body.timestamp ?? '?')} ${type} r/${printable(data.subreddit ?? '?')} — webhook-id ${msgId}, ${check}`;
+      const line = `${ok ? '✔' : '✘'} ${printable(body.timestamp ?? '?')} ${typeLabel(type, data)} r/${printable(data.subreddit ?? '?')} — webhook-id ${msgId}, ${check}`;
       (ok ? opts.out : opts.err)(line);
       if (ok) opts.out(printableJson(body, 2));
       if (forwarded !== undefined) opts.out(`  → ${opts.forwardTo!.href}: ${typeof forwarded === 'number' ? forwarded : `failed (${printable(forwarded)})`}`);

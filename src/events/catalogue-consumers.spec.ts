@@ -7,7 +7,7 @@ import { eventKey } from '../trends/detectors/event-key';
 import { toTrendEvent, trendEventId } from '../trends/trend-event';
 import { CreateWebhookDto } from '../webhooks/dto/create-webhook.dto';
 import { WebhookResource } from '../webhooks/dto/webhook.resource';
-import { Detection, EVENT_CATALOGUE, EVENT_KINDS, EventKind, TEST_EVENT } from './catalogue';
+import { Detection, EVENT_CATALOGUE, EVENT_KINDS, EventKind } from './catalogue';
 
 /** Where @nestjs/swagger keeps an @ApiProperty's options (its DECORATORS.API_MODEL_PROPERTIES). */
 const SWAGGER_PROPERTY = 'swagger/apiModelProperties';
@@ -38,16 +38,16 @@ describe('what derives from the event catalogue', () => {
     });
   });
 
-  it("the OpenAPI document's webhooks section has one delivery per kind, with its schema and example, then the test event's, then the operators' webhook.disabled", () => {
+  it("the OpenAPI document's webhooks section has one delivery per kind, with its schema and example (a test event is its webhook's kind), then the operators' webhook.disabled", () => {
     const doc = { components: { schemas: {} } } as unknown as OpenAPIObject;
-    const webhooks = deliveryWebhooks(doc) as Record<string, { post: { summary: string; requestBody: { content: { 'application/json': { example: unknown } } } } }>;
-    expect(Object.keys(webhooks)).toEqual([...EVENT_KINDS, TEST_EVENT.type, WEBHOOK_DISABLED_TYPE]);
+    const webhooks = deliveryWebhooks(doc) as Record<string, { post: { summary: string; description: string; requestBody: { content: { 'application/json': { example: unknown } } } } }>;
+    expect(Object.keys(webhooks)).toEqual([...EVENT_KINDS, WEBHOOK_DISABLED_TYPE]);
     for (const kind of EVENT_KINDS) {
       expect(webhooks[kind].post.summary).toBe(`${kind}: ${EVENT_CATALOGUE[kind].summary}`);
+      expect(webhooks[kind].post.description).toContain('`data.test: true`');
       expect(webhooks[kind].post.requestBody.content['application/json'].example).toEqual(EVENT_CATALOGUE[kind].example);
     }
-    expect(webhooks[TEST_EVENT.type].post.requestBody.content['application/json'].example).toEqual(TEST_EVENT.example);
-    expect(Object.keys(doc.components!.schemas!)).toHaveLength(EVENT_KINDS.length + 2);
+    expect(Object.keys(doc.components!.schemas!)).toHaveLength(EVENT_KINDS.length + 1);
   });
 
   describe('webhook validation', () => {

@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, exampleFigures, figuresProblem, isEventKind, TEST_EVENT, TEST_EVENT_DATA, testEventBodySchema } from './catalogue';
+import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, exampleFigures, figuresProblem, isEventKind, isTestEventId } from './catalogue';
 
 describe('event catalogue', () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -47,13 +47,22 @@ describe('event catalogue', () => {
     expect(ajv.errorsText()).toContain("must have required property 'lift'");
   });
 
-  it('documents the test event: its example and what it sends are valid bodies of its schema, and no trend body is', () => {
-    const { example, ...schema } = testEventBodySchema();
+  it.each([...EVENT_KINDS])('%s: documents the test mark as optional and only true, so a test body of the example is valid and a real one needs no mark', (kind) => {
+    const { example: _unused, ...schema } = eventBodySchema(kind);
+    const example = EVENT_CATALOGUE[kind].example;
+    const test = { ...example, data: { ...example.data, event_id: 'evt_test_01KJSX4M8G0000000000000002', test: true } };
+    expect(ajv.validate(schema, test)).toBe(true);
     expect(ajv.validate(schema, example)).toBe(true);
-    const sent = { type: TEST_EVENT.type, timestamp: new Date().toISOString(), data: { event_id: 'evt_1', webhook_id: '01KJSX4M8G0000000000000001', subreddit: 'demo', ...TEST_EVENT_DATA } };
-    expect(ajv.validate(schema, sent)).toBe(true);
-    expect(ajv.validate(schema, { ...sent, data: { ...sent.data, test: false } })).toBe(false);
-    for (const kind of EVENT_KINDS) expect(ajv.validate(schema, EVENT_CATALOGUE[kind].example)).toBe(false);
+    expect(ajv.validate(schema, { ...test, data: { ...test.data, test: false } })).toBe(false);
+    expect(ajv.validate(schema, { ...test, data: { ...test.data, test: 'true' } })).toBe(false);
+    const data = (schema.properties as { data: { required: string[]; properties: Record<string, unknown> } }).data;
+    expect(data.required).not.toContain('test');
+    expect(data.properties.test).toMatchObject({ type: 'boolean', const: true });
+  });
+
+  it('tells a test event by its evt_test_ id, and nothing else', () => {
+    expect(isTestEventId('evt_test_01KJSX4M8G0000000000000002')).toBe(true);
+    for (const id of ['evt_01KJSX4M8G0000000000000002', 'evt_testing', 'evt_Test_01KJSX4M8G0000000000000002', 'test_evt_1', '']) expect(isTestEventId(id)).toBe(false);
   });
 
   describe('figuresProblem (what `events emit` checks before it emits)', () => {
@@ -87,6 +96,7 @@ describe('event catalogue', () => {
     it('names a field the kind does not have, and a field the delivery fills in', () => {
       expect(figuresProblem('trends.surge', { ...exampleFigures('trends.surge'), subreddit_rank: 1 })).toEqual({ problem: 'unknown', field: 'subreddit_rank' });
       expect(figuresProblem('trends.surge', { subreddit: 'x' })).toEqual({ problem: 'reserved', field: 'subreddit' });
+      expect(figuresProblem('trends.surge', { ...exampleFigures('trends.surge'), test: true })).toEqual({ problem: 'reserved', field: 'test' });
       expect(figuresProblem('trends.surge', { ['__proto__']: 1 })).toEqual({ problem: 'unknown', field: '__proto__' });
     });
 

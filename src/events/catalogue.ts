@@ -12,14 +12,12 @@ import { DELIVERED_FIELDS } from './kind';
 import { RISING } from './kinds/rising';
 import { SURGE } from './kinds/surge';
 import { VELOCITY } from './kinds/velocity';
-import { TEST_EVENT } from './test-event';
 
 export type { DeliveredEventFields, FieldSpec, FieldType, ReceivedData, TrendEvidence } from './kind';
 export type { RisingDetection, RisingEventData } from './kinds/rising';
 export type { SurgeDetection, SurgeEventData } from './kinds/surge';
 export type { VelocityDetection, VelocityEventData } from './kinds/velocity';
-export { TEST_EVENT, TEST_EVENT_DATA, TEST_EVENT_TYPE } from './test-event';
-export type { TestEventData } from './test-event';
+export { isTestEventId, TEST_EVENT_ID_PREFIX } from './test-event';
 
 /** In the order webhooks list and the documents show them. */
 const DEFINITIONS = [SURGE, VELOCITY, RISING] as const;
@@ -71,6 +69,7 @@ function fieldSchema(spec: FieldSpec): Record<string, unknown> {
 /** A delivery body `{type, timestamp, data}` whose data is the delivered fields and `fields`, nothing else. */
 function bodySchema(type: string, summary: string, own: Readonly<Record<string, FieldSpec>>, example: unknown): Record<string, unknown> {
   const fields: Record<string, FieldSpec> = { ...DELIVERED_FIELDS, ...own };
+  const required = Object.keys(fields).filter((name) => !fields[name].optional);
   return {
     type: 'object',
     description: summary,
@@ -81,7 +80,7 @@ function bodySchema(type: string, summary: string, own: Readonly<Record<string, 
       timestamp: { type: 'string', format: 'date-time', description: 'When the event was created.' },
       data: {
         type: 'object',
-        required: Object.keys(fields),
+        required,
         additionalProperties: false,
         properties: Object.fromEntries(Object.entries(fields).map(([name, spec]) => [name, fieldSchema(spec)])),
       },
@@ -96,14 +95,9 @@ export function eventBodySchema(kind: EventKind): Record<string, unknown> {
   return bodySchema(kind, def.summary, def.fields, def.example);
 }
 
-/** The JSON Schema of a `webhook.test` delivery body. */
-export function testEventBodySchema(): Record<string, unknown> {
-  return bodySchema(TEST_EVENT.type, TEST_EVENT.summary, TEST_EVENT.fields, TEST_EVENT.example);
-}
-
 /** What is wrong with an event's figures (its `data` less the delivered fields), judged as the published schema will judge the body. */
 export type FiguresProblem =
-  /** A field the delivery layer fills in (`event_id`, `webhook_id`, `subreddit`). */
+  /** A field the delivery layer fills in (`event_id`, `webhook_id`, `subreddit`, `test`). */
   | { problem: 'reserved'; field: keyof DeliveredEventFields }
   | { problem: 'unknown'; field: string }
   /** `expected`: e.g. "an integer", "true". */

@@ -29,6 +29,8 @@ export interface DeliveredEventFields {
   event_id: string;
   webhook_id: string;
   subreddit: string;
+  /** Present (and true) only on a test event: one its owner asked for, whose figures are the kind's example. */
+  test?: true;
 }
 
 export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'date-time' | 'string[]';
@@ -38,6 +40,8 @@ export interface FieldSpec {
   description: string;
   /** The only value the field ever has (JSON Schema `const`). */
   const?: string | number | boolean;
+  /** Absent from some bodies (not in the schema's `required`). */
+  optional?: true;
 }
 
 /** A received body's `data`: read defensively, since the demo prints whatever arrived. */
@@ -70,9 +74,17 @@ export interface EventKindDefinition<K extends string, D extends { readonly kind
 export const field = (type: FieldType, description: string): FieldSpec => ({ type, description });
 
 export const DELIVERED_FIELDS: Readonly<Record<keyof DeliveredEventFields, FieldSpec>> = {
-  event_id: field('string', 'The event (`evt_…`); one event fanned out to several webhooks keeps its id.'),
+  event_id: field('string', "The event (`evt_…`, a test event's `evt_test_…`); one event fanned out to several webhooks keeps its id."),
   webhook_id: field('string', 'The webhook this delivery is for (ULID).'),
   subreddit: field('string', 'The subreddit, lower case, without `r/`.'),
+  test: {
+    ...field(
+      'boolean',
+      "Only on a test event (`POST /v1/webhooks/{webhook_id}/test`), and then `true`: the figures are the kind's documented example and report no trend. Absent on every real event.",
+    ),
+    const: true,
+    optional: true,
+  },
 };
 
 export const EVIDENCE_FIELDS: Readonly<Record<keyof TrendEvidence, FieldSpec>> = {

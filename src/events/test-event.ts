@@ -1,33 +1,18 @@
 /**
- * `webhook.test`: what `POST /v1/webhooks/{webhook_id}/test` sends to that one webhook, whatever
- * kind it subscribes to. Not a trend kind (nothing subscribes to it, no detector fires it), so it is
- * not in EVENT_KINDS; its body is documented beside theirs (OpenAPI `webhooks`) all the same.
+ * A test event: what `POST /v1/webhooks/{webhook_id}/test` sends to that one webhook. It is an
+ * event of the webhook's own kind for its own subreddit, with the kind's documented example
+ * figures, so a receiver exercises the code path a real trend takes; the delivery layer marks it
+ * `data.test: true` (DELIVERED_FIELDS), which every kind's schema documents as optional.
+ *
+ * What makes an event a test is its id: `evt_test_` + a ULID. The id is on the events row and in
+ * every delivery, so the mark needs no column, and the events history and catch-up leave test
+ * events out by that prefix (`isTestEventId`, or in SQL `substr(id, 1, 9) <> 'evt_test_'`). No
+ * other event may take such an id (`events emit --id` refuses it).
  */
-import { DeliveredEventFields, field, FieldSpec } from './kind';
 
-export const TEST_EVENT_TYPE = 'webhook.test';
+export const TEST_EVENT_ID_PREFIX = 'evt_test_';
 
-/** A test event's `data` beyond the fields the delivery layer adds. */
-export interface TestEventData {
-  test: true;
+/** Whether the event with this id is a test event (its deliveries carry `data.test: true`). */
+export function isTestEventId(eventId: string): boolean {
+  return eventId.startsWith(TEST_EVENT_ID_PREFIX);
 }
-
-export const TEST_EVENT_DATA: TestEventData = Object.freeze({ test: true as const });
-
-export const TEST_EVENT = {
-  type: TEST_EVENT_TYPE,
-  summary: 'A test event, sent to one webhook on request; it reports no trend.',
-  fields: {
-    test: { ...field('boolean', 'Always true: this delivery was asked for with POST /v1/webhooks/{webhook_id}/test and reports no trend.'), const: true },
-  } satisfies Readonly<Record<keyof TestEventData, FieldSpec>>,
-  example: {
-    type: TEST_EVENT_TYPE,
-    timestamp: '2026-03-03T13:05:00.000Z',
-    data: {
-      event_id: 'evt_01KJSX4M8G0000000000000002',
-      webhook_id: '01KJSX4M8G0000000000000001',
-      subreddit: 'demo',
-      test: true,
-    } satisfies TestEventData & DeliveredEventFields,
-  },
-} as const;

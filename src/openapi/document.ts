@@ -16,7 +16,7 @@ export interface OpenApiDocument {
 }
 import { BEARER, HEADER } from './decorators';
 import { applyOpenApiMetadata, loadSwagger } from './swagger';
-import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema, TEST_EVENT, testEventBodySchema } from '../events/catalogue';
+import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema } from '../events/catalogue';
 import { WEBHOOK_DISABLED_TYPE, webhookDisabledBodySchema } from '../delivery/lifecycle/webhook-disabled';
 
 const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
@@ -100,7 +100,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenApiDocument {
     .addTag('Posts', 'Stored Reddit posts (every plan).')
     .addTag('Subreddits', 'Whether trendhooks can read a subreddit from Reddit (Business plan and above).')
     .addTag('Health', 'Liveness and readiness; no authentication, no rate limit.')
-    .addTag('Webhook deliveries', 'What trendhooks POSTs to your endpoint: one body schema per event kind and one for test events, signed with Standard Webhooks headers.')
+    .addTag('Webhook deliveries', "What trendhooks POSTs to your endpoint: one body schema per event kind (a test event is a body of its webhook's kind, with `data.test: true`), signed with Standard Webhooks headers.")
     .build();
   config.components = { ...config.components, ...TRENDHOOKS_OPENAPI_COMPONENTS };
   const doc = SwaggerModule.createDocument(app, config, {
@@ -173,18 +173,11 @@ function deliveredBodies(): DeliveredBody[] {
     name: `${kind.replace(/^trends\./, '').replace(/^./, (c) => c.toUpperCase())}Event`,
     operationId: `webhook_${kind.replace('.', '_')}`,
     summary: `${kind}: ${EVENT_CATALOGUE[kind].summary}`,
-    description: `POSTed to every webhook subscribed to \`${kind}\` for the subreddit. Answer 2xx to acknowledge; 408, 425, 429 and 5xx (and no answer within 10 s) are retried on the schedule, other 4xx and 3xx are final.`,
+    description:
+      `POSTed to every webhook subscribed to \`${kind}\` for the subreddit. Answer 2xx to acknowledge; 408, 425, 429 and 5xx (and no answer within 10 s) are retried on the schedule, other 4xx and 3xx are final. ` +
+      "A test event (`POST /v1/webhooks/{webhook_id}/test`) is this body with the example's figures and `data.test: true`, sent to that webhook only.",
     schema: eventBodySchema(kind),
   }));
-  const test = {
-    type: TEST_EVENT.type,
-    name: 'TestEvent',
-    operationId: 'webhook_test_event',
-    summary: `${TEST_EVENT.type}: ${TEST_EVENT.summary}`,
-    description:
-      'POSTed to one webhook when its owner asks (`POST /v1/webhooks/{webhook_id}/test`), whatever event it subscribes to, signed and retried as any delivery. `subreddit` is the webhook\'s.',
-    schema: testEventBodySchema(),
-  };
   const disabled = {
     type: WEBHOOK_DISABLED_TYPE,
     name: 'WebhookDisabledEvent',
@@ -195,12 +188,12 @@ function deliveredBodies(): DeliveredBody[] {
       'or every attempt failed for `WEBHOOK_DISABLE_AFTER`. A few attempts, best effort; host apps get `DeliveryModule.forRoot({ onWebhookDisabled })` with `data` instead.',
     schema: webhookDisabledBodySchema(),
   };
-  return [...trends, test, disabled];
+  return [...trends, disabled];
 }
 
 /**
  * The receiver's side of the contract (OpenAPI 3.1 `webhooks`): one entry per event kind, its body
- * schema and example from the event catalogue, then the test event's; each with the Standard
+ * schema and example from the event catalogue (a test event is a body of its webhook's kind); each with the Standard
  * Webhooks signature headers. Every body trendhooks delivers is one of these.
  */
 export function deliveryWebhooks(doc: OpenApiDocument): Json {

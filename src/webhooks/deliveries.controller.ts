@@ -64,7 +64,14 @@ export class DeliveriesController {
 
   @Post('test')
   @HttpCode(202)
-  @ApiOperation({ operationId: 'sendTestEvent', summary: 'Send a test event', description: 'A `webhook.test` event, delivered to this webhook only.' })
+  @ApiOperation({
+    operationId: 'sendTestEvent',
+    summary: 'Send a test event',
+    description:
+      "An event of the webhook's own kind for its subreddit, with the kind's example figures (its body's example in `webhooks`), " +
+      'delivered to this webhook only, signed and retried as any delivery. `data.test` is `true` on it and absent on every real event; ' +
+      "its `event_id` starts `evt_test_`. It is listed among the webhook's deliveries.",
+  })
   @ApiEnvelopeResponse(202, TestDeliveryResource, 'TestDelivery', 'The test event and its delivery, queued.')
   @ApiErrorResponses({
     400: '`VALIDATION_ERROR`: `webhook_id` is not a ULID.',

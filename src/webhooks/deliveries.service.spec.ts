@@ -22,7 +22,7 @@ function setup(businessPerMinute = 1200) {
   const { queue, waker, wakes } = fakeQueueAndWaker();
   const clock: Clock = { now: () => NOW };
   const owner: TrendhooksPrincipal = { tenantId: 'cus_a', plan: 'business' };
-  const hook = { id: newUlid(), customerId: owner.tenantId, subreddit: 'rust' } as WebhookEntity;
+  const hook = { id: newUlid(), customerId: owner.tenantId, event: 'trends.surge', subreddit: 'rust' } as WebhookEntity;
   const webhooks = { findForCustomer: async (customerId: string, id: string) => (customerId === hook.customerId && id === hook.id ? hook : null) } as unknown as WebhookStore;
   const ring = new CursorKeyRing([{ id: 'k1', secret: randomBytes(32) }]);
   const keys = { get: async () => ring } as unknown as CursorKeys;
@@ -102,11 +102,12 @@ describe('DeliveriesService', () => {
     expect(wakes()).toBe(0);
   });
 
-  it('sends a test event to the webhook, answering its delivery id', async () => {
+  it("sends a test event of the webhook's kind and subreddit to the webhook, answering its delivery id", async () => {
     const { queue, service, owner, hook, wakes } = setup();
     const res = await service.sendTest(owner, hook.id);
     expect(res.delivery_id).toBe(deliveryId(res.event_id, hook.id));
     expect(queue.deliveries.map((d) => d.id)).toEqual([res.delivery_id]);
+    expect(queue.events.get(res.event_id)).toMatchObject({ type: 'trends.surge', subreddit: 'rust' });
     expect(wakes()).toBe(1);
   });
 

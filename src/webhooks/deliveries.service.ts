@@ -97,12 +97,12 @@ export class DeliveriesService {
     return toDeliveryResource(fresh, await this.deliveries.attemptsFor([id]));
   }
 
-  /** Sends a `webhook.test` event to this webhook only. */
+  /** Sends a test event of the webhook's own kind (its example figures, `data.test: true`) to this webhook only. */
   async sendTest(caller: TrendhooksPrincipal, rawWebhookId: string): Promise<{ event_id: string; delivery_id: string }> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
     this.refuseDisabled(w);
     await this.consumeSend(caller);
-    const res = await this.events.emitTest({ id: w.id, customerId: w.customerId, subreddit: w.subreddit });
+    const res = await this.events.emitTest({ id: w.id, customerId: w.customerId, event: w.event, subreddit: w.subreddit });
     return { event_id: res.event_id, delivery_id: deliveryId(res.event_id, w.id) };
   }
 }

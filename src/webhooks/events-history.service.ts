@@ -13,8 +13,9 @@ import { CustomerSubscription, WebhookStore } from './webhook.store';
 export const EVENTS_LIST_ROUTE = 'events.list';
 
 /**
- * What of a customer's subscriptions the history reads: trend kinds only (never `webhook.test`,
- * nor a host endpoint's), narrowed by the filter, each from its oldest webhook's creation on.
+ * What of a customer's subscriptions the history reads: trend kinds only (never a host
+ * endpoint's), narrowed by the filter, each from its oldest webhook's creation on. Test events,
+ * which share their webhook's kind, are left out by the queue's read (their `evt_test_` id).
  */
 export function historySubscriptions(subs: readonly CustomerSubscription[], filter: EventsFilter): EventSubscription[] {
   return subs

@@ -323,6 +323,21 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await h.queue.eventsPage([], { limit: 10 })).toEqual([]);
   });
 
+  it('leaves test events (evt_test_ ids) of a subscription out of recover and the events history, failed or not', async () => {
+    const w = await h.webhook(subreddit);
+    const real = await undelivered(1);
+    const test = { id: `evt_test_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(2) };
+    const testDelivery = deliveryId(test.id, w.id);
+    await h.queue.insertEventWithDeliveries(test, [w], (x) => deliveryId(test.id, x), at(2));
+    await h.queue.recordAttempts([outcome((await claim('worker-a', 2, 1))[0], 'worker-a', 2, { status: 400, state: 'failed', webhookStatus: 'failed' })]);
+    await h.queue.insertEventWithDeliveries({ ...test, id: `evt_test_${newUlid()}`, createdAt: at(3) }, [], (x) => x, at(3));
+    const scope = { webhookId: w.id, customerId: w.customerId, type: 'trends.rising', subreddit, subscribedAt: at(0), since: at(0), until: at(10) };
+    expect(await h.queue.recover(scope, at(10), { dryRun: false, maxEvents: 100 })).toEqual({ queued: 1, nextSince: null });
+    expect((await h.delivery(testDelivery)).state).toBe('failed');
+    expect(await h.queue.findForWebhook(w.id, deliveryId(real, w.id))).toMatchObject({ state: 'pending' });
+    expect((await h.queue.eventsPage([{ type: 'trends.rising', subreddit, from: at(0) }], { limit: 10 })).map((e) => e.id)).toEqual([real]);
+  });
+
   it('counts due deliveries and the age of the oldest, leased rows only once their lease expired', async () => {
     const w = await h.webhook(subreddit);
     await queued(w, 0);

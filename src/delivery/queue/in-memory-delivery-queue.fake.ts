@@ -4,6 +4,7 @@ import type { DeliveryEntity } from '../delivery.entity';
 import { DeliveryQueue } from './delivery-queue';
 import { InProcessWaker } from './in-process.waker';
 import { deliveryId } from '../delivery-id';
+import { isTestEventId } from '../../events/catalogue';
 import { eventsKeyset, lowerBound, mergeEventRows } from './events-keyset';
 import type { ClaimedWork, DeliveryFilter, EventRow, EventSubscription, NewEvent, QueueStats, RecordResult, RecoverOptions, RecoverResult, RecoverScope, Subscriber, WebhookHealthCounts } from './types';
 
@@ -104,7 +105,7 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
 
   async recover(scope: RecoverScope, now: Date, opts: RecoverOptions): Promise<RecoverResult> {
     const events = [...this.events.values()]
-      .filter((e) => e.type === scope.type && e.subreddit === scope.subreddit && e.createdAt >= scope.since && e.createdAt < scope.until)
+      .filter((e) => e.type === scope.type && e.subreddit === scope.subreddit && e.createdAt >= scope.since && e.createdAt < scope.until && !isTestEventId(e.id))
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
     let queued = 0;
     for (const [i, e] of events.slice(0, opts.maxEvents).entries()) {
@@ -132,7 +133,7 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
       return op === '<' ? c < 0 : c > 0;
     };
     const rows = [...this.events.values()].filter(
-      (e) => subscriptions.some((s) => s.type === e.type && s.subreddit === e.subreddit && e.createdAt.getTime() >= lowerBound(s.from, since)) && beyond(e),
+      (e) => subscriptions.some((s) => s.type === e.type && s.subreddit === e.subreddit && e.createdAt.getTime() >= lowerBound(s.from, since)) && beyond(e) && !isTestEventId(e.id),
     );
     return mergeEventRows(rows.map((e) => ({ id: e.id, type: e.type, subreddit: e.subreddit, payload: e.payload, createdAt: e.createdAt })), dir, req.limit);
   }

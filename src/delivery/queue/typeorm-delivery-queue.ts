@@ -5,6 +5,7 @@ import { AttemptEntity } from '../attempt.entity';
 import { DeliveryEntity } from '../delivery.entity';
 import { deliveryId } from '../delivery-id';
 import { EventEntity } from '../event.entity';
+import { notTestEventSql } from './events-keyset';
 import { DeliveryQueue } from './delivery-queue';
 import type { DeliveryFilter, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
 
@@ -35,7 +36,8 @@ export function subscriptionEventsQuery(ds: DataSource, scope: RecoverScope, aft
       subreddit: scope.subreddit,
       since: scope.since.getTime(),
       until: scope.until.getTime(),
-    });
+    })
+    .andWhere(notTestEventSql('e.id'));
   // The redundant `created_at >= :t` keeps it one index range scan, as in deliveryPageQuery.
   if (after) qb.andWhere('e.created_at >= :t AND (e.created_at > :t OR (e.created_at = :t AND e.id > :id))', { t: after[0], id: after[1] });
   return qb.orderBy('e.created_at', 'ASC').addOrderBy('e.id', 'ASC').limit(limit);

@@ -1,3 +1,5 @@
+import { notTestEventSql } from '../../events-keyset';
+
 /**
  * A page of the events history over many subscriptions: per subscription ($1 kinds, $2
  * subreddits, $3 lower bounds of created_at in ms, as arrays) one range of
@@ -10,7 +12,7 @@ export function eventsPageSql(bound: string, dir: 'ASC' | 'DESC', limit: string)
   FROM unnest($1::varchar[], $2::varchar[], $3::bigint[]) AS s(type, subreddit, lower)
   CROSS JOIN LATERAL (
     SELECT e.id, e.type, e.subreddit, e.payload, e.created_at FROM events e
-     WHERE e.type = s.type AND e.subreddit = s.subreddit AND e.created_at >= s.lower${bound ? ` AND ${bound}` : ''}
+     WHERE e.type = s.type AND e.subreddit = s.subreddit AND e.created_at >= s.lower AND ${notTestEventSql('e.id')}${bound ? ` AND ${bound}` : ''}
      ORDER BY e.created_at ${dir}, e.id ${dir} LIMIT ${limit}) x
   ORDER BY x.created_at ${dir}, x.id ${dir} LIMIT ${limit}`;
 }

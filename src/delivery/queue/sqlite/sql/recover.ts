@@ -1,3 +1,5 @@
+import { notTestEventSql } from '../../events-keyset';
+
 /**
  * Due time (ms), now (ms), delivery id, webhook id: a failed or cancelled delivery back to pending,
  * attempts reset (its attempt log kept); any other state is left alone.
@@ -16,5 +18,5 @@ export const DELIVERY_STATE = 'SELECT state FROM deliveries WHERE id = ? AND web
 export function eventsOfSubscriptionSql(op: '<' | '>' | null, dir: 'ASC' | 'DESC'): string {
   const bound = op ? ` AND created_at ${op}= ? AND (created_at ${op} ? OR (created_at = ? AND id ${op} ?))` : '';
   return `SELECT id, type, subreddit, payload, created_at FROM events
-         WHERE type = ? AND subreddit = ? AND created_at >= ?${bound} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`;
+         WHERE type = ? AND subreddit = ? AND created_at >= ? AND ${notTestEventSql('id')}${bound} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`;
 }
