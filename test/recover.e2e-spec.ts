@@ -195,6 +195,42 @@ describe.each(testDatabases())('POST /v1/webhooks/{id}/recover on %s', (_name, m
     expect([events[0], events[2]].map((e) => states.get(e.id))).toEqual(['failed', 'failed']);
   });
 
+  it('catches up what a pause skipped: no delivery while disabled, a dry run counts it, a real recover is 409 until resumed, then delivers each once', async () => {
+    const c = await t.customer();
+    const subreddit = `rec${Math.random().toString(36).slice(2, 12)}`;
+    const w = await subscribe(c, subreddit);
+    down = false;
+    const paused = await t.http().patch(`/v1/webhooks/${w}`).set(c.auth).send({ disabled: true });
+    expect(paused.status).toBe(200);
+    expect(paused.body.data).toMatchObject({ disabled: true, disabled_reason: 'manual' });
+    clock.offsetMs += MINUTE;
+    const since = now() - 1;
+    const skipped: string[] = [];
+    for (const n of [1, 2]) {
+      clock.offsetMs += MINUTE;
+      skipped.push((await emit(subreddit, n)).event_id);
+    }
+    // Recorded, not delivered: the fan-out left the disabled webhook out.
+    expect(await log(c, w)).toEqual([]);
+    clock.offsetMs += MINUTE;
+    const dry = await recover(c, w, { since: iso(since), dry_run: true });
+    expect(dry.status).toBe(202);
+    expect(dry.body.data).toMatchObject({ queued: 2, dry_run: true });
+    const refused = await recover(c, w, { since: iso(since) });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'WEBHOOK_DISABLED', message: expect.stringContaining('"disabled": false') });
+    expect(await log(c, w)).toEqual([]);
+    const from = rx.received.length;
+    expect((await t.http().patch(`/v1/webhooks/${w}`).set(c.auth).send({ disabled: false })).status).toBe(200);
+    const res = await recover(c, w, { since: iso(since) });
+    expect(res.status).toBe(202);
+    expect(res.body.data.queued).toBe(2);
+    const ids = skipped.map((e) => deliveryId(e, w));
+    await settled(c, w, ids, 'delivered');
+    const got = receivedSince(from);
+    expect(ids.map((id) => got.get(id))).toEqual([1, 1]);
+  });
+
   it.each([
     [{}, 'since is required'],
     [{ since: 42 }, 'since must be a string'],

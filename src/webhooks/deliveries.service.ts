@@ -18,6 +18,13 @@ import { QueueWaker } from '../delivery/queue/queue-waker';
 
 export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 
+/** A disabled webhook sends nothing: a test, a retry or a recover would only end `cancelled`. */
+export function refuseDisabled(w: Pick<WebhookEntity, 'id' | 'disabledAt' | 'disabledReason'>): void {
+  if (w.disabledAt) {
+    throw new AppError('WEBHOOK_DISABLED', `webhook ${w.id} is disabled (${w.disabledReason ?? 'manual'}); resume it with PATCH /v1/webhooks/${w.id} {"disabled": false} first`);
+  }
+}
+
 /**
  * Test events and manual retries per customer and minute: a quarter of the plan's request limit.
  * Each one is a send to an endpoint the customer chose, so they are limited apart from (and far
@@ -74,17 +81,11 @@ export class DeliveriesService {
     }
   }
 
-  /** A disabled webhook sends nothing: a test or a retry would only end `cancelled`. */
-  private refuseDisabled(w: WebhookEntity): void {
-    if (w.disabledAt) {
-      throw new AppError('WEBHOOK_DISABLED', `webhook ${w.id} is disabled (${w.disabledReason ?? 'manual'}); resume it with PATCH /v1/webhooks/${w.id} {"disabled": false} first`);
-    }
-  }
 
   /** Re-queues a delivery now, under the same id (receivers deduplicate on it). */
   async retry(caller: TrendhooksPrincipal, rawWebhookId: string, rawDeliveryId: string): Promise<DeliveryResource> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
-    this.refuseDisabled(w);
+    refuseDisabled(w);
     await this.consumeSend(caller);
     const id = rawDeliveryId.toLowerCase();
     if (!DELIVERY_ID_RE.test(id)) throw new AppError('VALIDATION_ERROR', 'delivery_id must be msg_ followed by 26 Crockford base32 characters (0-9 and a-z without i, l, o, u)');
@@ -100,7 +101,7 @@ export class DeliveriesService {
   /** Sends a test event of the webhook's own kind (its example figures, `data.test: true`) to this webhook only. */
   async sendTest(caller: TrendhooksPrincipal, rawWebhookId: string): Promise<{ event_id: string; delivery_id: string }> {
     const w = await this.ownedWebhook(caller, rawWebhookId);
-    this.refuseDisabled(w);
+    refuseDisabled(w);
     await this.consumeSend(caller);
     const res = await this.events.emitTest({ id: w.id, customerId: w.customerId, event: w.event, subreddit: w.subreddit });
     return { event_id: res.event_id, delivery_id: deliveryId(res.event_id, w.id) };

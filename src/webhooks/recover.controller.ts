@@ -38,6 +38,7 @@ export class RecoverController {
   @ApiErrorResponses({
     400: '`VALIDATION_ERROR` (`webhook_id` is not a ULID; `since` missing, not an ISO 8601 instant with a zone, or in the future; `until` not after `since`, or more than 14 days after it; an unknown field) or `INVALID_JSON`.',
     404: "`NOT_FOUND`: no such webhook, or another customer's.",
+    409: '`WEBHOOK_DISABLED`: the webhook is disabled (a dry run still counts); resume it with `PATCH` first.',
     415: '`UNSUPPORTED_MEDIA_TYPE`: the body is not `application/json`.',
     429: '`RATE_LIMITED`: too many test events, manual retries and recovers this minute; retry after `Retry-After` seconds.',
   })

@@ -7,7 +7,7 @@ import { AppError } from '../common/errors';
 import { isEventKind } from '../events/catalogue';
 import { DeliveryQueue } from '../delivery/queue/delivery-queue';
 import { QueueWaker } from '../delivery/queue/queue-waker';
-import { sendsPerMinute } from './deliveries.service';
+import { refuseDisabled, sendsPerMinute } from './deliveries.service';
 import type { RecoveryResource } from './dto/recover.dto';
 import { parseRecoverWindow, RECOVER_MAX_EVENTS, RecoverInput } from './recover-window';
 import { WebhookStore } from './webhook.store';
@@ -33,8 +33,11 @@ export class RecoverService {
     if (!w) throw new AppError('NOT_FOUND', `webhook ${rawWebhookId} not found`);
     const now = this.clock.now();
     const { since, until, dryRun } = parseRecoverWindow(input, now);
-    // A real recover sends: it counts as one of the customer's test events and manual retries (a dry run only reads).
+    // A real recover sends: refused while the webhook is disabled (a dry run still counts what
+    // resuming and recovering would send), and it counts as one of the customer's test events and
+    // manual retries.
     if (!dryRun) {
+      refuseDisabled(w);
       const state = await this.limits.consume(`sends:tenant:${caller.tenantId}`, sendsPerMinute(this.plans.limits(caller.plan).requestsPerMinute));
       if (!state.allowed) {
         throw new AppError('RATE_LIMITED', `at most ${state.limit} test events, manual retries and recovers per minute; retry in ${state.resetSeconds} s`, { 'Retry-After': String(state.resetSeconds) });
