@@ -157,6 +157,24 @@ describe.each(testDatabases())('webhook failure lifecycle on %s', (_name, makeDb
       expect(await delivery(s.c, s.w.id, id)).toMatchObject({ state: 'cancelled' });
     });
 
+    it('takes concurrent PATCHes, beside other writes, without an error: each answers the webhook it left', async () => {
+      const s = await subscribe();
+      const others = await Promise.all([subscribe(), subscribe()]);
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => {
+          const w = [s, ...others][i % 3];
+          if (i % 4 === 3) return t.http().post(`/v1/webhooks/${w.w.id}/rotate-secret`).set(w.c.auth);
+          return patch(w.c, w.w.id, i % 2 === 0 ? { disabled: true } : { disabled: false, allow_nonstandard_port: true });
+        }),
+      );
+      expect(answers.map((r) => `${r.status} ${r.status === 200 ? '' : r.text}`)).toEqual(answers.map(() => '200 '));
+      for (const w of [s, ...others]) {
+        const now = await get(w.c, w.w.id);
+        expect(now.disabled).toBe(now.disabled_at !== null);
+        expect(now.disabled_reason).toBe(now.disabled ? 'manual' : null);
+      }
+    });
+
     it('refuses bad bodies and other customers\' webhooks with the error envelope', async () => {
       const s = await subscribe();
       const other = await t.customer();

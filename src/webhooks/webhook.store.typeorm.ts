@@ -1,5 +1,5 @@
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, IsNull, MoreThan } from 'typeorm';
+import { DataSource, IsNull, MoreThan, Not } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
 import { WebhookEntity } from '../delivery/webhook.entity';
 import { CustomerSubscription, WebhookListItem, WebhookPatch, WebhookSecrets, WebhookStore } from './webhook.store';
@@ -130,22 +130,20 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
   }
 
   async updateForCustomer(customerId: string, id: string, patch: WebhookPatch): Promise<WebhookEntity | null> {
-    return this.ds.transaction(async (em) => {
-      const repo = em.getRepository(WebhookEntity);
-      const row = await repo.findOneBy({ customerId, id });
-      if (!row) return null;
-      const next: Partial<WebhookEntity> = {};
-      if (patch.url !== undefined) next.url = patch.url;
-      if (patch.allowNonstandardPort !== undefined) next.allowNonstandardPort = patch.allowNonstandardPort;
-      if (patch.disabled === null && row.disabledAt !== null) {
-        // Resumed: the failure clock starts again, so an old outage cannot disable it at the first failure.
-        Object.assign(next, { disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
-      } else if (patch.disabled && row.disabledAt === null) {
-        Object.assign(next, { disabledAt: patch.disabled.at, disabledReason: patch.disabled.reason });
-      }
-      if (Object.keys(next).length > 0) await repo.update({ customerId, id }, next);
-      return { ...row, ...next };
-    });
+    // Statements that each hold on their own, no transaction: on SQLite an async TypeORM
+    // transaction would take in the statements other requests run on the shared connection meanwhile.
+    const set: Partial<WebhookEntity> = {};
+    if (patch.url !== undefined) set.url = patch.url;
+    if (patch.allowNonstandardPort !== undefined) set.allowNonstandardPort = patch.allowNonstandardPort;
+    if (Object.keys(set).length > 0) await this.repo.update({ customerId, id }, set);
+    if (patch.disabled === null) {
+      // Resumed: the failure clock starts again, so an old outage cannot disable it at the first failure.
+      await this.repo.update({ customerId, id, disabledAt: Not(IsNull()) }, { disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
+    } else if (patch.disabled) {
+      // Disabled already (by its owner or by the worker): it keeps its first reason and time.
+      await this.repo.update({ customerId, id, disabledAt: IsNull() }, { disabledAt: patch.disabled.at, disabledReason: patch.disabled.reason });
+    }
+    return this.repo.findOneBy({ customerId, id });
   }
 
   async deleteForCustomer(customerId: string, id: string): Promise<boolean> {
