@@ -185,6 +185,37 @@ describe.each(testDatabases())('delivery from the host’s own subscriptions, wi
     expect(rx.received).toEqual([]);
   });
 
+  it('a 410 disables an endpoint (gone) and nothing more is sent there; the host sees it and resumes it; disable() pauses it', async () => {
+    const endpoints = app.get(DeliveryEndpoints);
+    const g = await endpoints.register({ customerId: 'host-user-g', url: rx.namedUrl('/g'), allowNonstandardPort: true });
+    app.get(HostFollows).follow('zig', { id: g.id, customerId: 'host-user-g' });
+    expect(await endpoints.state(g.id)).toEqual({ disabled: false, reason: null, disabledAt: null });
+    rx.behaviour = () => ({ status: 410 });
+    const events = app.get(EventsService);
+    await events.emit({ type: 'trends.surge', subreddit: 'zig', data: { n: 1 } });
+    await rx.waitForCount(1);
+    const deadline = Date.now() + 10_000;
+    while (!(await endpoints.state(g.id))?.disabled && Date.now() < deadline) await sleep(50);
+    expect(await endpoints.state(g.id)).toMatchObject({ disabled: true, reason: 'gone', disabledAt: expect.any(Date) });
+
+    rx.behaviour = () => ({ status: 204 });
+    await events.emit({ type: 'trends.surge', subreddit: 'zig', data: { n: 2 } });
+    await sleep(500);
+    expect(rx.received).toHaveLength(1);
+
+    expect(await endpoints.resume(g.id)).toBe(true);
+    expect(await endpoints.resume(g.id)).toBe(false);
+    expect(await endpoints.state(g.id)).toEqual({ disabled: false, reason: null, disabledAt: null });
+    await events.emit({ type: 'trends.surge', subreddit: 'zig', data: { n: 3 } });
+    await rx.waitForCount(2);
+    expect(JSON.parse(rx.received[1].body).data.n).toBe(3);
+
+    expect(await endpoints.disable(g.id)).toBe(true);
+    expect(await endpoints.disable(g.id)).toBe(false);
+    expect(await endpoints.state(g.id)).toMatchObject({ disabled: true, reason: 'manual' });
+    expect(await endpoints.state('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeNull();
+  });
+
   it('refuses a destination the SSRF policy blocks, and passes on the error a host source throws', async () => {
     const endpoints = app.get(DeliveryEndpoints);
     await expect(endpoints.register({ customerId: 'host-user-e', url: 'https://10.0.0.1/' })).rejects.toMatchObject({ code: 'WEBHOOK_DESTINATION_BLOCKED' });

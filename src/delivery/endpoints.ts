@@ -1,13 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull, Not } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { newUlid } from '../common/ids';
 import { SecretBox } from '../crypto/secret-box';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
+import { WEBHOOK_DISABLED } from './lifecycle/webhook-lifecycle';
+import { DeliveryQueue } from './queue/delivery-queue';
 import { generateWebhookSecret } from './secret';
-import { newWebhookRow, WebhookEntity, webhookSecretPlace } from './webhook.entity';
+import { DisabledReason, newWebhookRow, WebhookEntity, webhookSecretPlace } from './webhook.entity';
 
 export interface NewEndpoint {
   /** The owner (at most 40 characters): its DNS lookups are bounded per customer, as for webhooks. */
@@ -16,6 +18,13 @@ export interface NewEndpoint {
   url: string;
   /** Ports other than 443 need this, as for webhooks. Default false. */
   allowNonstandardPort?: boolean;
+}
+
+/** Whether an endpoint takes deliveries: `reason` `gone` (its receiver answered 410) or `failing` (auto-disabled), or `manual` (disable()). */
+export interface EndpointState {
+  disabled: boolean;
+  reason: DisabledReason | null;
+  disabledAt: Date | null;
 }
 
 /**
@@ -33,6 +42,7 @@ export class DeliveryEndpoints {
     private readonly ssrf: SsrfPolicy,
     private readonly secrets: SecretBox,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly queue: DeliveryQueue,
   ) {}
 
   /** Stores a destination. Answers its id and its `whsec_…` signing secret (shown this once: give it to the receiver). */
@@ -62,6 +72,29 @@ export class DeliveryEndpoints {
   /** Deletes a destination; its pending deliveries are cancelled when claimed, and no attempt starts after this returns. */
   async remove(id: string): Promise<boolean> {
     const res = await this.ds.getRepository(WebhookEntity).delete({ id });
+    return (res.affected ?? 0) > 0;
+  }
+
+  /** Whether the endpoint takes deliveries; null when there is no such endpoint. Trendhooks disables one on its own (410, or failing for WEBHOOK_DISABLE_AFTER): see onWebhookDisabled. */
+  async state(id: string): Promise<EndpointState | null> {
+    const row = await this.ds.getRepository(WebhookEntity).findOne({ where: { id }, select: { id: true, disabledAt: true, disabledReason: true } });
+    return row ? { disabled: row.disabledAt !== null, reason: row.disabledReason, disabledAt: row.disabledAt } : null;
+  }
+
+  /** Pauses an endpoint (`manual`): no new deliveries, its pending ones cancelled (`webhook_disabled`). False when absent or already disabled. */
+  async disable(id: string): Promise<boolean> {
+    const now = this.clock.now();
+    const res = await this.ds.getRepository(WebhookEntity).update({ id, disabledAt: IsNull() }, { disabledAt: now, disabledReason: 'manual' });
+    if ((res.affected ?? 0) === 0) return false;
+    await this.queue.cancelPendingForWebhook(id, now, WEBHOOK_DISABLED);
+    return true;
+  }
+
+  /** Resumes a disabled endpoint, whoever disabled it: deliveries flow again and its failure clock restarts. False when absent or not disabled. */
+  async resume(id: string): Promise<boolean> {
+    const res = await this.ds
+      .getRepository(WebhookEntity)
+      .update({ id, disabledAt: Not(IsNull()) }, { disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
     return (res.affected ?? 0) > 0;
   }
 }
