@@ -4,7 +4,7 @@ import { CircuitOptions, resolveCircuitOptions } from './circuit/circuit-policy'
 import { readReceiverCa } from './transport/receiver-ca';
 import type { SubscriptionSource } from './subscription-source';
 import type { DeliveryTransport } from './transport/delivery-transport';
-import type { OnWebhookDisabled } from './lifecycle/webhook-disabled';
+import type { OnWebhookDisabled } from '../events/webhook-disabled';
 
 export interface DeliveryModuleOptions {
   /** Run the worker in this process (role `worker` / `all`). Default true. */

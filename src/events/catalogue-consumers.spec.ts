@@ -1,5 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { WEBHOOK_DISABLED_TYPE } from '../delivery/lifecycle/webhook-disabled';
+import { WEBHOOK_DISABLED_TYPE } from './webhook-disabled';
 import { BodyValidationPipe } from '../common/validation';
 import { deliveryWebhooks } from '../openapi/document';
 import { applyOpenApiMetadata } from '../openapi/swagger';

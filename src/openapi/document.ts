@@ -17,7 +17,7 @@ export interface OpenApiDocument {
 import { BEARER, HEADER } from './decorators';
 import { applyOpenApiMetadata, loadSwagger } from './swagger';
 import { EVENT_CATALOGUE, EVENT_KINDS, eventBodySchema } from '../events/catalogue';
-import { WEBHOOK_DISABLED_TYPE, webhookDisabledBodySchema } from '../delivery/lifecycle/webhook-disabled';
+import { WEBHOOK_DISABLED_TYPE, webhookDisabledBodySchema } from '../events/webhook-disabled';
 
 const integer = (description: string, required = true) => ({ description, required, schema: { type: 'integer', minimum: 0 } });
 

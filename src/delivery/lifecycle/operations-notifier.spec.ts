@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../secret';
 import { OperationsNotifier } from './operations-notifier';
-import type { WebhookDisabledEvent } from './webhook-disabled';
+import type { WebhookDisabledEvent } from '../../events/webhook-disabled';
 
 const EVENT: WebhookDisabledEvent = { id: '01KJSX4M8G0000000000000001', customer_id: 'cus_1', url: 'https://hooks.test/in', reason: 'gone', disabled_at: '2026-03-08T13:05:00.000Z' };
 

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Agent, request } from 'undici';
 import { deliveryId } from '../delivery-id';
 import { buildDeliveryHeaders } from '../signer';
-import { WEBHOOK_DISABLED_TYPE, webhookDisabledBody, WebhookDisabledEvent } from './webhook-disabled';
+import { WEBHOOK_DISABLED_TYPE, webhookDisabledBody, WebhookDisabledEvent } from '../../events/webhook-disabled';
 
 export interface OperationsNotifierOptions {
   /** OPERATIONS_WEBHOOK_URL: set by the operator, so not held to the customers' SSRF policy. */

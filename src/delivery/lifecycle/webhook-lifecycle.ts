@@ -7,7 +7,7 @@ import { GroupBatcher } from '../group-batcher';
 import { DeliveryQueue } from '../queue/delivery-queue';
 import { DisabledWebhook, WebhookDeliveryStatus, WebhookFailure } from '../status/webhook-delivery-status';
 import { DEFAULT_DISABLE_AFTER_MS } from './disable-rule';
-import type { WebhookDisabledEvent } from './webhook-disabled';
+import type { WebhookDisabledEvent } from '../../events/webhook-disabled';
 
 /** `last_error` of a delivery cancelled because its webhook is disabled. */
 export const WEBHOOK_DISABLED = 'webhook_disabled';

@@ -1,4 +1,10 @@
-import type { DisabledReason } from '../webhook.entity';
+/**
+ * `webhook.disabled`: what the operators are sent (OPERATIONS_WEBHOOK_URL) when trendhooks disables
+ * a webhook on its own. Beside the event catalogue, since openapi.json documents its body too.
+ */
+
+/** Why trendhooks disabled a webhook by itself (a customer's own pause is `manual` and notifies no one). */
+export type AutoDisabledReason = 'gone' | 'failing';
 
 export const WEBHOOK_DISABLED_TYPE = 'webhook.disabled';
 
@@ -12,7 +18,7 @@ export interface WebhookDisabledEvent {
   customer_id: string;
   url: string;
   /** `gone`: its receiver answered 410 Gone; `failing`: every attempt failed for WEBHOOK_DISABLE_AFTER. */
-  reason: Extract<DisabledReason, 'gone' | 'failing'>;
+  reason: AutoDisabledReason;
   /** ISO 8601 UTC with milliseconds. */
   disabled_at: string;
 }
