@@ -46,10 +46,13 @@ describe.each(testDatabases())('/docs in a headless browser (%s)', (name, db) =>
     await page.goto(`${base}/docs`, { waitUntil: 'load' });
     await page.locator('.opblock-summary-path', { hasText: '/v1/webhooks' }).first().waitFor({ timeout: 30_000 });
     const paths = await page.locator('.opblock-summary-path').allInnerTexts();
-    expect(paths).toEqual(expect.arrayContaining(['/v1/webhooks', '/v1/webhooks/{webhook_id}', '/v1/subreddits/{subreddit}/posts']));
+    expect(paths).toEqual(expect.arrayContaining(['/v1/webhooks', '/v1/webhooks/{webhook_id}', '/v1/webhooks/{webhook_id}/recover', '/v1/events', '/v1/subreddits/{subreddit}/posts']));
+    // The failure lifecycle: PATCH on a webhook is listed with its method.
+    const methods = await page.locator('.opblock-summary').allInnerTexts();
+    expect(methods.some((m) => /PATCH\s*\/v1\/webhooks\/\{webhook_id\}/.test(m))).toBe(true);
 
     // swagger-ui renders OpenAPI 3.1 `webhooks` as operations named by the webhook key.
-    for (const kind of ['trends.surge', 'trends.velocity', 'trends.rising']) {
+    for (const kind of ['trends.surge', 'trends.velocity', 'trends.rising', 'webhook.disabled']) {
       await expect(page.getByText(kind, { exact: false }).first().isVisible()).resolves.toBe(true);
     }
     // Open the surge delivery: its signature headers and its payload example render.
@@ -58,7 +61,7 @@ describe.each(testDatabases())('/docs in a headless browser (%s)', (name, db) =>
     await surge.getByText('webhook-signature').first().waitFor({ timeout: 10_000 });
     await expect(surge.innerText()).resolves.toMatch(/window_buckets/);
     // The schemas of the three bodies are listed too.
-    for (const schema of ['SurgeEvent', 'VelocityEvent', 'RisingEvent']) {
+    for (const schema of ['SurgeEvent', 'VelocityEvent', 'RisingEvent', 'WebhookDisabledEvent']) {
       await expect(page.locator('.models').getByText(schema, { exact: true }).first().isVisible()).resolves.toBe(true);
     }
     fs.mkdirSync(ARTIFACTS, { recursive: true });
