@@ -213,11 +213,15 @@ describe('DeliveryWorker', () => {
   /** What the worker reported to the failure lifecycle (see WebhookLifecycle.failed). */
   let failures: WebhookFailure[] = [];
 
-  function worker(options: Partial<DeliveryModuleOptions> = {}, secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox): DeliveryWorker {
+  function worker(
+    options: Partial<DeliveryModuleOptions> = {},
+    secretBox = { decrypt: (stored: string) => `clear:${stored}` } as unknown as SecretBox,
+    failed: (f: WebhookFailure) => Promise<void> = async (f) => void failures.push(f),
+  ): DeliveryWorker {
     const opts: DeliveryModuleOptions = { concurrency: 4, batchSize: 4, leaseMs: 60_000, timeoutMs: 10_000, pollIntervalMs: 60_000, retryScheduleSeconds: [5, 300], random: () => 0.5, fairReserve: 0, ...options };
     const breaker = new DestinationCircuitBreaker(circuits as unknown as DestinationCircuitStore, clock, opts);
     failures = [];
-    const lifecycle = { failed: async (f: WebhookFailure) => void failures.push(f) } as unknown as WebhookLifecycle;
+    const lifecycle = { failed } as unknown as WebhookLifecycle;
     const w = new DeliveryWorker(queue as unknown as DeliveryQueue, transport, new InProcessWaker(), clock, opts, secretBox, breaker, undefined, undefined, lifecycle);
     workers.push(w);
     return w;
@@ -581,6 +585,29 @@ describe('DeliveryWorker', () => {
         { webhookId: 'wh_1', at: expect.any(Date), gone: true },
         { webhookId: 'wh_2', at: expect.any(Date), gone: false },
       ]);
+    });
+
+    it('a slow failure count does not hold the attempt: its retry, due meanwhile, is sent rather than skipped as still in flight', async () => {
+      let release!: () => void;
+      const slow = new Promise<void>((r) => (release = r));
+      const counted: WebhookFailure[] = [];
+      transport.answer = () => ({ kind: 'transient', stage: 'after_response', errorClass: 'http_500', statusCode: 500, excerpt: null, retryAfterMs: null, durationMs: 3 });
+      queue.due = [work(1)];
+      const w = worker({ retryScheduleSeconds: [5, 300] }, undefined, (f) => {
+        counted.push(f);
+        return slow;
+      });
+      try {
+        await run(w);
+        await until(() => queue.records.length === 1 && counted.length === 1, 'the first outcome, being counted');
+        // The retry comes due while the count is still running (in production: a claim riding on another outcome batch).
+        queue.due = [work(1, { attempts: 2 })];
+        w.wake();
+        await until(() => queue.records.length === 2, 'the retry sent and recorded while the first failure is still being counted');
+        expect(queue.records.map((r) => r.rec.attempt.attemptNo)).toEqual([1, 2]);
+      } finally {
+        release();
+      }
     });
 
     it('does not count an attempt whose stored secret could not be read (nothing was sent)', async () => {

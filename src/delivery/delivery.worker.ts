@@ -483,9 +483,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const held = await this.outcomes.push({ d, owner: this.owner, rec, now });
     if (!held) this.logger.warn(`delivery ${d.id}: lease lost during the attempt; the new owner decides its state`);
-    // Counted once its outcome is recorded (the failure clock moved with it): a 410 disables, a long outage may.
+    // Counted once its outcome is recorded (the failure clock moved with it): a 410 disables, a long
+    // outage may. Not awaited: the attempt is over, and while it stayed in `inflight` a claim of the
+    // delivery's retry (due in a fraction of a second) was skipped as "still sending" and then left
+    // to its lease (failed() never rejects).
     else if (outcome.kind !== 'delivered' && countsAsFailure(outcome.errorClass) && this.lifecycle) {
-      await this.lifecycle.failed({ webhookId: webhook.id, at: startedAt, gone: statusCode === 410 });
+      void this.lifecycle.failed({ webhookId: webhook.id, at: startedAt, gone: statusCode === 410 });
     }
   }
 
