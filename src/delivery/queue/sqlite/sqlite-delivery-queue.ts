@@ -300,7 +300,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   protected async recoverBatch(scope: RecoverScope, candidates: RecoverCandidate[], now: Date, dryRun: boolean): Promise<number> {
     const sq = this.sq;
     const nowMs = now.getTime();
-    return this.db.transaction(() => {
+    const batch = this.db.transaction(() => {
       let n = 0;
       for (const c of candidates) {
         if (dryRun) {
@@ -313,7 +313,9 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
         }
       }
       return n;
-    })();
+    });
+    // A write takes the write lock up front, as every write transaction here (see claimDue); a dry run only reads.
+    return dryRun ? batch() : batch.immediate();
   }
 
   /**
