@@ -162,4 +162,22 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
     const [{ n }] = (await db.ds.query('SELECT COUNT(*) AS n FROM deliveries WHERE event_id = ?', [e.id])) as { n: number }[];
     expect(Number(n)).toBe(hooks.length);
   });
+  it('the failure count (clocks read, then written) waits for the lock and counts', async () => {
+    const c = await customer();
+    const w = { ...webhook(c, uniqueName('fail')), failingSince: new Date(NOW.getTime() - 60_000) };
+    await db.ds.getRepository(WebhookEntity).insert(w);
+    const status = new SqliteWebhookDeliveryStatus(db.ds);
+
+    const other = await lockHolder(file());
+    other.hold();
+    const t0 = performance.now();
+    const disabled = await status.recordFailures([{ webhookId: w.id, at: NOW, gone: false }], 5 * 86_400_000, NOW);
+    const waited = performance.now() - t0;
+
+    expect(disabled).toEqual([]);
+    expect(waited).toBeGreaterThanOrEqual(HOLD_MS / 2);
+    await other.committed;
+    const row = await db.ds.getRepository(WebhookEntity).findOneByOrFail({ id: w.id });
+    expect(row).toMatchObject({ failurePeriods: 1, lastFailurePeriod: 0 });
+  });
 });

@@ -33,7 +33,11 @@ export class SqliteWebhookDeliveryStatus extends WebhookDeliveryStatus {
     return Promise.resolve();
   }
 
-  /** One synchronous transaction: read, decide, write (SQLite has one writer, so no lock to take). */
+  /**
+   * One synchronous transaction: read, decide, write. IMMEDIATE, as every SQLite write transaction
+   * here: begun DEFERRED, its read would fail the write at once whenever another process (the API)
+   * wrote in between (SQLITE_BUSY_SNAPSHOT), and the failure would go uncounted.
+   */
   recordFailures(failures: WebhookFailure[], afterMs: number | null, now: Date): Promise<DisabledWebhook[]> {
     if (failures.length === 0) return Promise.resolve([]);
     const db = sqliteHandle(this.ds);
@@ -48,7 +52,7 @@ export class SqliteWebhookDeliveryStatus extends WebhookDeliveryStatus {
           if (d.disable) out.push({ id: d.row.id, customerId: d.row.customerId, url: d.row.url, reason: d.disable as DisabledWebhook['reason'], disabledAt: now });
         }
         return out;
-      })(),
+      }).immediate(),
     );
   }
 }
