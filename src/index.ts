@@ -79,7 +79,7 @@ export { DeliveryModule } from './delivery/delivery.module';
 export { DELIVERY_OPTIONS, InjectDeliveryOptions, type DeliveryModuleOptions } from './delivery/delivery.options';
 export { WEBHOOK_DISABLED_TYPE, type WebhookDisabledEvent, type OnWebhookDisabled } from './events/webhook-disabled';
 export { EventsService } from './delivery/events.service';
-export { SubscriptionSource, WebhookTableSubscriptions, type RoutedEvent, type SubscribedEndpoint } from './delivery/subscription-source';
+export { SubscriptionSource, WebhookSubscriptions, type RoutedEvent, type SubscribedEndpoint } from './delivery/subscription-source';
 export { DeliveryEndpoints, type NewEndpoint } from './delivery/endpoints';
 export { buildOpenApiDocument, toOpenApi31, TRENDHOOKS_OPENAPI_COMPONENTS } from './openapi/document';
 export { PaginationModule } from './pagination/pagination.module';
@@ -113,7 +113,7 @@ export {
 } from './delivery/transport/delivery-transport';
 export { DeliveryQueue } from './delivery/queue/delivery-queue';
 export { QueueWaker } from './delivery/queue/queue-waker';
-export { WebhookStore, type WebhookSecrets } from './webhooks/webhook.store';
+export { WebhookStore, type Webhook } from './webhooks/webhook.store';
 export { ApiKeyStore, type CustomerRef, type KeyOwner } from './auth/api-key.store';
 export { TrendSourceLeaseStore } from './trends/reddit/trend-source-lease.store';
 export type {

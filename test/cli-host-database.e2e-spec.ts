@@ -77,7 +77,7 @@ describe.each(testDatabases())('trendhooks CLI on a host database (%s)', (_name,
 
   it('issues a key through the host migrations table, replaying nothing and creating no table', async () => {
     const before = { recorded: await recorded(), tables: await tables() };
-    expect(before.recorded).toHaveLength(7); // the host's, core's five, api-keys'
+    expect(before.recorded).toHaveLength(8); // the host's, core's six, api-keys'
     const run = await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business', '--json', '--migrations-table', 'host_migrations', '--features', 'core,api-keys'], env);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const issued = JSON.parse(run.stdout) as { key: string; customer: string };
@@ -101,8 +101,8 @@ describe.each(testDatabases())('trendhooks CLI on a host database (%s)', (_name,
 
   it('still refuses to start on secrets it cannot decrypt when the database has no settings table', async () => {
     await host.query(
-      `INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at)
-       VALUES ('01ARZ3NDEKTSV4RRFFQ69G5FAV', 'cus_x', 'https://hooks.example.com/h', 'trends.surge', 'typescript', false, 'enc:v1:gone:AAAA', 0)`,
+      `INSERT INTO webhooks (id, customer_id, url, allow_nonstandard_port, secret, created_at)
+       VALUES ('01ARZ3NDEKTSV4RRFFQ69G5FAV', 'cus_x', 'https://hooks.example.com/h', false, 'enc:v1:gone:AAAA', 0)`,
     );
     try {
       const run = await trendhooks(['keys', 'create', '--customer', 'acme', '--plan', 'business', '--migrations-table', 'host_migrations', '--features', 'core,api-keys'], env);

@@ -11,25 +11,34 @@ import { startTestApp, TestApp } from './support/app';
 // here would measure the load of the machine running the suites as much as the fan-out.
 const SUBSCRIBERS = 10_000;
 
-/** `n` webhooks on one subreddit, written in bulk: the setup is not what is tested. */
+/** `n` webhooks on one subreddit (endpoint and subscription rows), written in bulk: the setup is not what is tested. */
 async function insertWebhooks(ds: DataSource, n: number, subreddit: string): Promise<void> {
   const now = Date.now();
   const rows = Array.from({ length: n }, (_, i) => ({ id: newUlid(now), customer: `cus_fanout${i % 100}`, secret: generateWebhookSecret() }));
   const url = 'https://hooks.example.com/hook';
   if (ds.options.type === 'postgres') {
     await ds.query(
-      `INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at)
-       SELECT t.id, t.customer_id, $3, 'trends.surge', $4, false, t.secret, $5::bigint
-       FROM unnest($1::varchar[], $2::varchar[], $6::varchar[]) AS t(id, customer_id, secret)`,
-      [rows.map((r) => r.id), rows.map((r) => r.customer), url, subreddit, now, rows.map((r) => r.secret)],
+      `INSERT INTO webhooks (id, customer_id, url, allow_nonstandard_port, secret, created_at)
+       SELECT t.id, t.customer_id, $3, false, t.secret, $4::bigint
+       FROM unnest($1::varchar[], $2::varchar[], $5::varchar[]) AS t(id, customer_id, secret)`,
+      [rows.map((r) => r.id), rows.map((r) => r.customer), url, now, rows.map((r) => r.secret)],
+    );
+    await ds.query(
+      `INSERT INTO webhook_subscriptions (webhook_id, customer_id, event, subreddit, created_at)
+       SELECT t.id, t.customer_id, 'trends.surge', $3, $4::bigint FROM unnest($1::varchar[], $2::varchar[]) AS t(id, customer_id)`,
+      [rows.map((r) => r.id), rows.map((r) => r.customer), subreddit, now],
     );
     return;
   }
   const db = (ds.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
-  const insert = db.prepare(
-    "INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at) VALUES (?, ?, ?, 'trends.surge', ?, 0, ?, ?)",
-  );
-  db.transaction(() => rows.forEach((r) => insert.run(r.id, r.customer, url, subreddit, r.secret, now)))();
+  const endpoint = db.prepare('INSERT INTO webhooks (id, customer_id, url, allow_nonstandard_port, secret, created_at) VALUES (?, ?, ?, 0, ?, ?)');
+  const subscription = db.prepare("INSERT INTO webhook_subscriptions (webhook_id, customer_id, event, subreddit, created_at) VALUES (?, ?, 'trends.surge', ?, ?)");
+  db.transaction(() =>
+    rows.forEach((r) => {
+      endpoint.run(r.id, r.customer, url, r.secret, now);
+      subscription.run(r.id, r.customer, subreddit, now);
+    }),
+  )();
 }
 
 describe.each(testDatabases())('fan-out at scale on %s', (name, makeDb) => {
@@ -124,9 +133,9 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('sliced fan
     const events = t.app.get(EventsService);
     const id = `evt_fanout_cut_${Date.now()}`;
     expect((await events.emit({ id, type: 'trends.surge', subreddit: 'fanoutbig', data: {} })).deliveries).toBe(BIG);
-    // What a crash between slices leaves: the event and the deliveries of the first subscribers in rowid order.
+    // What a crash between slices leaves: the event and the deliveries of the first subscribers in the source's order (oldest first).
     await ds.query(
-      "DELETE FROM deliveries WHERE event_id = ? AND webhook_id IN (SELECT id FROM webhooks WHERE event = 'trends.surge' AND subreddit = 'fanoutbig' AND rowid > (SELECT rowid FROM webhooks WHERE event = 'trends.surge' AND subreddit = 'fanoutbig' ORDER BY rowid LIMIT 1 OFFSET 1000))",
+      "DELETE FROM deliveries WHERE event_id = ? AND webhook_id IN (SELECT webhook_id FROM webhook_subscriptions WHERE event = 'trends.surge' AND subreddit = 'fanoutbig' ORDER BY webhook_id LIMIT -1 OFFSET 1001)",
       [id],
     );
     expect(await count(id)).toBe(1001);

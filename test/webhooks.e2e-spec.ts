@@ -456,11 +456,11 @@ describe.each(testTargets())('failure modes on %s', (_name, makeDb, adapter) => 
     const t = await startTestApp(makeDb(), { adapter });
     try {
       const c = await t.customer();
-      await t.app.get<DataSource>(getDataSourceToken()).query('DROP TABLE webhooks');
+      await t.app.get<DataSource>(getDataSourceToken()).query('DROP TABLE webhook_subscriptions');
       const res = await t.http().get('/v1/webhooks').set(c.auth);
       expectError(res, 500, 'INTERNAL_ERROR');
       expect(res.body.error.message).toBe('internal error');
-      expect(res.text).not.toMatch(/webhooks|SELECT|relation|no such table|\.ts|node_modules|at /i);
+      expect(res.text).not.toMatch(/webhook_subscriptions|SELECT|relation|no such table|\.ts|node_modules|at /i);
       // It is logged for operators, under the same request id.
       expect(t.logs.lines.some((l) => l.includes(res.body.error.request_id))).toBe(true);
     } finally {

@@ -27,7 +27,8 @@ import { HttpsWebhookTransport } from './transport/https-webhook.transport';
 import { WebhookDeliveryStatus } from './status/webhook-delivery-status';
 import { PostgresWebhookDeliveryStatus } from './status/webhook-delivery-status.postgres';
 import { SqliteWebhookDeliveryStatus } from './status/webhook-delivery-status.sqlite';
-import { SubscriptionSource, WebhookSubscriptions, WebhookTableSubscriptions } from './subscription-source';
+import { BuiltInSubscriptions, SubscriptionSource, WebhookSubscriptions } from './subscription-source';
+import { EndpointStore } from './endpoint.store';
 import { WebhookLifecycle } from './lifecycle/webhook-lifecycle';
 
 /** DeliveryModule's options (configuredModule). */
@@ -64,20 +65,22 @@ class DeliveryOptionsModule extends DeliveryConfigurableModule {}
     DeliveryWorker,
     WebhookLifecycle,
     dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
-    WebhookTableSubscriptions,
+    // The webhook API's subscriptions, attached by WebhooksModule (which owns their table).
+    BuiltInSubscriptions,
     {
       provide: SubscriptionSource,
-      inject: [DELIVERY_OPTIONS, WebhookTableSubscriptions],
-      useFactory: (o: DeliveryModuleOptions, builtIn: WebhookTableSubscriptions) => o.subscriptions ?? builtIn,
+      inject: [DELIVERY_OPTIONS, BuiltInSubscriptions],
+      useFactory: (o: DeliveryModuleOptions, builtIn: BuiltInSubscriptions) => o.subscriptions ?? builtIn,
     },
-    // The subreddits webhooks subscribe to, asked by TrendsModule (the table stays the delivery core's).
-    { provide: WebhookSubscriptions, useExisting: WebhookTableSubscriptions },
+    // The subreddits webhooks subscribe to, asked by TrendsModule: the webhook API's, whatever source routes events.
+    { provide: WebhookSubscriptions, useExisting: BuiltInSubscriptions },
+    EndpointStore,
     EventsService,
     DeliveryEndpoints,
     // The signing secrets' table, shown to SecretBox's startup check (it registers itself).
     EndpointSecrets,
   ],
-  exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, WebhookLifecycle, SubscriptionSource, WebhookSubscriptions, DeliveryEndpoints],
+  exports: [EventsService, DeliveryWorker, DestinationCircuitStore, DeliveryQueue, QueueWaker, WebhookDeliveryStatus, WebhookLifecycle, SubscriptionSource, WebhookSubscriptions, BuiltInSubscriptions, DeliveryEndpoints, EndpointStore],
 })
 export class DeliveryModule {
   static forRoot(options: typeof DELIVERY_OPTIONS_TYPE): DynamicModule {

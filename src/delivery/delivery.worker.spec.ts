@@ -14,7 +14,7 @@ import type { WebhookFailure } from './status/webhook-delivery-status';
 import * as payload from './payload';
 import type { DeliveryQueue } from './queue/delivery-queue';
 import { InProcessWaker } from './queue/in-process.waker';
-import { webhookSecretPlace } from './webhook.entity';
+import { webhookSecretPlace } from './endpoint.entity';
 import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DeliveryTransport, SendOutcome, TransportRequest } from './transport/delivery-transport';
 

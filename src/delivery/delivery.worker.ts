@@ -7,7 +7,7 @@ import { CLOCK, Clock } from '../common/clock';
 import { SecretBox } from '../crypto/secret-box';
 import { Metrics } from '../metrics/metrics.service';
 import { SecretDecryptionError } from '../crypto/key-ring';
-import { WebhookEntity, webhookSecretPlace } from './webhook.entity';
+import { EndpointEntity, webhookSecretPlace } from './endpoint.entity';
 import { decideNext } from './classify';
 import { DELIVERY_OPTIONS, DeliveryModuleOptions, resolveDeliveryOptions, ResolvedDeliveryOptions } from './delivery.options';
 import { GroupBatcher } from './group-batcher';
@@ -598,6 +598,6 @@ function unreadableSecretOutcome(webhookId: string): SendFailure {
 }
 
 /** During a rotation both secrets sign, so receivers can switch at their own pace (24 h). Stored form: the caller decrypts. */
-export function signingSecrets(w: Pick<WebhookEntity, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, now: Date): string[] {
+export function signingSecrets(w: Pick<EndpointEntity, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, now: Date): string[] {
   return w.previousSecret && w.previousSecretExpiresAt && w.previousSecretExpiresAt > now ? [w.secret, w.previousSecret] : [w.secret];
 }

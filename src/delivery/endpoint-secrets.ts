@@ -4,7 +4,7 @@ import { InjectTrendhooksDataSource } from '../database/data-source.token';
 import { dialectOf, SQL_PARAMETER } from '../database/dialect';
 import { SecretBox } from '../crypto/secret-box';
 import { StoredSecrets, StoredSecretValue } from '../crypto/stored-secrets';
-import { webhookSecretPlace, type WebhookSecretColumn } from './webhook.entity';
+import { webhookSecretPlace, type WebhookSecretColumn } from './endpoint.entity';
 
 const COLUMNS: readonly WebhookSecretColumn[] = ['secret', 'previous_secret'];
 

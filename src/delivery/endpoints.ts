@@ -1,6 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, IsNull, Not } from 'typeorm';
 import { CLOCK, Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { newUlid } from '../common/ids';
@@ -9,7 +7,8 @@ import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { WEBHOOK_DISABLED } from './lifecycle/webhook-lifecycle';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { generateWebhookSecret } from './secret';
-import { DisabledReason, newWebhookRow, WebhookEntity, webhookSecretPlace } from './webhook.entity';
+import { DisabledReason, newEndpointRow, webhookSecretPlace } from './endpoint.entity';
+import { EndpointStore } from './endpoint.store';
 
 export interface NewEndpoint {
   /** The owner (at most 40 characters): its DNS lookups are bounded per customer, as for webhooks. */
@@ -32,13 +31,13 @@ export interface EndpointState {
  * stores itself (URL, encrypted signing secrets, `last_*` status: rows of the `webhooks` table,
  * read in the claim statement); a host that keeps its subscriptions elsewhere registers each
  * destination here once, keeps the returned id beside its own subscription, and answers that id
- * from `SubscriptionSource.subscribers`. Such rows subscribe to no event kind or subreddit, so
- * the built-in source never matches them.
+ * from `SubscriptionSource.subscribers`. An endpoint subscribes to nothing by itself: the webhook
+ * API's subscriptions are its own table, so the built-in source never matches a host's endpoint.
  */
 @Injectable()
 export class DeliveryEndpoints {
   constructor(
-    @InjectTrendhooksDataSource() private readonly ds: DataSource,
+    private readonly endpoints: EndpointStore,
     private readonly ssrf: SsrfPolicy,
     private readonly secrets: SecretBox,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -54,47 +53,39 @@ export class DeliveryEndpoints {
     const dest = await this.ssrf.checkUrl(input.url, { allowNonstandardPort, customerId: input.customerId });
     const id = newUlid();
     const secret = generateWebhookSecret();
-    const row = newWebhookRow({
+    const row = newEndpointRow({
       id,
       customerId: input.customerId,
       url: dest.url.href,
-      // No kind and no subreddit: only the host's source sends deliveries here.
-      event: '' as WebhookEntity['event'],
-      subreddit: '',
       allowNonstandardPort,
       secret: this.secrets.encrypt(secret, webhookSecretPlace(id, 'secret')),
       createdAt: this.clock.now(),
     });
-    await this.ds.getRepository(WebhookEntity).insert(row);
+    await this.endpoints.insert(row);
     return { id, secret };
   }
 
   /** Deletes a destination; its pending deliveries are cancelled when claimed, and no attempt starts after this returns. */
   async remove(id: string): Promise<boolean> {
-    const res = await this.ds.getRepository(WebhookEntity).delete({ id });
-    return (res.affected ?? 0) > 0;
+    return this.endpoints.remove(id);
   }
 
   /** Whether the endpoint takes deliveries; null when there is no such endpoint. Trendhooks disables one on its own (410, or failing for WEBHOOK_DISABLE_AFTER): see onWebhookDisabled. */
   async state(id: string): Promise<EndpointState | null> {
-    const row = await this.ds.getRepository(WebhookEntity).findOne({ where: { id }, select: { id: true, disabledAt: true, disabledReason: true } });
+    const row = await this.endpoints.find(id);
     return row ? { disabled: row.disabledAt !== null, reason: row.disabledReason, disabledAt: row.disabledAt } : null;
   }
 
   /** Pauses an endpoint (`manual`): no new deliveries, its pending ones cancelled (`webhook_disabled`). False when absent or already disabled. */
   async disable(id: string): Promise<boolean> {
     const now = this.clock.now();
-    const res = await this.ds.getRepository(WebhookEntity).update({ id, disabledAt: IsNull() }, { disabledAt: now, disabledReason: 'manual' });
-    if ((res.affected ?? 0) === 0) return false;
+    if (!(await this.endpoints.disable(id, now, 'manual'))) return false;
     await this.queue.cancelPendingForWebhook(id, now, WEBHOOK_DISABLED);
     return true;
   }
 
   /** Resumes a disabled endpoint, whoever disabled it: deliveries flow again and its failure clock restarts. False when absent or not disabled. */
   async resume(id: string): Promise<boolean> {
-    const res = await this.ds
-      .getRepository(WebhookEntity)
-      .update({ id, disabledAt: Not(IsNull()) }, { disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
-    return (res.affected ?? 0) > 0;
+    return this.endpoints.resume(id);
   }
 }

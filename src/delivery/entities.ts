@@ -2,11 +2,11 @@ import { AttemptEntity } from './attempt.entity';
 import { DestinationCircuitEntity } from './circuit/destination-circuit.entity';
 import { DeliveryEntity } from './delivery.entity';
 import { EventEntity } from './event.entity';
-import { WebhookEntity } from './webhook.entity';
+import { EndpointEntity } from './endpoint.entity';
 
 /**
  * The tables DeliveryModule reads and writes; the composition root adds them to the connection.
  * `webhooks` is the endpoints' storage (destinations, secrets, last_*), shared with the webhook API;
  * `destination_circuits` the circuit breaker's state (DestinationCircuitStore).
  */
-export const DELIVERY_ENTITIES = [WebhookEntity, EventEntity, DeliveryEntity, AttemptEntity, DestinationCircuitEntity];
+export const DELIVERY_ENTITIES = [EndpointEntity, EventEntity, DeliveryEntity, AttemptEntity, DestinationCircuitEntity];

@@ -8,7 +8,7 @@ import { SUBREDDIT_INPUT, normaliseSubreddit } from '../common/reddit-names';
 import { deliveryId } from './delivery-id';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
-import { RoutedEvent, SubscriptionSource, WebhookTableSubscriptions } from './subscription-source';
+import { RoutedEvent, SubscriptionSource } from './subscription-source';
 import type { ClaimedWork, Subscriber } from './queue/types';
 import { DeliveryWorker } from './delivery.worker';
 
@@ -41,8 +41,8 @@ export class EventsService {
   ) {}
 
   /**
-   * A trend event: every endpoint the SubscriptionSource answers gets one delivery. The built-in
-   * source (or none, in unit tests) is the `webhooks` table matched inside the insert statement.
+   * A trend event: every endpoint the SubscriptionSource answers (the webhook API's subscriptions
+   * by default) gets one delivery, unless it is disabled. No source (a unit test): no deliveries.
    */
   emit(input: EmitInput): Promise<EmitResult> {
     if (!isEventKind(input.type)) {
@@ -52,8 +52,7 @@ export class EventsService {
       throw new AppError('VALIDATION_ERROR', `event ids starting ${TEST_EVENT_ID_PREFIX} are reserved for test events (POST /v1/webhooks/{webhook_id}/test)`);
     }
     const source = this.subscriptions;
-    if (!source || source instanceof WebhookTableSubscriptions) return this.write(input, 'subscribers');
-    return this.write(input, async (event) => [...(await source.subscribers({ ...event, type: input.type as EventKind }))]);
+    return this.write(input, async (event) => (source ? [...(await source.subscribers({ ...event, type: input.type as EventKind }))] : []));
   }
 
   /**
@@ -61,13 +60,11 @@ export class EventsService {
    * kind's example figures, under a `evt_test_` id, which makes the delivery layer mark it `test: true`.
    */
   emitTest(webhook: Subscriber & { event: EventKind; subreddit: string }): Promise<EmitResult> {
-    // A host's endpoint (DeliveryEndpoints) subscribes to no kind: there is nothing to test it with.
-    if (!isEventKind(webhook.event)) throw new AppError('VALIDATION_ERROR', `webhook ${webhook.id} subscribes to no event kind, so it has no test event`);
     const id = newId(TEST_EVENT_ID_PREFIX.slice(0, -1), this.clock.now().getTime());
     return this.write({ id, type: webhook.event, subreddit: webhook.subreddit, data: exampleFigures(webhook.event) }, [{ id: webhook.id, customerId: webhook.customerId }]);
   }
 
-  private async write(input: EmitInput, target: 'subscribers' | Subscriber[] | ((event: Omit<RoutedEvent, 'type'>) => Promise<Subscriber[]>)): Promise<EmitResult> {
+  private async write(input: EmitInput, target: Subscriber[] | ((event: Omit<RoutedEvent, 'type'>) => Promise<Subscriber[]>)): Promise<EmitResult> {
     if (typeof input.subreddit !== 'string' || !SUBREDDIT_INPUT.test(input.subreddit)) {
       throw new AppError('VALIDATION_ERROR', 'subreddit must be 3 to 21 letters, digits or underscores');
     }
@@ -78,7 +75,7 @@ export class EventsService {
     const id = input.id ?? newId('evt', now.getTime());
     const subreddit = normaliseSubreddit(input.subreddit);
     const createdAt = input.createdAt ?? now;
-    // A host's source answers before any worker slot is leased: its lookup holds no lease.
+    // The source answers before any worker slot is leased: its lookup holds no lease.
     const targets = typeof target === 'function' ? await target({ id, subreddit, data, createdAt }) : target;
     const lease = this.worker?.leaseForEmit();
     let claimed: ClaimedWork[] = [];

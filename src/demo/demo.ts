@@ -14,6 +14,7 @@ import { SqliteApiKeyStore } from '../auth/api-key.store.sqlite';
 import { PostgresWebhookStore } from '../webhooks/webhook.store.postgres';
 import { SqliteWebhookStore } from '../webhooks/webhook.store.sqlite';
 import type { WebhookStore } from '../webhooks/webhook.store';
+import { EndpointStore } from '../delivery/endpoint.store';
 import { dialectOf, type Dialect } from '../database/dialect';
 import { AppConfig, describeDatabase, loadConfig } from '../config/config';
 import { withDataSource } from '../cli/support';
@@ -317,7 +318,7 @@ async function refuseOtherCustomers(config: AppConfig): Promise<void> {
   const counts = await withDataSource(config, async (ds) => {
     const dialect = dialectOf(ds);
     const keys = new CUSTOMER_STORES[dialect].keys(ds);
-    const webhooks = new CUSTOMER_STORES[dialect].webhooks(ds);
+    const webhooks = new CUSTOMER_STORES[dialect].webhooks(ds, new EndpointStore(ds));
     return { keyHolders: await keys.countCustomersWithActiveKeys(), webhooks: await webhooks.countAll() };
   });
   if (counts.keyHolders === 0 && counts.webhooks === 0) return;
@@ -328,7 +329,7 @@ async function refuseOtherCustomers(config: AppConfig): Promise<void> {
 }
 
 /** The stores refuseOtherCustomers asks, per dialect (the demo counts before any module is built). */
-const CUSTOMER_STORES: Record<Dialect, { keys: new (ds: DataSource) => ApiKeyStore; webhooks: new (ds: DataSource) => WebhookStore }> = {
+const CUSTOMER_STORES: Record<Dialect, { keys: new (ds: DataSource) => ApiKeyStore; webhooks: new (ds: DataSource, endpoints: EndpointStore) => WebhookStore }> = {
   sqlite: { keys: SqliteApiKeyStore, webhooks: SqliteWebhookStore },
   postgres: { keys: PostgresApiKeyStore, webhooks: PostgresWebhookStore },
 };

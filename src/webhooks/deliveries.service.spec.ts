@@ -9,8 +9,7 @@ import { newUlid } from '../common/ids';
 import { CursorKeyRing } from '../pagination/cursor-codec';
 import type { CursorKeys } from '../pagination/cursor-keys';
 import { PaginationService } from '../pagination/pagination.service';
-import type { WebhookEntity } from '../delivery/webhook.entity';
-import type { WebhookStore } from './webhook.store';
+import type { Webhook, WebhookStore } from './webhook.store';
 import { DeliveriesService } from './deliveries.service';
 import { deliveryId } from '../delivery/delivery-id';
 import { EventsService } from '../delivery/events.service';
@@ -22,7 +21,7 @@ function setup(businessPerMinute = 1200) {
   const { queue, waker, wakes } = fakeQueueAndWaker();
   const clock: Clock = { now: () => NOW };
   const owner: TrendhooksPrincipal = { tenantId: 'cus_a', plan: 'business' };
-  const hook = { id: newUlid(), customerId: owner.tenantId, event: 'trends.surge', subreddit: 'rust' } as WebhookEntity;
+  const hook = { id: newUlid(), customerId: owner.tenantId, event: 'trends.surge', subreddit: 'rust' } as Webhook;
   const webhooks = { findForCustomer: async (customerId: string, id: string) => (customerId === hook.customerId && id === hook.id ? hook : null) } as unknown as WebhookStore;
   const ring = new CursorKeyRing([{ id: 'k1', secret: randomBytes(32) }]);
   const keys = { get: async () => ring } as unknown as CursorKeys;

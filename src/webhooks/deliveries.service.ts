@@ -6,9 +6,9 @@ import { CLOCK, Clock } from '../common/clock';
 import { Paged } from '../common/envelope';
 import { AppError } from '../common/errors';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
-import { WebhookEntity } from '../delivery/webhook.entity';
+import type { EndpointEntity } from '../delivery/endpoint.entity';
 import { DeliveryFilterQuery, filterParams, parseDeliveryFilter } from './delivery-filters';
-import { WebhookStore } from './webhook.store';
+import { Webhook, WebhookStore } from './webhook.store';
 import { parseWebhookId } from './webhooks.service';
 import { DELIVERY_ID_RE, deliveryId } from '../delivery/delivery-id';
 import { DeliveryResource, toDeliveryResource } from '../delivery/delivery.resource';
@@ -19,7 +19,7 @@ import { QueueWaker } from '../delivery/queue/queue-waker';
 export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 
 /** A disabled webhook sends nothing: a test, a retry or a recover would only end `cancelled`. */
-export function refuseDisabled(w: Pick<WebhookEntity, 'id' | 'disabledAt' | 'disabledReason'>): void {
+export function refuseDisabled(w: Pick<EndpointEntity, 'id' | 'disabledAt' | 'disabledReason'>): void {
   if (w.disabledAt) {
     throw new AppError('WEBHOOK_DISABLED', `webhook ${w.id} is disabled (${w.disabledReason ?? 'manual'}); resume it with PATCH /v1/webhooks/${w.id} {"disabled": false} first`);
   }
@@ -48,7 +48,7 @@ export class DeliveriesService {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  private async ownedWebhook(caller: TrendhooksPrincipal, rawId: string): Promise<WebhookEntity> {
+  private async ownedWebhook(caller: TrendhooksPrincipal, rawId: string): Promise<Webhook> {
     const w = await this.webhooks.findForCustomer(caller.tenantId, parseWebhookId(rawId));
     if (!w) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
     return w;

@@ -5,9 +5,9 @@ import { AppError } from '../common/errors';
 import { newUlid } from '../common/ids';
 import { deliveryId } from '../delivery/delivery-id';
 import { fakeQueueAndWaker } from '../delivery/queue/in-memory-delivery-queue.fake';
-import { newWebhookRow, WebhookEntity } from '../delivery/webhook.entity';
+import { newEndpointRow } from '../delivery/endpoint.entity';
 import { RecoverService } from './recover.service';
-import type { WebhookStore } from './webhook.store';
+import type { Webhook, WebhookStore } from './webhook.store';
 
 const NOW = new Date('2026-11-28T10:00:00.000Z');
 const HOUR = 3_600_000;
@@ -18,16 +18,18 @@ describe('RecoverService', () => {
 
   function setup(event = 'trends.surge') {
     const { queue, waker, wakes } = fakeQueueAndWaker();
-    const w: WebhookEntity = newWebhookRow({
-      id: newUlid(NOW.getTime() - 5 * HOUR),
-      customerId: alice.tenantId,
-      url: 'https://hooks.example.com/in',
-      event: event as WebhookEntity['event'],
+    const w: Webhook = {
+      ...newEndpointRow({
+        id: newUlid(NOW.getTime() - 5 * HOUR),
+        customerId: alice.tenantId,
+        url: 'https://hooks.example.com/in',
+        allowNonstandardPort: false,
+        secret: 'enc:x',
+        createdAt: new Date(NOW.getTime() - 5 * HOUR),
+      }),
+      event: event as Webhook['event'],
       subreddit: 'rust',
-      allowNonstandardPort: false,
-      secret: 'enc:x',
-      createdAt: new Date(NOW.getTime() - 5 * HOUR),
-    });
+    };
     const webhooks = { findForCustomer: async (customerId: string, id: string) => (customerId === w.customerId && id === w.id ? { ...w } : null) } as unknown as WebhookStore;
     const sends: string[] = [];
     const limits = { consume: async (key: string) => (sends.push(key), { allowed: sends.length <= 1, limit: 1, remaining: 0, resetSeconds: 7 }) } as unknown as RateLimitService;

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { pgPool } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
-import { WebhookEntity } from '../delivery/webhook.entity';
-import type { WebhookListItem } from './webhook.store';
-import { listItemFromRaw, listPageQuery, listPageSql, TypeOrmWebhookStore } from './webhook.store.typeorm';
+import { WebhookSubscriptionEntity } from './subscription.entity';
+import { listPageQuery, listPageSql, SubscriptionPageRow, TypeOrmWebhookStore } from './webhook.store.typeorm';
 
 const PAGE_SQL = listPageSql((n) => `$${n}`);
 
@@ -13,15 +12,14 @@ const WEBHOOK_QUOTA_LOCK = 7254032;
 @Injectable()
 export class PostgresWebhookStore extends TypeOrmWebhookStore {
   /**
-   * The list page straight on node-postgres' pool, rows as arrays: the same statement and items as
-   * the shared one, without TypeORM's query runner per call nor a keyed object per row (the SQLite
-   * store does the same). Errors are node-postgres' own, which the database-unavailable classifier
-   * reads as TypeORM's wrapped ones.
+   * The list page straight on node-postgres' pool, rows as arrays, without TypeORM's query runner
+   * per call nor a keyed object per row (the SQLite store does the same). Errors are node-postgres'
+   * own, which the database-unavailable classifier reads as TypeORM's wrapped ones.
    */
-  override async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
+  protected async subscriptionPage(customerId: string, req: PageRequest): Promise<SubscriptionPageRow[]> {
     const [text, values] = listPageQuery(PAGE_SQL, customerId, req);
-    const { rows } = await pgPool(this.ds).query<unknown[]>({ text, values, rowMode: 'array' });
-    return rows.map(listItemFromRaw);
+    const { rows } = await pgPool(this.ds).query<SubscriptionPageRow>({ text, values, rowMode: 'array' });
+    return rows;
   }
 
   /**
@@ -29,16 +27,15 @@ export class PostgresWebhookStore extends TypeOrmWebhookStore {
    * count cannot go stale before the insert. The lock needs no row: a host's tenants have none in
    * `customers` (and that table may not exist at all without ApiKeysModule).
    */
-  insertWithinQuota(row: WebhookEntity, max: number): Promise<boolean> {
-    const { cols, values } = this.quotaInsert(row);
+  protected insertSubscriptionWithinQuota(row: WebhookSubscriptionEntity, max: number): Promise<boolean> {
     return this.ds.transaction(async (em) => {
       await em.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))', [WEBHOOK_QUOTA_LOCK, row.customerId]);
       // INSERT … SELECT gives parameters no column type, so each is cast explicitly.
-      const types = ['varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'boolean', 'varchar', 'bigint'];
-      const params = types.map((t, i) => `$${i + 1}::${t}`).join(', ');
       const res: unknown[] = await em.query(
-        `INSERT INTO webhooks (${cols.join(', ')}) SELECT ${params} WHERE (SELECT COUNT(*) FROM webhooks WHERE customer_id = $2::varchar) < $${values.length + 1}::int RETURNING id`,
-        [...values, max],
+        `INSERT INTO webhook_subscriptions (webhook_id, customer_id, event, subreddit, created_at)
+         SELECT $1::varchar, $2::varchar, $3::varchar, $4::varchar, $5::bigint
+         WHERE (SELECT COUNT(*) FROM webhook_subscriptions WHERE customer_id = $2::varchar) < $6::int RETURNING webhook_id`,
+        [row.webhookId, row.customerId, row.event, row.subreddit, row.createdAt.getTime(), max],
       );
       return res.length === 1;
     });

@@ -1,52 +1,19 @@
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, IsNull, MoreThan, Not } from 'typeorm';
+import { DataSource, MoreThan } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
-import { WebhookEntity } from '../delivery/webhook.entity';
-import { CustomerSubscription, WebhookListItem, WebhookPatch, WebhookSecrets, WebhookStore } from './webhook.store';
+import type { EndpointEntity } from '../delivery/endpoint.entity';
+import { EndpointStore } from '../delivery/endpoint.store';
+import type { RoutedEvent, SubscribedEndpoint } from '../delivery/subscription-source';
+import { WebhookSubscriptionEntity } from './subscription.entity';
+import { CustomerSubscription, Webhook, WebhookListItem, WebhookPatch, WebhookStore, WebhookSubscription } from './webhook.store';
 
-/** The columns of a list page (no secrets), in the order listItemFromRaw reads them. */
-export const LIST_COLUMNS = 'id, url, event, subreddit, allow_nonstandard_port, created_at, last_delivery_at, last_status, last_response_code, disabled_at, disabled_reason';
+/** Subscribers read per statement by the fan-out's lookup. */
+const SUBSCRIBERS_PAGE = 2000;
 
-export interface WebhookListRow {
-  id: string;
-  url: string;
-  event: WebhookListItem['event'];
-  subreddit: string;
-  // SQLite answers 0/1 and numbers; pg answers a boolean and BIGINT as a string.
-  allow_nonstandard_port: boolean | number;
-  created_at: string | number;
-  last_delivery_at: string | number | null;
-  last_status: WebhookListItem['lastStatus'];
-  last_response_code: number | null;
-  disabled_at: string | number | null;
-  disabled_reason: WebhookListItem['disabledReason'];
-}
+/** A list page's subscription row, as an array (both stores read pages in their driver's raw row mode): webhook id, event, subreddit. */
+export type SubscriptionPageRow = [string, WebhookSubscription['event'], string];
 
-/** LIST_COLUMNS one by one, in order: where listItemFromRaw reads each. */
-const LIST_COLUMN_NAMES: readonly (keyof WebhookListRow)[] = ['id', 'url', 'event', 'subreddit', 'allow_nonstandard_port', 'created_at', 'last_delivery_at', 'last_status', 'last_response_code', 'disabled_at', 'disabled_reason'];
-if (LIST_COLUMNS !== LIST_COLUMN_NAMES.join(', ')) throw new Error(`webhooks list columns changed: ${LIST_COLUMNS}`);
-
-/**
- * A list page row, LIST_COLUMNS as an array (both stores read pages in their driver's raw row
- * mode), as a list item: no keyed row object per row in between.
- */
-export function listItemFromRaw(v: unknown[]): WebhookListItem {
-  return {
-    id: v[0] as string,
-    url: v[1] as string,
-    event: v[2] as WebhookListItem['event'],
-    subreddit: v[3] as string,
-    allowNonstandardPort: v[4] === true || v[4] === 1,
-    createdAt: new Date(Number(v[5])),
-    lastDeliveryAt: v[6] === null ? null : new Date(Number(v[6])),
-    lastStatus: v[7] as WebhookListItem['lastStatus'],
-    lastResponseCode: v[8] as number | null,
-    disabledAt: v[9] === null ? null : new Date(Number(v[9])),
-    disabledReason: v[10] as WebhookListItem['disabledReason'],
-  };
-}
-
-/** The three statements of a list page (first, after a cursor, before one), in one dialect. */
+/** The three statements of a list page of subscriptions (first, after a cursor, before one), in one dialect. */
 export interface ListPageSql {
   first: string;
   after: string;
@@ -55,11 +22,11 @@ export interface ListPageSql {
 
 /** A list page's statements, `p(n)` being the dialect's placeholder of the n-th parameter (1-based). */
 export function listPageSql(p: (n: number) => string): ListPageSql {
-  const base = `SELECT ${LIST_COLUMNS} FROM webhooks WHERE customer_id = ${p(1)}`;
+  const base = `SELECT webhook_id, event, subreddit FROM webhook_subscriptions WHERE customer_id = ${p(1)}`;
   return {
-    first: `${base} ORDER BY id DESC LIMIT ${p(2)}`,
-    after: `${base} AND id < ${p(2)} ORDER BY id DESC LIMIT ${p(3)}`,
-    before: `${base} AND id > ${p(2)} ORDER BY id ASC LIMIT ${p(3)}`,
+    first: `${base} ORDER BY webhook_id DESC LIMIT ${p(2)}`,
+    after: `${base} AND webhook_id < ${p(2)} ORDER BY webhook_id DESC LIMIT ${p(3)}`,
+    before: `${base} AND webhook_id > ${p(2)} ORDER BY webhook_id ASC LIMIT ${p(3)}`,
   };
 }
 
@@ -70,22 +37,52 @@ export function listPageQuery(sql: ListPageSql, customerId: string, req: PageReq
   return [sql.first, [customerId, req.limit + 1]];
 }
 
-/** The WebhookStore queries both dialects run alike, written once with TypeORM; the quota-checked insert and the list page (on the driver, raw) differ. */
+/**
+ * The WebhookStore queries both dialects run alike, written once with TypeORM; the quota-checked
+ * insert and the subscriptions' list page (on the driver, raw) differ.
+ */
 export abstract class TypeOrmWebhookStore extends WebhookStore {
-  constructor(@InjectTrendhooksDataSource() protected readonly ds: DataSource) {
+  constructor(
+    @InjectTrendhooksDataSource() protected readonly ds: DataSource,
+    protected readonly endpoints: EndpointStore,
+  ) {
     super();
   }
 
-  /** The columns a dialect's quota-checked insert names, and the row's values in that order. */
-  protected quotaInsert(row: WebhookEntity): { cols: string[]; values: unknown[] } {
-    return {
-      cols: ['id', 'customer_id', 'url', 'event', 'subreddit', 'allow_nonstandard_port', 'secret', 'created_at'],
-      values: [row.id, row.customerId, row.url, row.event, row.subreddit, row.allowNonstandardPort, row.secret, row.createdAt.getTime()],
-    };
+  private get repo() {
+    return this.ds.getRepository(WebhookSubscriptionEntity);
   }
 
-  private get repo() {
-    return this.ds.getRepository(WebhookEntity);
+  /** The page of subscription rows (raw, per dialect). */
+  protected abstract subscriptionPage(customerId: string, req: PageRequest): Promise<SubscriptionPageRow[]>;
+
+  /** The quota-checked insert of the subscription row (per dialect): false when the customer has `max` already. */
+  protected abstract insertSubscriptionWithinQuota(row: WebhookSubscriptionEntity, max: number): Promise<boolean>;
+
+  async page(customerId: string, req: PageRequest): Promise<WebhookListItem[]> {
+    const subs = await this.subscriptionPage(customerId, req);
+    const endpoints = await this.endpoints.viewsForCustomer(
+      customerId,
+      subs.map((s) => s[0]),
+    );
+    // A subscription always has its endpoint (created before it, deleted after it).
+    return subs.flatMap(([id, event, subreddit]) => {
+      const e = endpoints.get(id);
+      return e ? [{ ...e, event, subreddit }] : [];
+    });
+  }
+
+  async insertWithinQuota(endpoint: EndpointEntity, subscription: WebhookSubscription, max: number): Promise<boolean> {
+    // The endpoint first: whoever finds the subscription (the fan-out, a list page) finds its endpoint too.
+    await this.endpoints.insert(endpoint);
+    const row: WebhookSubscriptionEntity = { webhookId: endpoint.id, customerId: endpoint.customerId, event: subscription.event, subreddit: subscription.subreddit, createdAt: endpoint.createdAt };
+    let inserted = false;
+    try {
+      inserted = await this.insertSubscriptionWithinQuota(row, max);
+    } finally {
+      if (!inserted) await this.endpoints.remove(endpoint.id, endpoint.customerId);
+    }
+    return inserted;
   }
 
   countForCustomer(customerId: string): Promise<number> {
@@ -94,13 +91,13 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
 
   async subscriptionsOf(customerId: string): Promise<CustomerSubscription[]> {
     const rows: { event: string; subreddit: string; since: string | number }[] = await this.repo
-      .createQueryBuilder('w')
-      .select('w.event', 'event')
-      .addSelect('w.subreddit', 'subreddit')
-      .addSelect('MIN(w.created_at)', 'since')
-      .where('w.customer_id = :customerId', { customerId })
-      .groupBy('w.event')
-      .addGroupBy('w.subreddit')
+      .createQueryBuilder('s')
+      .select('s.event', 'event')
+      .addSelect('s.subreddit', 'subreddit')
+      .addSelect('MIN(s.created_at)', 'since')
+      .where('s.customer_id = :customerId', { customerId })
+      .groupBy('s.event')
+      .addGroupBy('s.subreddit')
       .getRawMany();
     return rows.map((r) => ({ event: r.event, subreddit: r.subreddit, since: new Date(Number(r.since)) }));
   }
@@ -109,45 +106,56 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
     return this.repo.count();
   }
 
-  findForCustomer(customerId: string, id: string): Promise<WebhookEntity | null> {
-    return this.repo.findOneBy({ customerId, id });
+  async findForCustomer(customerId: string, id: string): Promise<Webhook | null> {
+    const sub = await this.repo.findOneBy({ customerId, webhookId: id });
+    if (!sub) return null;
+    const endpoint = await this.endpoints.findForCustomer(customerId, id);
+    return endpoint ? { ...endpoint, event: sub.event, subreddit: sub.subreddit } : null;
   }
 
-  async updateSecrets(customerId: string, w: Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>): Promise<void> {
-    await this.repo.update({ customerId, id: w.id }, { secret: w.secret, previousSecret: w.previousSecret, previousSecretExpiresAt: w.previousSecretExpiresAt });
-  }
-
-  secretsPage(afterId: string, limit: number): Promise<(WebhookSecrets & Pick<WebhookEntity, 'id'>)[]> {
-    return this.repo.find({ select: { id: true, secret: true, previousSecret: true }, where: { id: MoreThan(afterId) }, order: { id: 'ASC' }, take: limit });
-  }
-
-  async replaceSecrets(id: string, before: WebhookSecrets, after: WebhookSecrets): Promise<boolean> {
-    const res = await this.repo.update(
-      { id, secret: before.secret, previousSecret: before.previousSecret === null ? IsNull() : before.previousSecret },
-      { secret: after.secret, previousSecret: after.previousSecret },
-    );
-    return (res.affected ?? 0) > 0;
-  }
-
-  async updateForCustomer(customerId: string, id: string, patch: WebhookPatch): Promise<WebhookEntity | null> {
-    // Statements that each hold on their own, no transaction: on SQLite an async TypeORM
-    // transaction would take in the statements other requests run on the shared connection meanwhile.
-    const set: Partial<WebhookEntity> = {};
-    if (patch.url !== undefined) set.url = patch.url;
-    if (patch.allowNonstandardPort !== undefined) set.allowNonstandardPort = patch.allowNonstandardPort;
-    if (Object.keys(set).length > 0) await this.repo.update({ customerId, id }, set);
-    if (patch.disabled === null) {
-      // Resumed: the failure clock starts again, so an old outage cannot disable it at the first failure.
-      await this.repo.update({ customerId, id, disabledAt: Not(IsNull()) }, { disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
-    } else if (patch.disabled) {
-      // Disabled already (by its owner or by the worker): it keeps its first reason and time.
-      await this.repo.update({ customerId, id, disabledAt: IsNull() }, { disabledAt: patch.disabled.at, disabledReason: patch.disabled.reason });
-    }
-    return this.repo.findOneBy({ customerId, id });
+  async updateForCustomer(customerId: string, id: string, patch: WebhookPatch): Promise<Webhook | null> {
+    const sub = await this.repo.findOneBy({ customerId, webhookId: id });
+    if (!sub) return null;
+    const endpoint = await this.endpoints.update(customerId, id, patch);
+    return endpoint ? { ...endpoint, event: sub.event, subreddit: sub.subreddit } : null;
   }
 
   async deleteForCustomer(customerId: string, id: string): Promise<boolean> {
-    const res = await this.repo.delete({ customerId, id });
-    return (res.affected ?? 0) > 0;
+    // The subscription first: no fan-out finds the webhook once this returns; the endpoint's
+    // removal then cancels its pending deliveries when they are claimed.
+    const res = await this.repo.delete({ customerId, webhookId: id });
+    if ((res.affected ?? 0) === 0) return false;
+    await this.endpoints.remove(id, customerId);
+    return true;
+  }
+
+  /**
+   * Read in pages by id (the (event, subreddit) index), yielding to the event loop between them:
+   * on SQLite a statement runs on the one thread, and 50,000 subscribers read at once held it for
+   * a third of a second (test/fanout-scale.e2e-spec.ts).
+   */
+  async subscribers(event: RoutedEvent): Promise<SubscribedEndpoint[]> {
+    const out: SubscribedEndpoint[] = [];
+    for (let after = ''; ; ) {
+      const rows = await this.repo.find({
+        select: { webhookId: true, customerId: true },
+        where: { event: event.type, subreddit: event.subreddit, webhookId: MoreThan(after) },
+        order: { webhookId: 'ASC' },
+        take: SUBSCRIBERS_PAGE,
+      });
+      for (const r of rows) out.push({ id: r.webhookId, customerId: r.customerId });
+      if (rows.length < SUBSCRIBERS_PAGE) return out;
+      after = rows[rows.length - 1].webhookId;
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  }
+
+  async subredditsWithWebhooks(): Promise<string[]> {
+    const rows = await this.repo.createQueryBuilder('s').select('DISTINCT s.subreddit', 'subreddit').getRawMany<{ subreddit: string }>();
+    return rows.map((r) => r.subreddit);
+  }
+
+  async hasWebhook(subreddit: string): Promise<boolean> {
+    return (await this.repo.findOne({ select: { webhookId: true }, where: { subreddit } })) !== null;
   }
 }

@@ -2,6 +2,7 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { CryptoModule } from '../crypto/crypto.module';
 import { DeliveryModule } from '../delivery/delivery.module';
+import { BuiltInSubscriptions } from '../delivery/subscription-source';
 import { PaginationModule } from '../pagination/pagination.module';
 import { SsrfModule } from '../ssrf/ssrf.module';
 import { InjectPrincipalResolver, PrincipalResolver, requirePrincipalResolver } from '../auth/principal';
@@ -24,7 +25,9 @@ import { WebhooksService } from './webhooks.service';
  * The webhook-management API (spec 4.1–4.4), its delivery sub-resources (delivery log, retry,
  * test events, recover) and the events history of the caller's subscriptions. The host configures the modules it imports with their forRoot (on the same
  * TypeORM connection). Webhooks depend on delivery, never the other way round: DeliveryModule works
- * without this module. A webhook's `source_status` comes from TrendsModule when it is registered.
+ * without this module. A webhook is a subscription (this module's `webhook_subscriptions`) and an
+ * endpoint (delivery's EndpointStore); the subscriptions are attached to DeliveryModule as its
+ * built-in source. A webhook's `source_status` comes from TrendsModule when it is registered.
  */
 @Module({
   imports: [DatabaseUnavailableModule, AuthModule, PaginationModule, SsrfModule, CryptoModule, DeliveryModule],
@@ -41,8 +44,10 @@ import { WebhooksService } from './webhooks.service';
   exports: [WebhookStore, WebhooksService],
 })
 export class WebhooksModule implements NestModule {
-  constructor(@InjectPrincipalResolver() resolver: PrincipalResolver) {
+  constructor(@InjectPrincipalResolver() resolver: PrincipalResolver, builtIn: BuiltInSubscriptions, store: WebhookStore) {
     requirePrincipalResolver(resolver);
+    // The webhooks' subscriptions route events (unless the host gave DeliveryModule a source of its own) and tell the poller what to track.
+    builtIn.attach(store);
   }
 
   configure(consumer: MiddlewareConsumer): void {

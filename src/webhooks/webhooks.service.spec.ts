@@ -14,15 +14,20 @@ import type { DestinationCircuitStore } from '../delivery/circuit/destination-ci
 import { InMemoryCircuitStore } from '../delivery/circuit/in-memory-circuit.store.fake';
 import type { DeliveryEntity } from '../delivery/delivery.entity';
 import { InMemoryDeliveryQueue } from '../delivery/queue/in-memory-delivery-queue.fake';
-import { WebhookEntity, webhookSecretPlace } from '../delivery/webhook.entity';
-import { WebhookPatch, WebhookSecrets, WebhookStore } from './webhook.store';
+import { EndpointEntity, webhookSecretPlace } from '../delivery/endpoint.entity';
+import type { EndpointSecretValues, EndpointStore } from '../delivery/endpoint.store';
+import { Webhook, WebhookPatch, WebhookStore, WebhookSubscription } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
 
 const NOW = new Date(Date.UTC(2025, 0, 1));
+const NODE: WebhookSubscription = { event: 'trends.rising', subreddit: 'node' };
 
-/** In-memory WebhookStore: the contract the conformance suite checks on the real databases. */
+/**
+ * In-memory WebhookStore, and the EndpointStore calls the service makes for secrets (the endpoint
+ * half of the same rows): the contract the conformance suites check on the real databases.
+ */
 class FakeWebhookStore extends WebhookStore {
-  rows = new Map<string, WebhookEntity>();
+  rows = new Map<string, Webhook>();
   /** When set, the next insertWithinQuota loses the race (another create took the last slot). */
   loseNextInsert = false;
   /** When set, replaceSecrets answers false for these ids (rotated meanwhile). */
@@ -48,7 +53,7 @@ class FakeWebhookStore extends WebhookStore {
     const w = this.rows.get(id);
     return w && w.customerId === customerId ? { ...w } : null;
   }
-  async updateSecrets(customerId: string, w: Pick<WebhookEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>) {
+  async updateSecrets(customerId: string, w: Pick<EndpointEntity, 'id' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>) {
     const row = this.rows.get(w.id);
     if (row && row.customerId === customerId) Object.assign(row, w);
   }
@@ -59,7 +64,7 @@ class FakeWebhookStore extends WebhookStore {
       .slice(0, limit)
       .map(({ id, secret, previousSecret }) => ({ id, secret, previousSecret }));
   }
-  async replaceSecrets(id: string, before: WebhookSecrets, after: WebhookSecrets) {
+  async replaceSecrets(id: string, before: EndpointSecretValues, after: EndpointSecretValues) {
     const row = this.rows.get(id);
     if (!row || this.losingReplaces.has(id) || row.secret !== before.secret || row.previousSecret !== before.previousSecret) return false;
     Object.assign(row, after);
@@ -77,10 +82,19 @@ class FakeWebhookStore extends WebhookStore {
     else if (patch.disabled && row.disabledAt === null) Object.assign(row, { disabledAt: patch.disabled.at, disabledReason: patch.disabled.reason });
     return { ...row };
   }
-  async insertWithinQuota(row: WebhookEntity, max: number) {
-    if (this.loseNextInsert || (await this.countForCustomer(row.customerId)) >= max) return (this.loseNextInsert = false);
-    this.rows.set(row.id, { ...row });
+  async insertWithinQuota(endpoint: EndpointEntity, subscription: WebhookSubscription, max: number) {
+    if (this.loseNextInsert || (await this.countForCustomer(endpoint.customerId)) >= max) return (this.loseNextInsert = false);
+    this.rows.set(endpoint.id, { ...endpoint, ...subscription });
     return true;
+  }
+  async subscribers() {
+    return [];
+  }
+  async subredditsWithWebhooks() {
+    return [];
+  }
+  async hasWebhook() {
+    return false;
   }
   async page(customerId: string, req: PageRequest) {
     const mine = [...this.rows.values()].filter((w) => w.customerId === customerId);
@@ -115,7 +129,7 @@ describe('WebhooksService', () => {
     const keys = { get: async () => CursorKeyRing.fromSecrets(['unit-test-cursor-secret-unit-test']) } as unknown as CursorKeys;
     const pagination = new PaginationService(keys, { now: () => NOW }, {});
     const privateDestinations = { forCustomer: async () => [] } as unknown as PrivateDestinationsService;
-    service = new WebhooksService(store, plans, ssrf, pagination, secrets, privateDestinations, circuits as unknown as DestinationCircuitStore, queue, { now: () => NOW });
+    service = new WebhooksService(store, store as unknown as EndpointStore, plans, ssrf, pagination, secrets, privateDestinations, circuits as unknown as DestinationCircuitStore, queue, { now: () => NOW });
   }
 
   beforeEach(() => {
@@ -282,7 +296,7 @@ describe('WebhooksService', () => {
       const stale = [newUlid(), newUlid(), newUlid()].sort();
       for (const id of stale) {
         const enc = oldBox.encrypt(`whsec_${id}`, webhookSecretPlace(id, 'secret'));
-        await store.insertWithinQuota({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret: enc, previousSecret: null, previousSecretExpiresAt: null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null }, 100);
+        await store.insertWithinQuota({ id, customerId: 'cus_alice', url: 'https://x.example/', allowNonstandardPort: false, secret: enc, previousSecret: null, previousSecretExpiresAt: null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null }, NODE, 100);
       }
       const current = await service.create(alice, input);
       store.losingReplaces.add(stale[1]);
@@ -303,12 +317,12 @@ describe('WebhooksService', () => {
       secrets = new SecretBox({ keys: [generateEncryptionKey(), oldKey] }, undefined as never);
       build();
       const [good, badSecret, badPrevious] = [newUlid(), newUlid(), newUlid()].sort();
-      const row = (id: string, secret: string, previousSecret: string | null): WebhookEntity => ({ id, customerId: 'cus_alice', url: 'https://x.example/', event: 'trends.rising', subreddit: 'node', allowNonstandardPort: false, secret, previousSecret, previousSecretExpiresAt: previousSecret ? NOW : null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
+      const row = (id: string, secret: string, previousSecret: string | null): EndpointEntity => ({ id, customerId: 'cus_alice', url: 'https://x.example/', allowNonstandardPort: false, secret, previousSecret, previousSecretExpiresAt: previousSecret ? NOW : null, createdAt: NOW, lastDeliveryAt: null, lastStatus: null, lastResponseCode: null, disabledAt: null, disabledReason: null, failingSince: null, failurePeriods: 0, lastFailurePeriod: null });
       const enc = (id: string, column: 'secret' | 'previous_secret') => oldBox.encrypt(`whsec_${id}_${column}`, webhookSecretPlace(id, column));
-      await store.insertWithinQuota(row(good, enc(good, 'secret'), enc(good, 'previous_secret')), 100);
+      await store.insertWithinQuota(row(good, enc(good, 'secret'), enc(good, 'previous_secret')), NODE, 100);
       // Another row's value, and a value moved from one column to the other.
-      await store.insertWithinQuota(row(badSecret, enc(good, 'secret'), null), 100);
-      await store.insertWithinQuota(row(badPrevious, enc(badPrevious, 'secret'), enc(badPrevious, 'secret')), 100);
+      await store.insertWithinQuota(row(badSecret, enc(good, 'secret'), null), NODE, 100);
+      await store.insertWithinQuota(row(badPrevious, enc(badPrevious, 'secret'), enc(badPrevious, 'secret')), NODE, 100);
       // Damaged under the newest key: nothing to re-encrypt, but listed all the same.
       const current = await service.create(alice, input);
       const damaged = store.rows.get(current.id)!;

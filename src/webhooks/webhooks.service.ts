@@ -21,8 +21,9 @@ import { UPDATE_WEBHOOK_FIELDS, UpdateWebhookInput } from './dto/update-webhook.
 import { WEBHOOK_DISABLED } from '../delivery/lifecycle/webhook-lifecycle';
 import type { CircuitRow } from '../delivery/circuit/circuit-policy';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
-import { newWebhookRow, WebhookEntity, WebhookSecretColumn, webhookSecretPlace } from '../delivery/webhook.entity';
-import { WebhookStore } from './webhook.store';
+import { newEndpointRow, WebhookSecretColumn, webhookSecretPlace } from '../delivery/endpoint.entity';
+import { EndpointStore } from '../delivery/endpoint.store';
+import { Webhook, WebhookStore } from './webhook.store';
 import { SourceStatus, SourceStatusReader } from './source-status';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
@@ -36,6 +37,7 @@ export class WebhooksService {
 
   constructor(
     private readonly webhooks: WebhookStore,
+    private readonly endpoints: EndpointStore,
     private readonly plans: PlanService,
     private readonly ssrf: SsrfPolicy,
     private readonly pagination: PaginationService,
@@ -80,17 +82,17 @@ export class WebhooksService {
     });
     const id = newUlid();
     const secret = generateWebhookSecret();
-    const row = newWebhookRow({
+    const endpoint = newEndpointRow({
       id,
       customerId: caller.tenantId,
       url: dest.url.href,
-      event: dto.event,
-      subreddit: normaliseSubreddit(dto.subreddit),
       allowNonstandardPort,
       secret: this.secrets.encrypt(secret, webhookSecretPlace(id, 'secret')),
       createdAt: this.clock.now(),
     });
-    if (!(await this.webhooks.insertWithinQuota(row, max))) throw quotaExceeded(max);
+    const subscription = { event: dto.event, subreddit: normaliseSubreddit(dto.subreddit) };
+    if (!(await this.webhooks.insertWithinQuota(endpoint, subscription, max))) throw quotaExceeded(max);
+    const row: Webhook = { ...endpoint, ...subscription };
     // The customer's other webhooks at this host and port may have opened its circuit already.
     const circuit = await this.circuitsOf(caller.tenantId, [row.url]);
     return toWebhookResource(row, { secret, circuit: circuit(row.url), sourceStatus: await this.sourceStatus(row.subreddit) });
@@ -175,13 +177,13 @@ export class WebhooksService {
       if (!(err instanceof SecretDecryptionError)) throw err;
       this.logger.warn(`webhook ${id}: its stored secret did not decrypt; rotated without a previous secret`);
     }
-    const rotated: WebhookEntity = {
+    const rotated: Webhook = {
       ...row,
       secret: this.secrets.encrypt(secret, webhookSecretPlace(id, 'secret')),
       previousSecret: previous,
       previousSecretExpiresAt: previous === null ? null : new Date(now.getTime() + SECRET_OVERLAP_MS),
     };
-    await this.webhooks.updateSecrets(caller.tenantId, rotated);
+    await this.endpoints.updateSecrets(caller.tenantId, rotated);
     const circuit = await this.circuitsOf(caller.tenantId, [rotated.url]);
     const health = await this.healthOf([rotated.id]);
     return toWebhookResource(rotated, { secret, health: health(rotated.id), circuit: circuit(rotated.url), sourceStatus: await this.sourceStatus(row.subreddit) });
@@ -212,7 +214,7 @@ export class WebhooksService {
     const ring = this.secrets.ring;
     const out = { scanned: 0, reencrypted: 0, lost: 0, unreadable: [] as UnreadableSecret[] };
     for (let after = ''; ; ) {
-      const rows = await this.webhooks.secretsPage(after, batch);
+      const rows = await this.endpoints.secretsPage(after, batch);
       for (const row of rows) {
         out.scanned++;
         // Every value is opened, current ones too: the command is how an operator finds every damaged row.
@@ -232,7 +234,7 @@ export class WebhooksService {
           continue;
         }
         if (next.secret === row.secret && next.previousSecret === row.previousSecret) continue;
-        if (await this.webhooks.replaceSecrets(row.id, row, next)) out.reencrypted++;
+        if (await this.endpoints.replaceSecrets(row.id, row, next)) out.reencrypted++;
         else out.lost++; // rotated or deleted meanwhile: the next pass looks at it again
       }
       if (rows.length < batch) return out;

@@ -349,17 +349,27 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await h.queue.queueStats(at(-1))).toEqual({ due: 0, oldestDueMs: null });
   });
 
-  it('fans an event out to every subscriber of its kind and subreddit, once, even when replayed', async () => {
+  it('fans an event out to every endpoint it is given, once, even when replayed', async () => {
     const w1 = await h.webhook(subreddit);
     const w2 = await h.webhook(subreddit);
-    await h.webhook(`${subreddit}x`); // another subreddit
+    await h.webhook(`${subreddit}x`); // not given
     const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(0) };
     const idFor = (w: string) => deliveryId(event.id, w);
-    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(0))).toEqual({ created: true, deliveries: 2 });
-    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(1))).toEqual({ created: false, deliveries: 0 });
+    expect(await h.queue.insertEventWithDeliveries(event, [w1, w2], idFor, at(0))).toEqual({ created: true, deliveries: 2 });
+    expect(await h.queue.insertEventWithDeliveries(event, [w1, w2], idFor, at(1))).toEqual({ created: false, deliveries: 0 });
     const claimed = await claim('worker-a', 2, 10);
     expect(claimed.map((d) => d.webhookId).sort()).toEqual([w1.id, w2.id].sort());
     expect(claimed.map((d) => d.id).sort()).toEqual([idFor(w1.id), idFor(w2.id)].sort());
+  });
+
+  it('gives no delivery to an endpoint that is gone', async () => {
+    const [w1, gone] = [await h.webhook(subreddit), await h.webhook(subreddit)];
+    await h.deleteWebhook(gone.id);
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(0) };
+    const idFor = (w: string) => deliveryId(event.id, w);
+    expect(await h.queue.insertEventWithDeliveries(event, [gone, w1], idFor, at(0))).toEqual({ created: true, deliveries: 1 });
+    const claimed = await claim('worker-a', 1, 10);
+    expect(claimed.map((d) => [d.webhookId, d.webhook?.customerId])).toEqual([[w1.id, w1.customerId]]);
   });
 
   it('never gives one event two deliveries to one webhook, the event row gone or the webhook named twice', async () => {
@@ -371,7 +381,7 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     const idFor = (w: string) => deliveryId(event.id, w);
     expect(await h.queue.insertEventWithDeliveries(event, [w1], idFor, at(0))).toEqual({ created: true, deliveries: 1 });
     await h.deleteEvent(event.id);
-    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(1))).toEqual({ created: true, deliveries: 1 });
+    expect(await h.queue.insertEventWithDeliveries(event, [w1, w2], idFor, at(1))).toEqual({ created: true, deliveries: 1 });
     await h.deleteEvent(event.id);
     // Named twice in one write, plus two that exist already.
     expect(await h.queue.insertEventWithDeliveries(event, [elsewhere, w2, w1, elsewhere], idFor, at(2))).toEqual({ created: true, deliveries: 1 });
@@ -389,7 +399,7 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     const w3 = await h.webhook(subreddit);
     const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{"n":7}', createdAt: at(0) };
     const idFor = (w: string) => deliveryId(event.id, w);
-    const res = await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(0), { owner: 'emitter', now: at(0), leaseUntil: at(LEASE_MS), limit: 2 });
+    const res = await h.queue.insertEventWithDeliveries(event, [w1, w2, w3], idFor, at(0), { owner: 'emitter', now: at(0), leaseUntil: at(LEASE_MS), limit: 2 });
     expect(res).toMatchObject({ created: true, deliveries: 3 });
     // A queue may ignore the lease (then nothing is leased and all three are pending).
     const leased = res.claimed ?? [];
@@ -409,7 +419,7 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
       expect(await h.delivery(d.id)).toMatchObject({ state: 'delivered', attempts: 1, leaseOwner: null });
     }
     // A replay leases and creates nothing.
-    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', idFor, at(20), { owner: 'emitter', now: at(20), leaseUntil: at(LEASE_MS), limit: 2 })).toMatchObject({
+    expect(await h.queue.insertEventWithDeliveries(event, [w1, w2, w3], idFor, at(20), { owner: 'emitter', now: at(20), leaseUntil: at(LEASE_MS), limit: 2 })).toMatchObject({
       created: false,
       deliveries: 0,
     });
@@ -495,7 +505,7 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await h.lifecycle(g.id)).toMatchObject({ disabledAt: base + 6, disabledReason: 'gone' });
     // A disabled webhook gets no delivery from a fan-out, and its claim knows it is disabled.
     const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(7) };
-    expect(await h.queue.insertEventWithDeliveries(event, 'subscribers', (x) => deliveryId(event.id, x), at(7))).toEqual({ created: true, deliveries: 0 });
+    expect(await h.queue.insertEventWithDeliveries(event, [w, g], (x) => deliveryId(event.id, x), at(7))).toEqual({ created: true, deliveries: 0 });
     expect(await h.queue.webhookExists(g.id)).toBe(false);
   });
 

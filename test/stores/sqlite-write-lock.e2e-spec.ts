@@ -4,7 +4,7 @@ import { newId, newUlid } from '../../src/common/ids';
 import { deliveryId } from '../../src/delivery/delivery-id';
 import { SqliteDeliveryQueue } from '../../src/delivery/queue/sqlite/sqlite-delivery-queue';
 import { SqliteWebhookDeliveryStatus } from '../../src/delivery/status/webhook-delivery-status.sqlite';
-import { newWebhookRow, WebhookEntity } from '../../src/delivery/webhook.entity';
+import { newEndpointRow, EndpointEntity } from '../../src/delivery/endpoint.entity';
 import { testDatabases } from '../support/databases';
 import { databaseFixture, uniqueName } from './store-fixture';
 
@@ -93,9 +93,10 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
     return id;
   }
 
-  function webhook(customerId: string, subreddit: string): WebhookEntity {
-    return newWebhookRow({
-      id: newUlid(ms++), customerId, url: 'https://example.com/hook', event: 'trends.rising', subreddit, allowNonstandardPort: false,
+  /** An endpoint (the delivery core's half of a webhook: the fan-out is handed its id). */
+  function webhook(customerId: string): EndpointEntity {
+    return newEndpointRow({
+      id: newUlid(ms++), customerId, url: 'https://example.com/hook', allowNonstandardPort: false,
       secret: 'enc:secret', createdAt: new Date(NOW.getTime() - 60_000),
     });
   }
@@ -108,9 +109,9 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
 
   it('claimDue (expired leases read, then the claim) waits for the lock and claims', async () => {
     const c = await customer();
-    const w = webhook(c, uniqueName('claim'));
-    await db.ds.getRepository(WebhookEntity).insert(w);
-    const e = event(w.subreddit);
+    const w = webhook(c);
+    await db.ds.getRepository(EndpointEntity).insert(w);
+    const e = event(uniqueName('claim'));
     await queue.insertEventWithDeliveries(e, [{ id: w.id, customerId: c }], (id) => deliveryId(e.id, id), NOW);
 
     const other = await lockHolder(file());
@@ -126,12 +127,12 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
     expect(await customerExists(other.customerId)).toBe(true);
   });
 
-  it("a fan-out's later slices (subscribers read, then deliveries inserted) wait for the lock and finish", async () => {
+  it("a fan-out's later slices (endpoints read, then deliveries inserted) wait for the lock and finish", async () => {
     // More subscribers than the first slice takes (FAN_OUT_FIRST_ROWS, 512): at least one more slice.
     const c = await customer();
     const subreddit = uniqueName('fan');
-    const hooks = Array.from({ length: 700 }, () => webhook(c, subreddit));
-    for (let i = 0; i < hooks.length; i += 100) await db.ds.getRepository(WebhookEntity).insert(hooks.slice(i, i + 100));
+    const hooks = Array.from({ length: 700 }, () => webhook(c));
+    for (let i = 0; i < hooks.length; i += 100) await db.ds.getRepository(EndpointEntity).insert(hooks.slice(i, i + 100));
     const e = event(subreddit);
 
     const other = await lockHolder(file());
@@ -148,7 +149,7 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
     }) as typeof setImmediate);
     let r: { created: boolean; deliveries: number };
     try {
-      r = await queue.insertEventWithDeliveries(e, 'subscribers', (id) => deliveryId(e.id, id), NOW);
+      r = await queue.insertEventWithDeliveries(e, hooks, (id) => deliveryId(e.id, id), NOW);
     } finally {
       spy.mockRestore();
     }
@@ -164,8 +165,8 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
   });
   it('the failure count (clocks read, then written) waits for the lock and counts', async () => {
     const c = await customer();
-    const w = { ...webhook(c, uniqueName('fail')), failingSince: new Date(NOW.getTime() - 60_000) };
-    await db.ds.getRepository(WebhookEntity).insert(w);
+    const w = { ...webhook(c), failingSince: new Date(NOW.getTime() - 60_000) };
+    await db.ds.getRepository(EndpointEntity).insert(w);
     const status = new SqliteWebhookDeliveryStatus(db.ds);
 
     const other = await lockHolder(file());
@@ -177,7 +178,7 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite que
     expect(disabled).toEqual([]);
     expect(waited).toBeGreaterThanOrEqual(HOLD_MS / 2);
     await other.committed;
-    const row = await db.ds.getRepository(WebhookEntity).findOneByOrFail({ id: w.id });
+    const row = await db.ds.getRepository(EndpointEntity).findOneByOrFail({ id: w.id });
     expect(row).toMatchObject({ failurePeriods: 1, lastFailurePeriod: 0 });
   });
 });

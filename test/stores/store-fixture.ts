@@ -32,12 +32,15 @@ export function databaseFixture(makeDb: () => TestDatabase): { readonly ds: Data
   };
 }
 
-/** databaseFixture plus the store implementation for its dialect (as dialectProvider would pick it), built on it. */
-export function storeFixture<T>(makeDb: () => TestDatabase, impls: Record<Dialect, Type<T>>): StoreFixture<T> {
+/**
+ * databaseFixture plus the store implementation for its dialect (as dialectProvider would pick it),
+ * built on it (`make`: for a store that asks other stores too).
+ */
+export function storeFixture<T>(makeDb: () => TestDatabase, impls: Record<Dialect, Type<T>>, make = (impl: Type<T>, ds: DataSource): T => new impl(ds)): StoreFixture<T> {
   const db = databaseFixture(makeDb);
   let store: T | undefined;
   beforeAll(() => {
-    store = new impls[dialectOf(db.ds)](db.ds);
+    store = make(impls[dialectOf(db.ds)], db.ds);
   });
   return {
     get store() {

@@ -1,3 +1,4 @@
+import { EndpointStore } from '../../src/delivery/endpoint.store';
 import type { WebhookStore } from '../../src/webhooks/webhook.store';
 import { PostgresWebhookStore } from '../../src/webhooks/webhook.store.postgres';
 import { SqliteWebhookStore } from '../../src/webhooks/webhook.store.sqlite';
@@ -6,5 +7,5 @@ import { storeFixture } from './store-fixture';
 import { webhookStoreConformance } from './webhook-store.conformance';
 
 describe.each(testDatabases())('WebhookStore on %s', (_name, makeDb) => {
-  webhookStoreConformance(storeFixture<WebhookStore>(makeDb, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }));
+  webhookStoreConformance(storeFixture<WebhookStore>(makeDb, { sqlite: SqliteWebhookStore, postgres: PostgresWebhookStore }, (Store, ds) => new Store(ds, new EndpointStore(ds))));
 });

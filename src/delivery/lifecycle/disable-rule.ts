@@ -1,4 +1,4 @@
-import type { DisabledReason } from '../webhook.entity';
+import type { DisabledReason } from '../endpoint.entity';
 
 /** Default WEBHOOK_DISABLE_AFTER: five days of nothing but failures. */
 export const DEFAULT_DISABLE_AFTER_MS = 5 * 86_400_000;

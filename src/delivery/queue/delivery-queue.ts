@@ -33,8 +33,8 @@ export abstract class DeliveryQueue {
    * SQLite in short transactions that let the event loop run between them, and the replay of an
    * event whose fan-out a crash cut short writes the missing deliveries. Returns how many
    * deliveries were created (0 for a replayed event whose fan-out was complete).
-   * `targeted`: 'subscribers' is every webhook on the event's kind and subreddit; or exactly
-   * these webhooks (test events). `idFor` must be `deliveryId(event.id, webhookId)`: the primary
+   * `targeted`: the endpoints the subscription source answered (or the one a test event is for),
+   * oldest first; one that is disabled or gone gets no delivery. `idFor` must be `deliveryId(event.id, webhookId)`: the primary
    * key on that derived id is what keeps one event from reaching a webhook twice (there is no
    * other unique index on deliveries).
    *
@@ -45,7 +45,7 @@ export abstract class DeliveryQueue {
    */
   abstract insertEventWithDeliveries(
     event: NewEvent,
-    targeted: 'subscribers' | Subscriber[],
+    targeted: readonly Subscriber[],
     idFor: (webhookId: string) => string,
     now: Date,
     lease?: ClaimRequest,

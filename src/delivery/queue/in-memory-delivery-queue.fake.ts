@@ -17,15 +17,11 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
   readonly events = new Map<string, NewEvent>();
   readonly deliveries: DeliveryEntity[] = [];
   readonly attempts: AttemptEntity[] = [];
-  /** The webhooks a 'subscribers' fan-out finds, by `${kind}/${subreddit}`. */
-  readonly subscribers = new Map<string, Subscriber[]>();
-
-  async insertEventWithDeliveries(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, now: Date) {
+  async insertEventWithDeliveries(event: NewEvent, targeted: readonly Subscriber[], idFor: (webhookId: string) => string, now: Date) {
     if (this.events.has(event.id)) return { created: false, deliveries: 0 };
     this.events.set(event.id, event);
-    const subs = targeted === 'subscribers' ? (this.subscribers.get(`${event.type}/${event.subreddit}`) ?? []) : targeted;
     let n = 0;
-    for (const w of subs) {
+    for (const w of targeted) {
       const id = idFor(w.id);
       if (this.deliveries.some((d) => d.id === id)) continue;
       this.deliveries.push({

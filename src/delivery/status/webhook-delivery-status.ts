@@ -1,4 +1,4 @@
-import type { DisabledReason } from '../webhook.entity';
+import type { DisabledReason } from '../endpoint.entity';
 import { UNCOUNTED_ERROR_CLASSES } from '../lifecycle/disable-rule';
 
 /** A delivery attempt's outcome as its webhook shows it (`last_*`). */

@@ -4,7 +4,7 @@ import { circuitView, type CircuitRow, type CircuitState } from '../../delivery/
 import type { WebhookHealthCounts } from '../../delivery/queue/types';
 import { EVENT_KINDS, EventKind } from '../../events/catalogue';
 import { SOURCE_STATUSES, SourceStatus } from '../source-status';
-import { DISABLED_REASONS, type DisabledReason, WebhookLastStatus } from '../../delivery/webhook.entity';
+import { DISABLED_REASONS, type DisabledReason, WebhookLastStatus } from '../../delivery/endpoint.entity';
 import type { WebhookListItem } from '../webhook.store';
 
 /** The circuit breaker of the webhook's destination, for its owner (src/delivery/README.md). */

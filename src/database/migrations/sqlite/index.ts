@@ -14,9 +14,11 @@ import { TrendhooksDeliveriesKeyedById1796000000004 } from './1796000000004-Tren
 import { TrendhooksDestinationCircuits1796000000005 } from './1796000000005-TrendhooksDestinationCircuits';
 import { TrendhooksWebhookLifecycle1796000000006 } from './1796000000006-TrendhooksWebhookLifecycle';
 import { TrendhooksEventsBySubscription1796000000008 } from './1796000000008-TrendhooksEventsBySubscription';
+import { WebhookSubscriptions1795869825259 } from './1795869825259-WebhookSubscriptions';
+import { TrendhooksWebhookSubscriptions1796000000009 } from './1796000000009-TrendhooksWebhookSubscriptions';
 
 /** In order. New files come from `npm run migrations:generate -- Name` (see src/database/README.md). */
-export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654];
+export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654, WebhookSubscriptions1795869825259];
 
 /**
  * The same schema as SQLITE_MIGRATIONS, one series per feature, for a host's own database and
@@ -24,7 +26,7 @@ export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698,
  * a later entity change adds a class to the feature it touches here AND one to SQLITE_MIGRATIONS.
  */
 export const SQLITE_FEATURE_MIGRATIONS = {
-  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008],
+  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009],
   apiKeys: [TrendhooksApiKeys1796000000001],
   settings: [TrendhooksSettings1796000000002],
   posts: [TrendhooksPosts1796000000003],

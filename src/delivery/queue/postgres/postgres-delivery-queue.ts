@@ -14,7 +14,7 @@ import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
 import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_SKIPPING } from './sql/claim';
-import { EMIT_TO_SUBSCRIBERS, EMIT_TO_WEBHOOKS } from './sql/emit';
+import { EMIT_TO_ENDPOINTS } from './sql/emit';
 import { eventsPageSql } from './sql/events-page';
 import { RECOVER, RECOVER_COUNT } from './sql/recover';
 import { LOG_ATTEMPT } from './sql/log-attempt';
@@ -69,15 +69,12 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
   }
 
   /**
-   * One statement (one round trip, one synchronous commit): the event, the subscriber lookup,
-   * the deliveries, the lease of those the emitting process's worker takes (`lease`) and the
-   * NOTIFY. For 'subscribers' the delivery ids are derived in SQL by the same derivation as
-   * `deliveryId(event.id, webhookId)` (deliveryIdSql), which is what `idFor` must be; an explicit
-   * list of webhooks uses `idFor`.
+   * One statement (one round trip, one synchronous commit): the event, the deliveries, the lease
+   * of those the emitting process's worker takes (`lease`) and the NOTIFY (EMIT_TO_ENDPOINTS).
    */
   async insertEventWithDeliveries(
     event: NewEvent,
-    targeted: 'subscribers' | Subscriber[],
+    targeted: readonly Subscriber[],
     idFor: (webhookId: string) => string,
     now: Date,
     lease?: ClaimRequest,
@@ -93,9 +90,8 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
       lease ? lease.leaseUntil.getTime() : null,
       lease ? Math.max(0, lease.limit) : 0,
     ];
-    const statement = targeted === 'subscribers' ? EMIT_TO_SUBSCRIBERS : EMIT_TO_WEBHOOKS;
-    if (targeted !== 'subscribers') params.push(targeted.map((w) => idFor(w.id)), targeted.map((w) => w.id), targeted.map((w) => w.customerId));
-    const { rows } = await pgPool(this.ds).query<ClaimRow & { created: boolean | null; n: number | null }>({ ...statement, values: params });
+    params.push(targeted.map((w) => idFor(w.id)), targeted.map((w) => w.id));
+    const { rows } = await pgPool(this.ds).query<ClaimRow & { created: boolean | null; n: number | null }>({ ...EMIT_TO_ENDPOINTS, values: params });
     const summary = rows.find((r) => r.id === null)!;
     const created = summary.created === true;
     const res = { created, deliveries: created ? Number(summary.n) : 0 };

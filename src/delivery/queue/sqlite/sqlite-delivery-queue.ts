@@ -15,11 +15,10 @@ import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_PENDING, CLAIM_PENDING_SKIPPING, CLAIM_SKIPPING, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
 import { COMPLETE } from './sql/complete';
 import { INSERT_ATTEMPT } from './sql/insert-attempt';
-import { INSERT_DELIVERY } from './sql/insert-delivery';
+import { INSERT_DELIVERY, INSERT_FAN_OUT_DELIVERY } from './sql/insert-delivery';
 import { INSERT_EVENT } from './sql/insert-event';
 import { RENEW_LEASES } from './sql/renew-leases';
 import { DELIVERY_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
-import { LAST_SUBSCRIBER, SUBSCRIBERS_PAGE } from './sql/subscribers';
 import { WEBHOOKS_EXIST } from './sql/webhook-exists';
 import { DELIVERY_STATE, eventsOfSubscriptionSql, REQUEUE_FINISHED } from './sql/recover';
 import type { PageRequest } from '../../../pagination/page';
@@ -57,11 +56,10 @@ export class FanOutPace {
 function prepare(db: Database) {
   return {
     insertEvent: db.prepare(INSERT_EVENT),
-    subscribersPage: db.prepare(SUBSCRIBERS_PAGE),
-    lastSubscriber: db.prepare(LAST_SUBSCRIBER).pluck(),
     fanOutAt: db.prepare(FAN_OUT_AT).pluck(),
     deliveryExists: db.prepare(DELIVERY_EXISTS).pluck(),
     insertDelivery: db.prepare(INSERT_DELIVERY),
+    insertFanOutDelivery: db.prepare(INSERT_FAN_OUT_DELIVERY),
     expiredLeases: db.prepare(EXPIRED_LEASES),
     claim: db.prepare(CLAIM),
     claimPending: db.prepare(CLAIM_PENDING),
@@ -121,7 +119,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
 
   async insertEventWithDeliveries(
     event: NewEvent,
-    targeted: 'subscribers' | Subscriber[],
+    targeted: readonly Subscriber[],
     idFor: (webhookId: string) => string,
     now: Date,
   ): Promise<{ created: boolean; deliveries: number }> {
@@ -148,7 +146,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
    * so an acknowledged emit has all its deliveries; a process that dies between slices leaves a
    * stored event with part of them, which the replay of the event completes (resumeFanOut).
    */
-  private async fanOutRest(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string, nowMs: number, bornBy: number, after: number, pace = new FanOutPace()): Promise<number> {
+  private async fanOutRest(event: NewEvent, targeted: readonly Subscriber[], idFor: (webhookId: string) => string, nowMs: number, bornBy: number, after: number, pace = new FanOutPace()): Promise<number> {
     let n = 0;
     for (;;) {
       await new Promise<void>((r) => setImmediate(r));
@@ -163,14 +161,14 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   }
 
   /**
-   * Runs inside the caller's transaction: inserts the deliveries of subscribers after the cursor
-   * `after` (webhook rowid, or index into `targeted`) in pages, until they run out, `maxRows`
-   * subscribers were read, or the statements alone took FAN_OUT_SLICE_MS. Subscribers: webhooks of
-   * the event's kind and subreddit created by `bornBy`. `n`: deliveries created; `rows`: subscribers read.
+   * Runs inside the caller's transaction: inserts the deliveries of `targeted` after index `after`
+   * in pages, until they run out, `maxRows` were read, or the statements alone took
+   * FAN_OUT_SLICE_MS. Only endpoints created by `bornBy` that are not disabled get one.
+   * `n`: deliveries created; `rows`: targets read.
    */
   private fanOutSlice(
     event: NewEvent,
-    targeted: 'subscribers' | Subscriber[],
+    targeted: readonly Subscriber[],
     idFor: (webhookId: string) => string,
     nowMs: number,
     bornBy: number,
@@ -183,14 +181,11 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     let rows = 0;
     for (;;) {
       const size = Math.min(FAN_OUT_PAGE, maxRows - rows);
-      const page: { rid: number; id: string; customer_id: string }[] =
-        targeted === 'subscribers'
-          ? (s.subscribersPage.all(event.type, event.subreddit, after, bornBy, size) as { rid: number; id: string; customer_id: string }[])
-          : targeted.slice(after + 1, after + 1 + size).map((w, i) => ({ rid: after + 1 + i, id: w.id, customer_id: w.customerId }));
-      for (const w of page) n += s.insertDelivery.run(idFor(w.id), event.id, w.id, w.customer_id, nowMs, nowMs, nowMs).changes;
+      const page = targeted.slice(after + 1, after + 1 + size);
+      for (const w of page) n += s.insertFanOutDelivery.run(idFor(w.id), event.id, nowMs, nowMs, nowMs, w.id, bornBy).changes;
       rows += page.length;
       if (page.length < size) return { n, rows, after, done: true };
-      after = page[page.length - 1].rid;
+      after += page.length;
       if (rows >= maxRows || performance.now() - started >= FAN_OUT_SLICE_MS) return { n, rows, after, done: false };
     }
   }
@@ -200,12 +195,15 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
    * slice order) that existed when it started has its delivery. Otherwise the process died in the
    * middle of it: the fan-out runs again over those subscribers, creating only the missing deliveries.
    */
-  private async resumeFanOut(event: NewEvent, targeted: 'subscribers' | Subscriber[], idFor: (webhookId: string) => string): Promise<number> {
+  private async resumeFanOut(event: NewEvent, targeted: readonly Subscriber[], idFor: (webhookId: string) => string): Promise<number> {
     const s = this.sq;
     const startedAt = s.fanOutAt.get(event.id) as number | bigint | undefined;
     if (startedAt === undefined) return 0; // no deliveries in the first slice: it had no subscribers
     const bornBy = Number(startedAt);
-    const last = targeted === 'subscribers' ? (s.lastSubscriber.get(event.type, event.subreddit, bornBy) as string | undefined) : targeted[targeted.length - 1]?.id;
+    // The source answers oldest first: an endpoint created since the fan-out started comes last and
+    // gets nothing (bornBy), so the check then finds no delivery and runs the fan-out again, which
+    // only costs the work of finding each delivery there.
+    const last = targeted[targeted.length - 1]?.id;
     if (last === undefined || s.deliveryExists.get(idFor(last)) !== undefined) return 0;
     return this.fanOutRest(event, targeted, idFor, bornBy, bornBy, -1);
   }

@@ -1,5 +1,4 @@
 import { notifyWorkersSql } from '../postgres-notify.waker';
-import { deliveryIdSql } from './delivery-id';
 import type { PreparedStatement } from './statement';
 
 const EVENT_CTE = `ev AS (
@@ -35,37 +34,25 @@ const ANSWER = `SELECT NULL AS id, EXISTS (SELECT 1 FROM ev) AS created, c.n, CA
   FROM ins i LEFT JOIN webhooks w ON w.id = i.webhook_id WHERE i.state = 'delivering'`;
 
 /**
- * An event and its fan-out to every subscriber of its kind and subreddit, in one statement (one
- * round trip, one commit; the outbox stays atomic): the event row, the subscriber lookup, one
- * delivery per subscriber with its id derived in SQL (deliveryIdSql, the same id as
- * `deliveryId()`), the lease of the first $9 to the emitting process's worker, and the NOTIFY.
- * A replayed event inserts nothing (`ev` is empty). Disabled webhooks get no delivery (the event is
- * still stored, for recovery).
+ * An event and its fan-out, in one statement (one round trip, one commit; the outbox stays
+ * atomic): the event row, one delivery per endpoint the subscription source answered, the lease
+ * of the first $9 to the emitting process's worker, and the NOTIFY. $10 delivery ids (each
+ * `deliveryId(event, endpoint)`), $11 endpoint ids, as arrays (one parameter each, whatever their
+ * length), in the source's order. An endpoint that is disabled or gone gets no delivery (the event
+ * is still stored, for recovery); the owner is the endpoint's own. A replayed event inserts
+ * nothing (`ev` is empty).
  * $1 id, $2 type, $3 subreddit, $4 payload, $5 created at (ms), $6 now (ms), $7 lease owner,
  * $8 lease until (ms), $9 how many to lease (0: none). A named prepared statement on the API's
  * pool (its text is long: parsing and planning it each time cost more than its work at small
  * fan-outs); it commits synchronously, as the outbox must.
  */
-export const EMIT_TO_SUBSCRIBERS: PreparedStatement = {
-  name: 'trendhooks_emit_subscribers',
-  text: `WITH ${EVENT_CTE},
-    subs AS (
-      SELECT ${deliveryIdSql('ev.id', 'w.id')} AS id, ev.id AS event_id, w.id AS webhook_id, w.customer_id, row_number() OVER () AS n
-      FROM ev JOIN webhooks w ON w.event = $2::varchar AND w.subreddit = $3::varchar AND w.disabled_at IS NULL),
-    ${deliveriesCte('subs')}
-  ${ANSWER}`,
-};
-
-/**
- * The same for exactly these webhooks (a test event): $10 delivery ids, $11 webhook ids, $12
- * customer ids, as arrays (one parameter each, whatever their length).
- */
-export const EMIT_TO_WEBHOOKS: PreparedStatement = {
-  name: 'trendhooks_emit_webhooks',
+export const EMIT_TO_ENDPOINTS: PreparedStatement = {
+  name: 'trendhooks_emit_endpoints',
   text: `WITH ${EVENT_CTE},
     targets AS (
-      SELECT t.id, ev.id AS event_id, t.webhook_id, t.customer_id, t.n
-      FROM ev CROSS JOIN unnest($10::varchar[], $11::varchar[], $12::varchar[]) WITH ORDINALITY AS t(id, webhook_id, customer_id, n)),
+      SELECT t.id, ev.id AS event_id, t.webhook_id, w.customer_id, row_number() OVER (ORDER BY t.n) AS n
+      FROM ev CROSS JOIN unnest($10::varchar[], $11::varchar[]) WITH ORDINALITY AS t(id, webhook_id, n)
+      JOIN webhooks w ON w.id = t.webhook_id AND w.disabled_at IS NULL),
     ${deliveriesCte('targets')}
   ${ANSWER}`,
 };

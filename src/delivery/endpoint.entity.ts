@@ -1,6 +1,5 @@
-import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
+import { Entity, PrimaryColumn, Column } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
-import type { EventKind } from '../events/catalogue';
 import type { SecretPlace } from '../crypto/key-ring';
 
 export type WebhookLastStatus = 'delivered' | 'retrying' | 'failed';
@@ -9,12 +8,16 @@ export type WebhookLastStatus = 'delivered' | 'retrying' | 'failed';
 export const DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
+/**
+ * An endpoint: where the delivery core sends (URL, signing secrets), its state (disabled, the
+ * failure clock) and its latest outcome (`last_*`). The table keeps its first name, `webhooks`:
+ * a webhook created through the API is this row plus its subscription (webhooks/
+ * subscription.entity.ts, same id); a host's endpoint (DeliveryEndpoints.register) is this row
+ * alone. The table is delivery's: others ask EndpointStore or DeliveryEndpoints.
+ */
+// Read by id only (the claim, the webhook API's pages through their subscriptions): no index beside the key.
 @Entity('webhooks')
-// Keyset pages of one customer's webhooks walk this index (id is a time-ordered ULID).
-@Index('idx_webhooks_customer_id', ['customerId', 'id'])
-// Fan-out of an event finds its subscribers through this one.
-@Index('idx_webhooks_event_subreddit', ['event', 'subreddit'])
-export class WebhookEntity {
+export class EndpointEntity {
   @PrimaryColumn({ type: 'varchar', length: 26 })
   id: string;
 
@@ -23,12 +26,6 @@ export class WebhookEntity {
 
   @Column({ type: 'varchar', length: 2048 })
   url: string;
-
-  @Column({ type: 'varchar', length: 32 })
-  event: EventKind;
-
-  @Column({ type: 'varchar', length: 21 })
-  subreddit: string;
 
   @Column({ type: 'boolean', name: 'allow_nonstandard_port', default: false })
   allowNonstandardPort: boolean;
@@ -95,11 +92,11 @@ export function webhookSecretPlace(webhookId: string, column: WebhookSecretColum
   return { row: `webhook:${webhookId}`, column };
 }
 
-/** The fields a new webhook row is made of; the rest start empty (no previous secret, no delivery yet). */
-export type NewWebhookRow = Pick<WebhookEntity, 'id' | 'customerId' | 'url' | 'event' | 'subreddit' | 'allowNonstandardPort' | 'secret' | 'createdAt'>;
+/** The fields a new endpoint row is made of; the rest start empty (no previous secret, no delivery yet). */
+export type NewEndpointRow = Pick<EndpointEntity, 'id' | 'customerId' | 'url' | 'allowNonstandardPort' | 'secret' | 'createdAt'>;
 
-/** A webhook row as created, by the webhook API (POST /v1/webhooks) or a host's DeliveryEndpoints.register. */
-export function newWebhookRow(fields: NewWebhookRow): WebhookEntity {
+/** An endpoint row as created, for the webhook API (POST /v1/webhooks) or a host's DeliveryEndpoints.register. */
+export function newEndpointRow(fields: NewEndpointRow): EndpointEntity {
   return {
     ...fields,
     previousSecret: null,
