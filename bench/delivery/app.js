@@ -30,23 +30,36 @@ async function startApp(database, role, env) {
 
 const dsOf = (app) => app.get(getDataSourceToken());
 
-/** `n` webhooks on one subreddit, inserted in bulk (setup speed, not what is measured). */
+/** `n` webhooks on one subreddit (endpoint and subscription rows), inserted in bulk (setup speed, not what is measured). */
 async function seedWebhooks(ds, n, url, subreddit) {
   const now = Date.now();
   const rows = Array.from({ length: n }, (_, i) => [newUlid(now), `cus_bench${i % 50}`, url, EVENT_TYPE, subreddit, generateWebhookSecret(), now]);
   if (ds.options.type === 'postgres') {
     const col = (k) => rows.map((r) => r[k]);
     await ds.query(
-      `INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at)
-       SELECT id, customer_id, url, event, subreddit, true, secret, $7::bigint
-       FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::varchar[], $6::varchar[]) AS t(id, customer_id, url, event, subreddit, secret)`,
-      [col(0), col(1), col(2), col(3), col(4), col(5), now],
+      `INSERT INTO webhooks (id, customer_id, url, allow_nonstandard_port, secret, created_at)
+       SELECT id, customer_id, url, true, secret, $5::bigint
+       FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[]) AS t(id, customer_id, url, secret)`,
+      [col(0), col(1), col(2), col(5), now],
+    );
+    await ds.query(
+      `INSERT INTO webhook_subscriptions (webhook_id, customer_id, event, subreddit, created_at)
+       SELECT id, customer_id, event, subreddit, $5::bigint
+       FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[]) AS t(id, customer_id, event, subreddit)`,
+      [col(0), col(1), col(3), col(4), now],
     );
     await ds.query('ANALYZE webhooks');
+    await ds.query('ANALYZE webhook_subscriptions');
   } else {
     const db = ds.driver.databaseConnection;
-    const ins = db.prepare('INSERT INTO webhooks (id, customer_id, url, event, subreddit, allow_nonstandard_port, secret, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)');
-    db.transaction(() => rows.forEach((r) => ins.run(...r)))();
+    const endpoint = db.prepare('INSERT INTO webhooks (id, customer_id, url, allow_nonstandard_port, secret, created_at) VALUES (?, ?, ?, 1, ?, ?)');
+    const subscription = db.prepare('INSERT INTO webhook_subscriptions (webhook_id, customer_id, event, subreddit, created_at) VALUES (?, ?, ?, ?, ?)');
+    db.transaction(() =>
+      rows.forEach(([id, customer, url, event, subreddit, secret, at]) => {
+        endpoint.run(id, customer, url, secret, at);
+        subscription.run(id, customer, event, subreddit, at);
+      }),
+    )();
   }
   return rows.map((r) => r[0]);
 }

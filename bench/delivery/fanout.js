@@ -7,7 +7,7 @@
  *   npm run build && npm run bench:fanout        # or: node bench/delivery/fanout.js [--samples=7] [--webhooks=10000]
  *
  * Baseline, measured in the same run on the same database: the same pending delivery rows written
- * by the database alone — an events row and one INSERT … SELECT from the webhooks table in one
+ * by the database alone — an events row and one INSERT … SELECT from the subscriptions table in one
  * transaction, ids made in SQL — the floor any fan-out pays for the rows and their indexes. Each
  * emit is paired with a baseline measured beside it (their order alternates, so neither always
  * meets the larger table) and the figure is the median of the pairs' ratios; times are medians
@@ -43,8 +43,8 @@ function baselineWriter(ds) {
         await em.query('INSERT INTO events (id, type, subreddit, payload, created_at) VALUES ($1, $2, $3, $4, $5)', [eventId, EVENT_TYPE, 'fanoutsub', payload, now]);
         await em.query(
           `INSERT INTO deliveries (id, event_id, webhook_id, customer_id, state, attempts, next_attempt_at, created_at, updated_at)
-           SELECT 'msg_' || substr(md5($1 || w.id), 1, 26), $1, w.id, w.customer_id, 'pending', 0, $2::bigint, $2::bigint, $2::bigint
-           FROM webhooks w WHERE w.event = $3 AND w.subreddit = $4`,
+           SELECT 'msg_' || substr(md5($1 || s.webhook_id), 1, 26), $1, s.webhook_id, s.customer_id, 'pending', 0, $2::bigint, $2::bigint, $2::bigint
+           FROM webhook_subscriptions s WHERE s.event = $3 AND s.subreddit = $4`,
           [eventId, now, EVENT_TYPE, 'fanoutsub'],
         );
       });
@@ -53,8 +53,8 @@ function baselineWriter(ds) {
   const insertEvent = db.prepare('INSERT INTO events (id, type, subreddit, payload, created_at) VALUES (?, ?, ?, ?, ?)');
   const insertDeliveries = db.prepare(
     `INSERT INTO deliveries (id, event_id, webhook_id, customer_id, state, attempts, next_attempt_at, created_at, updated_at)
-     SELECT 'msg_' || lower(hex(randomblob(13))), @eventId, id, customer_id, 'pending', 0, @now, @now, @now
-     FROM webhooks WHERE event = @type AND subreddit = @subreddit`,
+     SELECT 'msg_' || lower(hex(randomblob(13))), @eventId, webhook_id, customer_id, 'pending', 0, @now, @now, @now
+     FROM webhook_subscriptions WHERE event = @type AND subreddit = @subreddit`,
   );
   const write = db.transaction((eventId, now) => {
     insertEvent.run(eventId, EVENT_TYPE, 'fanoutsub', payload, now);
