@@ -4,8 +4,8 @@ import { POSTGRES_FEATURE_MIGRATIONS } from './migrations/postgres';
 import { SQLITE_FEATURE_MIGRATIONS } from './migrations/sqlite';
 
 /**
- * The optional parts of trendhooks' schema a host picks; core (webhooks, events, deliveries,
- * delivery_attempts) is always there. All default to true.
+ * The optional parts of trendhooks' schema a host picks; core (webhooks, webhook_subscriptions,
+ * events, deliveries, delivery_attempts, destination_circuits) is always there. All default to true.
  *   apiKeys  — `customers`, `api_keys` (AuthModule's API keys)
  *   settings — `settings` (PaginationModule's generated cursor secret when none is configured)
  *   posts    — `posts`, `trend_sources` (PostsModule, TrendsModule)
