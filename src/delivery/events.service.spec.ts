@@ -122,6 +122,21 @@ describe('EventsService', () => {
       expect(() => builtIn.attach({ ...table } as SubscriptionTable)).toThrow(/attached already/);
     });
 
+    it('asks the source nothing for a replayed id whose fan-out the queue knows is complete', async () => {
+      const { queue, waker } = spyQueue();
+      let asked = 0;
+      class CountingSource extends SubscriptionSource {
+        async subscribers() {
+          asked++;
+          return [{ id: 'ep1', customerId: 'u1' }];
+        }
+      }
+      const events = new EventsService(queue, waker, { now: () => NOW }, undefined, new CountingSource());
+      expect(await events.emit({ id: 'evt_r', type: 'trends.surge', subreddit: 'rust' })).toMatchObject({ created: true, deliveries: 1 });
+      expect(await events.emit({ id: 'evt_r', type: 'trends.surge', subreddit: 'rust' })).toEqual({ event_id: 'evt_r', created: false, deliveries: 0 });
+      expect(asked).toBe(1);
+    });
+
     it("writes one delivery per endpoint a host's source answers, with the routed event it was asked about", async () => {
       const { queue, waker, targets } = spyQueue();
       const asked: RoutedEvent[] = [];

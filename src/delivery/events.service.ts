@@ -75,6 +75,8 @@ export class EventsService {
     const id = input.id ?? newId('evt', now.getTime());
     const subreddit = normaliseSubreddit(input.subreddit);
     const createdAt = input.createdAt ?? now;
+    // A replayed id whose fan-out is known complete: nothing to ask the source, nothing to write.
+    if (input.id !== undefined && (await this.repo.replayIsComplete(id))) return { event_id: id, created: false, deliveries: 0 };
     // The source answers before any worker slot is leased: its lookup holds no lease.
     const targets = typeof target === 'function' ? await target({ id, subreddit, data, createdAt }) : target;
     const lease = this.worker?.leaseForEmit();

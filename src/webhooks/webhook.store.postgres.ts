@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { pgPool } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookSubscriptionEntity } from './subscription.entity';
-import { listPageQuery, listPageSql, SubscriptionPageRow, TypeOrmWebhookStore } from './webhook.store.typeorm';
+import { listPageQuery, listPageSql, subscriberPageSql, SubscriptionPageRow, TypeOrmWebhookStore } from './webhook.store.typeorm';
 
 const PAGE_SQL = listPageSql((n) => `$${n}`);
+const SUBSCRIBERS = { name: 'trendhooks_subscribers_page', text: subscriberPageSql((n) => `$${n}`) };
 
 /** The advisory-lock class of per-tenant webhook creates (two-key form: apart from the migrations' one-key lock). */
 const WEBHOOK_QUOTA_LOCK = 7254032;
@@ -19,6 +20,11 @@ export class PostgresWebhookStore extends TypeOrmWebhookStore {
   protected async subscriptionPage(customerId: string, req: PageRequest): Promise<SubscriptionPageRow[]> {
     const [text, values] = listPageQuery(PAGE_SQL, customerId, req);
     const { rows } = await pgPool(this.ds).query<SubscriptionPageRow>({ text, values, rowMode: 'array' });
+    return rows;
+  }
+
+  protected async subscriberPage(event: string, subreddit: string, after: string, limit: number): Promise<[string, string][]> {
+    const { rows } = await pgPool(this.ds).query<[string, string]>({ ...SUBSCRIBERS, values: [event, subreddit, after, limit], rowMode: 'array' });
     return rows;
   }
 

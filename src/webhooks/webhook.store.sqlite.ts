@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { rawStatement } from '../database/data-source';
 import type { PageRequest } from '../pagination/page';
 import { WebhookSubscriptionEntity } from './subscription.entity';
-import { listPageQuery, listPageSql, SubscriptionPageRow, TypeOrmWebhookStore } from './webhook.store.typeorm';
+import { listPageQuery, listPageSql, subscriberPageSql, SubscriptionPageRow, TypeOrmWebhookStore } from './webhook.store.typeorm';
 
 const PAGE_SQL = listPageSql(() => '?');
+const SUBSCRIBERS_SQL = subscriberPageSql(() => '?');
 
 @Injectable()
 export class SqliteWebhookStore extends TypeOrmWebhookStore {
@@ -16,6 +17,10 @@ export class SqliteWebhookStore extends TypeOrmWebhookStore {
   protected async subscriptionPage(customerId: string, req: PageRequest): Promise<SubscriptionPageRow[]> {
     const [sql, params] = listPageQuery(PAGE_SQL, customerId, req);
     return rawStatement(this.ds, sql).all(...params) as SubscriptionPageRow[];
+  }
+
+  protected async subscriberPage(event: string, subreddit: string, after: string, limit: number): Promise<[string, string][]> {
+    return rawStatement(this.ds, SUBSCRIBERS_SQL).all(event, subreddit, after, limit) as [string, string][];
   }
 
   /** SQLite runs one writer at a time, and the check and the insert are a single statement. */

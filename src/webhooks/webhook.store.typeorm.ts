@@ -1,5 +1,5 @@
 import { InjectTrendhooksDataSource } from '../database/data-source.token';
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { PageRequest } from '../pagination/page';
 import type { EndpointEntity } from '../delivery/endpoint.entity';
 import { EndpointStore } from '../delivery/endpoint.store';
@@ -9,6 +9,10 @@ import { CustomerSubscription, Webhook, WebhookListItem, WebhookPatch, WebhookSt
 
 /** Subscribers read per statement by the fan-out's lookup. */
 const SUBSCRIBERS_PAGE = 2000;
+
+/** The fan-out's page of subscribers, `p(n)` being the dialect's placeholder of the n-th parameter: event, subreddit, after, limit. */
+export const subscriberPageSql = (p: (n: number) => string): string =>
+  `SELECT webhook_id, customer_id FROM webhook_subscriptions WHERE event = ${p(1)} AND subreddit = ${p(2)} AND webhook_id > ${p(3)} ORDER BY webhook_id LIMIT ${p(4)}`;
 
 /** A list page's subscription row, as an array (both stores read pages in their driver's raw row mode): webhook id, event, subreddit. */
 export type SubscriptionPageRow = [string, WebhookSubscription['event'], string];
@@ -55,6 +59,9 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
 
   /** The page of subscription rows (raw, per dialect). */
   protected abstract subscriptionPage(customerId: string, req: PageRequest): Promise<SubscriptionPageRow[]>;
+
+  /** Webhook id and owner of the subscribers of a kind and subreddit after `after`, by id, at most `limit` (raw, per dialect). */
+  protected abstract subscriberPage(event: string, subreddit: string, after: string, limit: number): Promise<[string, string][]>;
 
   /** The quota-checked insert of the subscription row (per dialect): false when the customer has `max` already. */
   protected abstract insertSubscriptionWithinQuota(row: WebhookSubscriptionEntity, max: number): Promise<boolean>;
@@ -137,15 +144,10 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
   async subscribers(event: RoutedEvent): Promise<SubscribedEndpoint[]> {
     const out: SubscribedEndpoint[] = [];
     for (let after = ''; ; ) {
-      const rows = await this.repo.find({
-        select: { webhookId: true, customerId: true },
-        where: { event: event.type, subreddit: event.subreddit, webhookId: MoreThan(after) },
-        order: { webhookId: 'ASC' },
-        take: SUBSCRIBERS_PAGE,
-      });
-      for (const r of rows) out.push({ id: r.webhookId, customerId: r.customerId });
+      const rows = await this.subscriberPage(event.type, event.subreddit, after, SUBSCRIBERS_PAGE);
+      for (const [id, customerId] of rows) out.push({ id, customerId });
       if (rows.length < SUBSCRIBERS_PAGE) return out;
-      after = rows[rows.length - 1].webhookId;
+      after = rows[rows.length - 1][0];
       await new Promise<void>((r) => setImmediate(r));
     }
   }

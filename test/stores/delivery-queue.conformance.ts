@@ -372,6 +372,13 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(claimed.map((d) => [d.webhookId, d.webhook?.customerId])).toEqual([[w1.id, w1.customerId]]);
   });
 
+  it('knows a stored event with no delivery is complete, and an unknown id is not', async () => {
+    const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit, payload: '{}', createdAt: at(0) };
+    expect(await h.queue.replayIsComplete(event.id)).toBe(false);
+    expect(await h.queue.insertEventWithDeliveries(event, [], (w) => deliveryId(event.id, w), at(0))).toEqual({ created: true, deliveries: 0 });
+    expect(await h.queue.replayIsComplete(event.id)).toBe(true);
+  });
+
   it('never gives one event two deliveries to one webhook, the event row gone or the webhook named twice', async () => {
     // Only the primary key on the derived delivery id stands in the way here (there is no unique
     // index on event and webhook): with the event row gone, a fan-out of the event inserts again.

@@ -94,6 +94,15 @@ describe.each(testDatabases())('delivery queue on %s', (name, makeDb) => {
       }
     });
 
+    it('knows an event written with its deliveries is complete (one statement wrote both)', async () => {
+      const queue = t.app.get(DeliveryQueue);
+      const c = await t.customer();
+      const w = await t.http().post('/v1/webhooks').set(c.auth).send({ url: 'https://hooks.example.com/in', event: 'trends.rising', subreddit: `c${newUlid().slice(-10).toLowerCase()}` });
+      const event = { id: `evt_${newUlid()}`, type: 'trends.rising', subreddit: 'x', payload: '{}', createdAt: new Date() };
+      await queue.insertEventWithDeliveries(event, [{ id: w.body.data.id, customerId: c.customerId }], (id) => deliveryId(event.id, id), new Date());
+      expect(await queue.replayIsComplete(event.id)).toBe(true);
+    });
+
     it('leases an emit’s deliveries to the emitting worker in the same statement (PostgreSQL does; the conformance suite allows a queue not to)', async () => {
       const queue = t.app.get(DeliveryQueue);
       const c = await t.customer();

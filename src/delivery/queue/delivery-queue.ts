@@ -52,6 +52,15 @@ export abstract class DeliveryQueue {
   ): Promise<{ created: boolean; deliveries: number; claimed?: ClaimedWork[] }>;
 
   /**
+   * Whether an event with this id is stored with every delivery of its fan-out, so that emitting it
+   * again has nothing to do and need not ask the subscription source. PostgreSQL writes an event
+   * and its deliveries in one statement: a stored event is complete. SQLite writes a large fan-out
+   * in slices and can tell only an event that got no delivery; otherwise it answers false and the
+   * replay finds out (insertEventWithDeliveries).
+   */
+  abstract replayIsComplete(eventId: string): Promise<boolean>;
+
+  /**
    * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, with what sending them
    * needs, charging each an attempt. Pending rows of `skipCustomers` (customers that already hold
    * their share of the worker's slots) are passed over among the first CLAIM_SKIP_WINDOW due rows;

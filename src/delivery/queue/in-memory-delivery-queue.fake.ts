@@ -17,6 +17,10 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
   readonly events = new Map<string, NewEvent>();
   readonly deliveries: DeliveryEntity[] = [];
   readonly attempts: AttemptEntity[] = [];
+  async replayIsComplete(eventId: string): Promise<boolean> {
+    return this.events.has(eventId);
+  }
+
   async insertEventWithDeliveries(event: NewEvent, targeted: readonly Subscriber[], idFor: (webhookId: string) => string, now: Date) {
     if (this.events.has(event.id)) return { created: false, deliveries: 0 };
     this.events.set(event.id, event);

@@ -14,7 +14,7 @@ import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
 import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_SKIPPING } from './sql/claim';
-import { EMIT_TO_ENDPOINTS } from './sql/emit';
+import { EMIT_TO_ENDPOINTS, EVENT_STORED } from './sql/emit';
 import { eventsPageSql } from './sql/events-page';
 import { RECOVER, RECOVER_COUNT } from './sql/recover';
 import { LOG_ATTEMPT } from './sql/log-attempt';
@@ -96,6 +96,10 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
     const created = summary.created === true;
     const res = { created, deliveries: created ? Number(summary.n) : 0 };
     return lease ? { ...res, claimed: rows.filter((r) => r.id !== null).map(toClaimed) } : res;
+  }
+
+  async replayIsComplete(eventId: string): Promise<boolean> {
+    return (await pgPool(this.ds).query({ ...EVENT_STORED, values: [eventId] })).rows.length > 0;
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]> {

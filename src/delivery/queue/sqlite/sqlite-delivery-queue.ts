@@ -18,7 +18,7 @@ import { INSERT_ATTEMPT } from './sql/insert-attempt';
 import { INSERT_DELIVERY, INSERT_FAN_OUT_DELIVERY } from './sql/insert-delivery';
 import { INSERT_EVENT } from './sql/insert-event';
 import { RENEW_LEASES } from './sql/renew-leases';
-import { DELIVERY_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
+import { DELIVERY_EXISTS, EVENT_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
 import { WEBHOOKS_EXIST } from './sql/webhook-exists';
 import { DELIVERY_STATE, eventsOfSubscriptionSql, REQUEUE_FINISHED } from './sql/recover';
 import type { PageRequest } from '../../../pagination/page';
@@ -57,6 +57,7 @@ function prepare(db: Database) {
   return {
     insertEvent: db.prepare(INSERT_EVENT),
     fanOutAt: db.prepare(FAN_OUT_AT).pluck(),
+    eventExists: db.prepare(EVENT_EXISTS).pluck(),
     deliveryExists: db.prepare(DELIVERY_EXISTS).pluck(),
     insertDelivery: db.prepare(INSERT_DELIVERY),
     insertFanOutDelivery: db.prepare(INSERT_FAN_OUT_DELIVERY),
@@ -206,6 +207,12 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     const last = targeted[targeted.length - 1]?.id;
     if (last === undefined || s.deliveryExists.get(idFor(last)) !== undefined) return 0;
     return this.fanOutRest(event, targeted, idFor, bornBy, bornBy, -1);
+  }
+
+  /** Only an event stored without deliveries is known complete: a fan-out with deliveries may have been cut short between slices. */
+  async replayIsComplete(eventId: string): Promise<boolean> {
+    const s = this.sq;
+    return s.eventExists.get(eventId) !== undefined && s.fanOutAt.get(eventId) === undefined;
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]> {

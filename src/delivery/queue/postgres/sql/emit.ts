@@ -56,3 +56,9 @@ export const EMIT_TO_ENDPOINTS: PreparedStatement = {
     ${deliveriesCte('targets')}
   ${ANSWER}`,
 };
+
+/** $1 event id: a row when it is stored (with its deliveries: one statement wrote both). */
+export const EVENT_STORED: PreparedStatement = {
+  name: 'trendhooks_event_stored',
+  text: 'SELECT 1 AS stored FROM events WHERE id = $1::varchar',
+};

@@ -3,3 +3,6 @@ export const FAN_OUT_AT = 'SELECT created_at FROM deliveries WHERE event_id = ? 
 
 /** Delivery id (derived from the event and the webhook, deliveryId): whether that delivery exists. */
 export const DELIVERY_EXISTS = 'SELECT 1 FROM deliveries WHERE id = ?';
+
+/** Event id: whether the event is stored. */
+export const EVENT_EXISTS = 'SELECT 1 FROM events WHERE id = ?';
