@@ -212,7 +212,7 @@ describe.each(testTargets(['express', 'fastify']).filter(([name]) => name.starts
       contract.check('get', '/v1/webhooks', over);
 
       const d = await limited.customer('enterprise');
-      await limited.app.get<DataSource>(getDataSourceToken()).query('DROP TABLE webhooks');
+      await limited.app.get<DataSource>(getDataSourceToken()).query('DROP TABLE webhook_subscriptions');
       const broken = await limited.http().get('/v1/webhooks').set(d.auth);
       expect(broken.status).toBe(500);
       contract.check('get', '/v1/webhooks', broken);
