@@ -272,15 +272,24 @@ describe('DeliveryWorker', () => {
       transport.hold = true;
       const w = worker({ concurrency: 8, batchSize: 8, fairReserve: 2 });
       await run(w);
-      await until(() => transport.waiting === 8, 'eight sends');
+      await until(() => transport.waiting === 7, 'seven sends');
+      await until(() => queue.released.length === 1, "B's second delivery given back");
+      await new Promise((r) => setTimeout(r, 20));
+      // A alone took the whole share (6); B, a second customer arriving when only the reserve is
+      // left, takes its slice of it (2 slots / 2 customers = 1): the last slot stays for a third.
       expect(sendingFor().filter((c) => c === 'cus_a')).toHaveLength(6);
-      expect(sendingFor().filter((c) => c === 'cus_b')).toHaveLength(2);
-      // The claim for the reserve passed over A's rows, and asked the database for no more of them.
+      expect(sendingFor().filter((c) => c === 'cus_b')).toHaveLength(1);
+      expect(queue.released).toEqual([{ ids: [of(101, 'cus_b', 'b.test').id], what: 'unstarted' }]);
+      // The claims for the reserve passed over A's rows, then A's and B's, and asked the database for no more of them.
       expect(queue.claims.map((c) => [c.limit, c.skip ?? []])).toEqual([
         [6, []],
         [2, ['cus_a']],
+        [1, ['cus_a', 'cus_b']],
       ]);
-      expect(queue.released).toEqual([]);
+      queue.due.push(of(200, 'cus_c', 'c.test'));
+      (w as unknown as { wakeForNewWork(): void }).wakeForNewWork();
+      await until(() => sendingFor().includes('cus_c'), "C's delivery sent");
+      expect(transport.waiting).toBe(8);
     });
 
     it('gives a new delivery of another customer a reserved slot at once, without waiting for a hanging attempt', async () => {
@@ -341,17 +350,16 @@ describe('DeliveryWorker', () => {
       expect(queue.dueAt.get(to(50, 'cus_c').id)).toEqual(new Date(clock.now().getTime() + 1000));
     });
 
-    it('gives a moving destination\'s extra deliveries back due at once (a healthy single-destination fan-out is not paused)', async () => {
-      atShare(true).start([to(51, 'cus_c')]);
-      await until(() => queue.released.length === 1, 'given back');
-      expect(queue.released).toEqual([{ ids: [to(51, 'cus_c').id], what: 'unstarted' }]);
-      expect(queue.dueAt.has(to(51, 'cus_c').id)).toBe(false);
-      // Over DESTINATION_MOVING_MS after the last end there, it counts as slow again.
+    it('starts a moving destination\'s deliveries past its share (a healthy single-destination fan-out keeps every slot)', async () => {
       const w = atShare(true);
-      clock.at = new Date(clock.at.getTime() + 101);
-      w.start([to(52, 'cus_c')]);
-      await until(() => queue.released.length === 2, 'given back');
-      expect(queue.dueAt.has(to(52, 'cus_c').id)).toBe(true);
+      w.start([to(51, 'cus_c')]);
+      await until(() => transport.sent.length === 1, 'sent');
+      expect(queue.released).toEqual([]);
+      // Over MOVING_MS after the last fast end there, it counts as slow again.
+      clock.at = new Date(clock.at.getTime() + 251);
+      w.start([to(52, 'cus_d')]);
+      await until(() => queue.released.length === 1, 'given back');
+      expect(queue.dueAt.has(to(52, 'cus_d').id)).toBe(true);
     });
   });
 

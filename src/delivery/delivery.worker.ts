@@ -14,6 +14,7 @@ import { GroupBatcher } from './group-batcher';
 import { deliveryBodyTemplate } from './payload';
 import { DeliveryQueue } from './queue/delivery-queue';
 import { QueueWaker } from './queue/queue-waker';
+import { ACTIVITY_WINDOW } from './queue/types';
 import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { DeliveryTransport, SendFailure, SendOutcome } from './transport/delivery-transport';
@@ -38,6 +39,8 @@ export const SECRET_UNREADABLE = 'secret_unreadable';
 const LOW_WATER_WAIT_MS = 5;
 // Longest the first outcomes to end wait for others still sending to join their batch (see gatherOutcomes).
 const GATHER_OUTCOMES_MS = 2;
+// How often a sending worker reads the queue's activity for the fair share (see refreshActivity).
+const ACTIVITY_REFRESH_MS = 250;
 // Events whose body templates are kept between claims (see bodyTemplates). A template holds the
 // body's text, up to the 64 KiB an emit's request may carry: 32 of them stay under 2 MiB, and a
 // fan-out (many claims of one event) or events emitted one after another need only the last few.
@@ -128,7 +131,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * a flag: a wake-up that arrives while such a claim is in flight is not lost when it answers.
    */
   private newWork = 0;
-  private skipFoundNone = -1;
+  /** `newWork` and the customers passed over, as they were when such a claim last found nothing more. */
+  private skipFoundNone = '';
+  /** The read of the whole queue's activity for the fair share (see refreshActivity), every ACTIVITY_REFRESH_MS. */
+  private activityTimer?: NodeJS.Timeout;
+  private refreshing = false;
   /** Deliveries a circuit puts off, given back together (uncharged, pending until their circuit's time). */
   private readonly deferrals = new GroupBatcher<{ id: string; until: Date }, void>((items) => this.releaseDeferred(items));
 
@@ -165,6 +172,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     else this.pollTimer = timer;
     this.renewTimer = setInterval(() => this.renewLeases(), this.opts.leaseRenewMs);
     this.renewTimer.unref();
+    this.activityTimer = setInterval(() => void this.refreshActivity(), ACTIVITY_REFRESH_MS);
+    this.activityTimer.unref();
     this.waker.onWake(() => this.wakeForNewWork());
     await this.waker.start();
     this.wake();
@@ -200,6 +209,37 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private pollTimer?: NodeJS.Timeout;
+
+  /**
+   * Reads who uses the queue as a whole (DeliveryQueue.activity: customers with due deliveries,
+   * live leases per customer on every worker) for the fair share (WorkerSlots). Only while this
+   * worker sends: an idle worker holds nothing to share, and forgets what it read.
+   */
+  private async refreshActivity(): Promise<void> {
+    if (this.refreshing) return;
+    if (this.inflight.size === 0) {
+      this.slots.setActivity({ customers: new Set(), elsewhere: new Map(), workers: 1 });
+      return;
+    }
+    this.refreshing = true;
+    try {
+      const rows = await this.repo.activity(this.clock.now(), ACTIVITY_WINDOW);
+      const customers = new Set(rows.dueCustomers);
+      const elsewhere = new Map<string, number>();
+      const owners = new Set([this.owner]);
+      for (const r of rows.leased) {
+        customers.add(r.customer);
+        owners.add(r.owner);
+        if (r.owner !== this.owner) elsewhere.set(r.customer, (elsewhere.get(r.customer) ?? 0) + r.n);
+      }
+      this.slots.setActivity({ customers, elsewhere, workers: owners.size });
+    } catch (err) {
+      // The last read stays; the next tick tries again.
+      this.logger.debug?.(`reading the queue's activity failed: ${(err as Error).message}`);
+    } finally {
+      this.refreshing = false;
+    }
+  }
 
   /** A wake-up from the queue or the poll: rows of customers other than those at their share may be due. */
   private wakeForNewWork(): void {
@@ -253,10 +293,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
           // over its rows (once per wake-up from the queue, see newWork).
           let limit = Math.min(room, this.slots.headroom);
           let skip: string[] | undefined;
-          const work = this.newWork;
-          if (limit <= 0) {
+          const atShare = this.slots.customersAtShare();
+          const work = `${this.newWork}:${atShare.join(',')}`;
+          if (limit <= 0 || atShare.length > 0) {
             if (this.skipFoundNone === work) break;
-            skip = this.slots.customersAtShare();
+            skip = atShare;
             limit = room;
           }
           const now = this.clock.now();
@@ -319,7 +360,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // The batch's own slots count as free: its outcomes commit in the same transaction as the claim.
     // No more than the busiest customer or destination may still take (see WorkerSlots); when one
     // is at its share, the slots freed here are claimed by the drain these attempts' ends wake.
-    const limit = this.running ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length, this.slots.headroomAfter(batch.map((it) => it.d.id)))) : 0;
+    // A customer held to its share (or its slice of the reserve): the drain these attempts' ends
+    // wake claims for them instead, passing over its rows (this claim cannot).
+    const limit =
+      this.running && this.slots.customersAtShareAfter(batch.map((it) => it.d.id)).length === 0
+        ? Math.max(0, Math.min(this.opts.batchSize, this.free + batch.length, this.slots.headroomAfter(batch.map((it) => it.d.id))))
+        : 0;
     this.slots.reserve(limit);
     try {
       const now = this.clock.now();
@@ -369,18 +415,15 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // throughput on PostgreSQL to these pauses. A takeover (lostSince) is kept: its lost attempt is logged first.
     const overCustomer: string[] = [];
     const overDestination: string[] = [];
-    const overMoving: string[] = [];
     claimed = claimed.filter((d) => {
       if (!d.webhook || this.inflight.has(d.id)) return true;
       const admission = this.slots.admit(d.id, d.webhook.customerId, destinationOf(d.webhook.url), Boolean(d.lostSince));
       if (admission === 'held') return true;
       if (admission === 'customer_at_share') overCustomer.push(d.id);
-      else if (admission === 'destination_moving') overMoving.push(d.id);
       else overDestination.push(d.id);
       return false;
     });
     if (overCustomer.length > 0) void this.repo.releaseLeases(this.owner, overCustomer, this.clock.now(), 'unstarted').then(() => this.wake()).catch(() => undefined);
-    if (overMoving.length > 0) void this.repo.releaseLeases(this.owner, overMoving, this.clock.now(), 'unstarted').catch(() => undefined);
     if (overDestination.length > 0) {
       const now = this.clock.now();
       void this.repo.releaseLeases(this.owner, overDestination, now, 'unstarted', new Date(now.getTime() + DESTINATION_BUSY_DEFER_MS)).catch(() => undefined);
@@ -579,6 +622,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     await Promise.race([Promise.allSettled(pending), bound]);
     // Renewals went on while attempts finished; they stop before the leases are given back.
     clearInterval(this.renewTimer);
+    clearInterval(this.activityTimer);
     await this.renewing;
     const left = [...this.inflight.keys()];
     if (left.length > 0) await this.repo.releaseLeases(this.owner, left, this.clock.now(), 'in_flight').catch(() => undefined);

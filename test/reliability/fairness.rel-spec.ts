@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import { EventsService } from '../../src/delivery/events.service';
 import { startTestApp, TestApp } from '../support/app';
 import { testDatabases } from '../support/databases';
 import { CLI, databaseUrl, pollUntil, ServeProcess, spawnServe, stopProcess } from '../support/processes';
@@ -117,6 +118,44 @@ describe.each(testDatabases())('fairness under attack on %s', (dbName, makeDb) =
     expect(accepted).toBeGreaterThan(FLOOD_PER_S * (FLOOD_MS / 1000) * 0.8);
     expect(hanging.received.length).toBeGreaterThan(100);
     expect({ took, median: median(took) <= 1000, max: Math.max(...took) <= 5000 }).toEqual({ took, median: true, max: true });
+  }, 120_000);
+
+  it("delivers a third customer's fan-out deliveries within 3 s while TWO customers' 100 endpoints each hang, spread over 10 hosts each", async () => {
+    // Before the shrinking share: in each worker the first attacker took its share (56 of 64) and
+    // the second the other 8, so the third customer waited for an attempt timeout (10 s). Their
+    // endpoints are spread over 20 ports (10 each) so that no destination reaches its own cap.
+    const subreddit = `two${Math.random().toString(36).slice(2, 10)}`;
+    const attackers = [await t.customer('business'), await t.customer('business')];
+    const victim = await t.customer('business');
+    const ports: Receiver[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await Receiver.start(cert);
+      r.behaviour = () => ({ hang: true });
+      ports.push(r);
+    }
+    try {
+      for (const [k, a] of attackers.entries()) for (let i = 0; i < HANGING; i++) await webhook(a.auth, ports[k * 10 + (i % 10)].url(`/two/${i}`), subreddit);
+      for (let i = 0; i < 3; i++) await webhook(victim.auth, healthy.url(`/two-victim/${i}`), subreddit);
+
+      const took: number[] = [];
+      for (let n = 1; n <= 3; n++) {
+        const before = healthy.received.length;
+        const t0 = Date.now();
+        const res = await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit, data: { n } });
+        expect(res.deliveries).toBe(2 * HANGING + 3);
+        await healthy.waitForCount(before + 3, 30_000);
+        took.push(...healthy.received.slice(before, before + 3).map((r) => r.at - t0));
+        await sleep(1000);
+      }
+      const held = ports.map((r) => r.received.length);
+      process.stdout.write(`fairness [${dbName}] two attackers: victim deliveries ${took.join(', ')} ms after the emit; hanging requests per attacker ${held.slice(0, 10).reduce((a, b) => a + b)}, ${held.slice(10).reduce((a, b) => a + b)}\n`);
+      // Both attackers were sent to (they hang): held to a share, not starved.
+      expect(held.slice(0, 10).reduce((a, b) => a + b)).toBeGreaterThan(10);
+      expect(held.slice(10).reduce((a, b) => a + b)).toBeGreaterThan(10);
+      expect({ took, within: took.every((ms) => ms <= FAN_OUT_BOUND_MS) }).toEqual({ took, within: true });
+    } finally {
+      await Promise.all(ports.map((r) => r.close()));
+    }
   }, 120_000);
 
   it("delivers each of another customer's deliveries of a fan-out emitted by the CLI within 3 s of its spawn, 100 of the attacker's endpoints hanging", async () => {

@@ -80,6 +80,34 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(rest.map((d) => d.id)).toEqual(mine);
   });
 
+  it('answers its activity: the customers among the first `window` due pending rows, and live leases per customer and owner', async () => {
+    const a = await h.webhook(subreddit);
+    const b = await h.webhook(subreddit);
+    const c = await h.webhook(subreddit);
+    await queued(a, 1);
+    await queued(a, 2);
+    await queued(b, 3);
+    await queued(c, 4);
+    await queued(c, 5);
+    // worker-1 leases A's two and B's; worker-2 one of C's.
+    expect(await claim('worker-1', 10, 3)).toHaveLength(3);
+    expect(await claim('worker-2', 11, 1)).toHaveLength(1);
+    const seen = await h.queue.activity(at(12), 512);
+    const mine = <T extends { customer: string }>(rows: T[]) => rows.filter((r) => [a, b, c].some((w) => w.customerId === r.customer));
+    expect(seen.dueCustomers.filter((x) => [a, b, c].some((w) => w.customerId === x))).toEqual([c.customerId]);
+    expect(mine(seen.leased).sort((x, y) => `${x.customer}${x.owner}`.localeCompare(`${y.customer}${y.owner}`))).toEqual(
+      [
+        { customer: a.customerId, owner: 'worker-1', n: 2 },
+        { customer: b.customerId, owner: 'worker-1', n: 1 },
+        { customer: c.customerId, owner: 'worker-2', n: 1 },
+      ].sort((x, y) => `${x.customer}${x.owner}`.localeCompare(`${y.customer}${y.owner}`)),
+    );
+    // Past the leases' expiry they no longer count; the window bounds what is looked through.
+    const later = await h.queue.activity(at(12 + LEASE_MS), 512);
+    expect(mine(later.leased)).toEqual([]);
+    expect((await h.queue.activity(at(12), 0)).dueCustomers).toEqual([]);
+  });
+
   it('claims the oldest due deliveries first, at most `limit`, with their webhook and event, charging each an attempt', async () => {
     const w = await h.webhook(subreddit);
     const ids = [await queued(w, 3), await queued(w, 1), await queued(w, 2)];

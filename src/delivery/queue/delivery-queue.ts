@@ -10,6 +10,7 @@ import type {
   EventRow,
   EventSubscription,
   NewEvent,
+  QueueActivityRows,
   QueueStats,
   RecordInput,
   RecordResult,
@@ -67,6 +68,14 @@ export abstract class DeliveryQueue {
    * their leases that expired are still taken over.
    */
   abstract claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, skipCustomers?: readonly string[]): Promise<ClaimedWork[]>;
+
+  /**
+   * Who is using the queue now, for the workers' fair share (WorkerSlots): the customers among
+   * the first `window` pending deliveries in due order, and the live leases (state delivering,
+   * lease not expired) counted per customer and owner. Cheap at any backlog: both are ranges of
+   * idx_deliveries_due, the second bounded by the slots of all workers.
+   */
+  abstract activity(now: Date, window: number): Promise<QueueActivityRows>;
 
   /**
    * Records a batch of attempts (at most RECORD_BATCH_MAX) in one transaction and moves each

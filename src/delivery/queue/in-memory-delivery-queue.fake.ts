@@ -6,7 +6,7 @@ import { InProcessWaker } from './in-process.waker';
 import { deliveryId } from '../delivery-id';
 import { isTestEventId } from '../../events/catalogue';
 import { eventsKeyset, lowerBound, mergeEventRows } from './events-keyset';
-import type { ClaimedWork, DeliveryFilter, EventRow, EventSubscription, NewEvent, QueueStats, RecordResult, RecoverOptions, RecoverResult, RecoverScope, Subscriber, WebhookHealthCounts } from './types';
+import type { ClaimedWork, DeliveryFilter, EventRow, EventSubscription, NewEvent, QueueActivityRows, QueueStats, RecordResult, RecoverOptions, RecoverResult, RecoverScope, Subscriber, WebhookHealthCounts } from './types';
 
 /**
  * DeliveryQueue in memory, for the unit specs of the services above it: the outbox and the
@@ -136,6 +136,10 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
       (e) => subscriptions.some((s) => s.type === e.type && s.subreddit === e.subreddit && e.createdAt.getTime() >= lowerBound(s.from, since)) && beyond(e) && !isTestEventId(e.id),
     );
     return mergeEventRows(rows.map((e) => ({ id: e.id, type: e.type, subreddit: e.subreddit, payload: e.payload, createdAt: e.createdAt })), dir, req.limit);
+  }
+
+  activity(): Promise<QueueActivityRows> {
+    return notFaked('activity');
   }
 
   claimDue(): Promise<ClaimedWork[]> {

@@ -7,7 +7,7 @@ import { deliveryId } from '../delivery-id';
 import { EventEntity } from '../event.entity';
 import { notTestEventSql } from './events-keyset';
 import { DeliveryQueue } from './delivery-queue';
-import type { DeliveryFilter, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
+import type { DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
 
 /** Events recover reads and writes per round trip. */
 export const RECOVER_BATCH = 500;
@@ -185,6 +185,18 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     return res.affected ?? 0;
   }
 
+  async activity(now: Date, window: number): Promise<QueueActivityRows> {
+    const escape = this.ds.driver.escapeQueryWithParameters as (sql: string, parameters: object, nativeParameters: object) => [string, unknown[]];
+    const [sql, params] = escape.call(this.ds.driver, ACTIVITY_SQL, { now: now.getTime(), window }, {});
+    const rows: { customer_id: string; lease_owner: string | null; n: string | number }[] = await this.ds.query(sql, params);
+    const out: QueueActivityRows = { dueCustomers: [], leased: [] };
+    for (const r of rows) {
+      if (r.lease_owner === null) out.dueCustomers.push(r.customer_id);
+      else out.leased.push({ customer: r.customer_id, owner: r.lease_owner, n: Number(r.n) });
+    }
+    return out;
+  }
+
   async queueStats(now: Date): Promise<QueueStats> {
     const row = await this.ds
       .getRepository(DeliveryEntity)
@@ -196,3 +208,12 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     return { due: Number(row?.due ?? 0), oldestDueMs: row?.oldest == null ? null : now.getTime() - Number(row.oldest) };
   }
 }
+
+/**
+ * DeliveryQueue.activity: the live leases per customer and owner (delivering rows whose lease has
+ * not expired: at most the slots of all workers), then the customers among the first :window due
+ * pending rows (lease_owner NULL marks them). Both are ranges of idx_deliveries_due.
+ */
+const ACTIVITY_SQL = `SELECT customer_id, lease_owner, COUNT(*) AS n FROM deliveries WHERE state = 'delivering' AND next_attempt_at > :now GROUP BY customer_id, lease_owner
+  UNION ALL
+  SELECT DISTINCT customer_id, NULL AS lease_owner, 0 AS n FROM (SELECT customer_id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= :now ORDER BY next_attempt_at LIMIT :window) due`;

@@ -170,3 +170,14 @@ export interface EventRow {
   payload: string;
   createdAt: Date;
 }
+
+/** What DeliveryQueue.activity answers. */
+export interface QueueActivityRows {
+  /** Distinct customers among the first `window` due pending deliveries. */
+  dueCustomers: string[];
+  /** Live leases per customer and lease owner. */
+  leased: { customer: string; owner: string; n: number }[];
+}
+
+/** How many due rows `activity` looks through for customers waiting. */
+export const ACTIVITY_WINDOW = 512;

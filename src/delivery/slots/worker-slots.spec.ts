@@ -1,4 +1,4 @@
-import { DESTINATION_MOVING_MS, WorkerSlots } from './worker-slots';
+import { FAST_ATTEMPT_MS, MOVING_MS, WorkerSlots } from './worker-slots';
 
 describe('WorkerSlots', () => {
   let nowMs: number;
@@ -17,8 +17,10 @@ describe('WorkerSlots', () => {
     expect(s.admit('a_7', 'cus_a', 'a7.test:443')).toBe('customer_at_share');
     expect(s.heldByCustomer('cus_a')).toBe(6);
     expect(s.customersAtShare()).toEqual(['cus_a']);
+    // B may take its slice of the reserve (2 slots / 2 customers): one, the other stays for whoever comes next.
     expect(s.admit('b_1', 'cus_b', 'b.test:443')).toBe('held');
-    expect(s.admit('b_2', 'cus_b', 'b.test:443')).toBe('held');
+    expect(s.admit('b_2', 'cus_b', 'b.test:443')).toBe('customer_at_share');
+    expect(s.admit('c_1', 'cus_c', 'c.test:443')).toBe('held');
   });
 
   it('caps one destination at the share, whoever its customers', () => {
@@ -26,30 +28,31 @@ describe('WorkerSlots', () => {
     holdMany(s, 3, 'cus_a', () => 'shared.test:443');
     holdMany(s, 3, 'cus_c', () => 'shared.test:443');
     expect(s.heldAtDestination('shared.test:443')).toBe(6);
-    expect(s.customersAtShare()).toEqual([]);
+    // Two customers: a share of 3 each.
+    expect(s.customersAtShare()).toEqual(['cus_a', 'cus_c']);
     nowMs += 1;
     expect(s.admit('d_1', 'cus_d', 'shared.test:443')).toBe('destination_busy');
     expect(s.admit('d_2', 'cus_d', 'other.test:443')).toBe('held');
   });
 
-  it('tells a moving destination (an attempt there ended within DESTINATION_MOVING_MS) from a slow one', () => {
+  it('does not cap a moving destination (an attempt there ended fast within MOVING_MS): a healthy single-destination fan-out keeps every slot', () => {
     const s = slots();
     holdMany(s, 6, 'cus_a', () => 'shared.test:443');
-    // One ends and another takes its slot: the destination is at its share but moving.
+    // One ends fast and another takes its slot: the destination is at its share but moving.
     s.release('cus_a_0');
     expect(s.admit('cus_a_6', 'cus_a', 'shared.test:443')).toBe('held');
-    expect(s.admit('c_1', 'cus_c', 'shared.test:443')).toBe('destination_moving');
-    nowMs += DESTINATION_MOVING_MS;
-    expect(s.admit('c_1', 'cus_c', 'shared.test:443')).toBe('destination_moving');
-    nowMs += 1;
-    expect(s.admit('c_1', 'cus_c', 'shared.test:443')).toBe('destination_busy');
+    expect(s.admit('c_1', 'cus_c', 'shared.test:443')).toBe('held');
+    expect(s.headroom).toBe(0); // cus_a holds 6, the hard cap; the destination does not count
+    nowMs += MOVING_MS + 1;
+    expect(s.admit('d_1', 'cus_d', 'shared.test:443')).toBe('destination_busy');
   });
 
-  it('forgets when a destination last ended once it holds no slot', () => {
+  it('does not count an attempt that ended after FAST_ATTEMPT_MS (a timeout) as moving', () => {
     const s = slots();
-    holdMany(s, 1, 'cus_a', () => 'shared.test:443');
+    holdMany(s, 6, 'cus_a', () => 'shared.test:443');
+    nowMs += FAST_ATTEMPT_MS + 1;
     s.release('cus_a_0');
-    holdMany(s, 6, 'cus_b', () => 'shared.test:443');
+    expect(s.admit('cus_a_6', 'cus_a', 'shared.test:443')).toBe('held');
     expect(s.admit('c_1', 'cus_c', 'shared.test:443')).toBe('destination_busy');
   });
 
@@ -82,8 +85,8 @@ describe('WorkerSlots', () => {
   it('claims no more than the busiest customer or destination may still take (headroom)', () => {
     const s = slots();
     expect(s.headroom).toBe(6);
-    holdMany(s, 2, 'cus_a', () => 'a.test:443');
-    holdMany(s, 4, 'cus_b', (i) => `b${i}.test:443`);
+    for (let i = 0; i < 2; i++) s.hold(`cus_a_${i}`, 'cus_a', 'a.test:443');
+    for (let i = 0; i < 4; i++) s.hold(`cus_b_${i}`, 'cus_b', `b${i}.test:443`);
     expect(s.headroom).toBe(2);
     // Once these attempts' outcomes are written, their shares are back.
     expect(s.headroomAfter(['cus_b_0', 'cus_b_1'])).toBe(4);
@@ -118,6 +121,55 @@ describe('WorkerSlots', () => {
     expect(s.roomToStart(6)).toBe(2);
     holdMany(s, 6, 'cus_a', () => 'a.test:443');
     expect(s.emitLimit(6, 64)).toBe(0);
+  });
+
+  describe('the shrinking share (64 slots, a reserve of 8: shareCap 56)', () => {
+    const big = () => new WorkerSlots({ concurrency: 64, fairReserve: 8 }, clock);
+    const hang = (s: WorkerSlots, customer: string, max: number) => {
+      let n = 0;
+      while (n < max && s.admit(`${customer}_${n}`, customer, `${customer}_${n}.test:443`) === 'held') n++;
+      return n;
+    };
+
+    it('leaves slots for a third customer when two customers\' attempts hang: neither takes what the other leaves', () => {
+      const s = big();
+      // A arrives alone: its share is the hard cap.
+      expect(hang(s, 'cus_a', 100)).toBe(56);
+      // B arrives: two customers, a share of 28, but A's 56 leave only the reserve, of which B
+      // takes its slice (8 / 2 customers).
+      expect(hang(s, 'cus_b', 100)).toBe(4);
+      expect(s.customersAtShare().sort()).toEqual(['cus_a', 'cus_b']);
+      // The third customer still starts at once.
+      expect(s.admit('v_0', 'cus_v', 'v.test:443')).toBe('held');
+      expect(s.admit('v_1', 'cus_v', 'v.test:443')).toBe('held');
+    });
+
+    it('shrinks the share with the customers active in the whole queue, and counts what other workers hold', () => {
+      const s = big();
+      s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d']), elsewhere: new Map([['cus_b', 10]]), workers: 2 });
+      expect(s.share()).toBe(14);
+      expect(hang(s, 'cus_a', 100)).toBe(14);
+      // B already holds 10 on the other worker: 2 × 14 in all, so 18 here... but at most 14 here.
+      expect(hang(s, 'cus_b', 100)).toBe(14);
+      s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d']), elsewhere: new Map([['cus_c', 20]]), workers: 2 });
+      expect(hang(s, 'cus_c', 100)).toBe(8); // 28 in all, 20 of them elsewhere
+      // Customers seen only here count too: E makes five.
+      expect(s.admit('e_0', 'cus_e', 'e.test:443')).toBe('held');
+      expect(s.share()).toBe(11);
+    });
+
+    it('lets a moving customer (fast ends, nothing stuck) past its share and into the reserve, up to the hard cap', () => {
+      const s = big();
+      s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d']), elsewhere: new Map(), workers: 1 });
+      expect(hang(s, 'cus_a', 100)).toBe(14);
+      s.release('cus_a_0'); // ended fast
+      expect(hang(s, 'cus_a', 100)).toBe(56 - 13);
+      expect(s.heldByCustomer('cus_a')).toBe(56);
+      // Once one of its attempts is stuck past FAST_ATTEMPT_MS it is held to its share again.
+      nowMs += FAST_ATTEMPT_MS + 1;
+      s.release('cus_a_1');
+      expect(s.admit('again', 'cus_a', 'again.test:443')).toBe('customer_at_share');
+    });
   });
 
   it('with no reserve, one customer may take every slot', () => {

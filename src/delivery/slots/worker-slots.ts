@@ -1,20 +1,37 @@
 import type { Clock } from '../../common/clock';
 
 /**
- * How long deliveries to a destination already at its share of the slots are put off (see
- * `WorkerSlots.admit`), unless one of its attempts ended within DESTINATION_MOVING_MS: then it is
- * moving, a slot there frees within milliseconds, and they go back due at once.
+ * How long deliveries to a slow destination already at its share of the slots are put off (see
+ * `WorkerSlots.admit`).
  */
 export const DESTINATION_BUSY_DEFER_MS = 1000;
-export const DESTINATION_MOVING_MS = 100;
+/** An attempt that ends within this long after its start is fast; one still in flight after it is stuck. */
+export const FAST_ATTEMPT_MS = 1000;
+/**
+ * A customer or destination is moving when one of its attempts ended fast within this long (and,
+ * for a customer, none of its attempts is stuck): its slots free within milliseconds, so it is not
+ * held to the shrinking share, nor a destination to its cap.
+ */
+export const MOVING_MS = 250;
 
 /**
  * What `admit` decided for a claimed delivery: `held` (it starts, its slot counted against its
  * customer's and destination's share), or why it goes back unstarted: its customer is at its
- * share (`customer_at_share`), or its destination is, and is `destination_moving` (due again at
- * once) or `destination_busy` (put off DESTINATION_BUSY_DEFER_MS).
+ * share (`customer_at_share`), or its destination is (slow), `destination_busy` (put off
+ * DESTINATION_BUSY_DEFER_MS).
  */
-export type Admission = 'held' | 'customer_at_share' | 'destination_moving' | 'destination_busy';
+export type Admission = 'held' | 'customer_at_share' | 'destination_busy';
+
+/**
+ * What the worker last read of the whole queue (`DeliveryQueue.activity`, every few hundred ms):
+ * the customers with due deliveries or attempts in flight on any worker, what the OTHER live
+ * workers hold per customer, and how many workers hold anything (this one included).
+ */
+export interface QueueActivity {
+  customers: ReadonlySet<string>;
+  elsewhere: ReadonlyMap<string, number>;
+  workers: number;
+}
 
 export interface WorkerSlotsOptions {
   /** Parallel sends of the worker. */
@@ -29,32 +46,46 @@ export interface WorkerSlotsOptions {
  * - Slots: `concurrency` per worker, taken by attempts in flight (the worker's count, passed in as
  *   `busy`) and by reservations of claims in flight (`reserve`/`unreserve`), part of them promised
  *   to emits' leases, which claims and starts must leave free.
- * - Fairness: no customer and no destination (host and port) holds more than `shareCap`
- *   (`concurrency - fairReserve`) of the slots, so the reserve always stays for the others,
- *   whatever one customer's endpoints do (hang for the whole attempt timeout, or wait on DNS).
- *   Counted per worker process: every worker keeps its own reserve, so the bound holds with any
- *   number of them. An attempt's share is held from `admit` to `release` (its outcome committed).
- * - A destination at its share is `moving` when one of its attempts ended within
- *   DESTINATION_MOVING_MS (healthy, at its share because it is the only one), slow otherwise.
+ * - Hard cap: no customer and no slow destination (host and port) holds more than `shareCap`
+ *   (`concurrency - fairReserve`) of the slots.
+ * - Shrinking share: a customer that is not moving holds at most `share()` =
+ *   max(1, floor(shareCap / active customers)) here, and at most `workers × share()` on all workers
+ *   together (what the others hold comes from `QueueActivity`, read every few hundred ms). Active:
+ *   customers with due deliveries or attempts in flight on any worker, and those holding slots here.
+ * - Reserve: an attempt that would leave fewer than `fairReserve` slots free starts only for a
+ *   customer holding fewer than `reserveSlice()` (max(1, floor(fairReserve / active))) slots, or
+ *   a moving one: a customer that arrives while others hold every slot outside the reserve (hanging
+ *   attempts, 10 s each) still starts at once, however many customers hold the rest.
+ * - Moving: an attempt of it ended fast (within FAST_ATTEMPT_MS of its start) in the last
+ *   MOVING_MS, and, for a customer, none of its attempts here is stuck (in flight past
+ *   FAST_ATTEMPT_MS). A healthy customer or destination frees its slots within milliseconds: it
+ *   may go past the share (up to the hard cap) and into the reserve, so a healthy fan-out keeps
+ *   every slot busy. A customer with hanging attempts is not moving once they are stuck.
+ * An attempt's share is held from `admit` to `release` (its outcome committed). With no reserve
+ * (`fairReserve` 0) there is no share: fair scheduling is off.
  */
 export class WorkerSlots {
   readonly concurrency: number;
   readonly shareCap: number;
+  readonly fairReserve: number;
   /** Slots promised to claims in flight (the drain's, an outcome batch's, an emit's lease). */
   private reservedSlots = 0;
   /** The part of `reserved` promised to emits' leases (leaseForEmit): claims must leave it free. */
   private emitReservedSlots = 0;
   private readonly byCustomer = new Map<string, number>();
   private readonly byDestination = new Map<string, number>();
-  private readonly heldBy = new Map<string, { customer: string; destination: string }>();
-  /** When an attempt to each destination with held slots last ended (clock ms). */
-  private readonly destinationEndedAt = new Map<string, number>();
+  private readonly heldBy = new Map<string, { customer: string; destination: string; since: number }>();
+  /** When an attempt of each customer and to each destination last ended fast (clock ms). */
+  private readonly customerFastAt = new Map<string, number>();
+  private readonly destinationFastAt = new Map<string, number>();
+  private activity: QueueActivity = { customers: new Set(), elsewhere: new Map(), workers: 1 };
 
   constructor(
     options: WorkerSlotsOptions,
     private readonly clock: Clock,
   ) {
     this.concurrency = options.concurrency;
+    this.fairReserve = options.fairReserve;
     this.shareCap = options.concurrency - options.fairReserve;
   }
 
@@ -64,6 +95,11 @@ export class WorkerSlots {
 
   get emitReserved(): number {
     return this.emitReservedSlots;
+  }
+
+  /** What the worker last read of the queue as a whole (see QueueActivity). */
+  setActivity(activity: QueueActivity): void {
+    this.activity = activity;
   }
 
   /** Slots neither taken by the `busy` attempts (sending or recording) nor promised to a claim in flight. */
@@ -97,15 +133,30 @@ export class WorkerSlots {
     return Math.max(0, this.concurrency - busy - this.emitReservedSlots);
   }
 
+  /** Customers active in the whole queue, as far as this worker knows (at least 1). */
+  activeCustomers(): number {
+    let n = this.activity.customers.size;
+    for (const c of this.byCustomer.keys()) if (!this.activity.customers.has(c)) n++;
+    return Math.max(1, n);
+  }
+
+  /** The shrinking share of a customer that is not moving: max(1, floor(shareCap / active customers)). */
+  share(): number {
+    return Math.max(1, Math.floor(this.shareCap / this.activeCustomers()));
+  }
+
+  /** Reserve slots one customer that is not moving may take: max(1, floor(fairReserve / active customers)). */
+  reserveSlice(): number {
+    return Math.max(1, Math.floor(this.fairReserve / this.activeCustomers()));
+  }
+
   /**
-   * How many more slots the busiest customer or destination may take: a claim for no more than
-   * this never takes anyone past `shareCap`, without knowing whose rows it will find.
+   * How many more slots the busiest customer or slow destination may take under the hard cap: a
+   * claim for no more than this never takes anyone past `shareCap`, without knowing whose rows it
+   * will find (the shrinking share and the reserve are kept by `admit`, rows past them go back).
    */
   get headroom(): number {
-    let most = 0;
-    for (const n of this.byCustomer.values()) if (n > most) most = n;
-    for (const n of this.byDestination.values()) if (n > most) most = n;
-    return this.shareCap - most;
+    return this.shareCap - this.busiest(this.byCustomer, this.byDestination);
   }
 
   /** `headroom` once the attempts `ids` (whose outcomes are being written) have given their shares back. */
@@ -119,16 +170,38 @@ export class WorkerSlots {
       customers.set(held.customer, (customers.get(held.customer) ?? 1) - 1);
       destinations.set(held.destination, (destinations.get(held.destination) ?? 1) - 1);
     }
-    let most = 0;
-    for (const n of customers.values()) if (n > most) most = n;
-    for (const n of destinations.values()) if (n > most) most = n;
-    return this.shareCap - most;
+    return this.shareCap - this.busiest(customers, destinations);
   }
 
-  /** Customers holding their whole share: a claim for the reserve passes over their rows. */
+  private busiest(customers: ReadonlyMap<string, number>, destinations: ReadonlyMap<string, number>): number {
+    let most = 0;
+    for (const n of customers.values()) if (n > most) most = n;
+    const now = this.clock.now().getTime();
+    for (const [d, n] of destinations) if (n > most && !this.destinationMoving(d, now)) most = n;
+    return most;
+  }
+
+  /** Customers a claim passes over: those `admit` would send back now (at their share, or at their slice of the reserve). */
   customersAtShare(): string[] {
     const at: string[] = [];
-    for (const [customer, n] of this.byCustomer) if (n >= this.shareCap) at.push(customer);
+    const now = this.clock.now().getTime();
+    for (const customer of this.byCustomer.keys()) if (!this.customerMayTake(customer, now)) at.push(customer);
+    return at;
+  }
+
+  /** `customersAtShare` once the attempts `ids` (whose outcomes are being written) have given their shares back. */
+  customersAtShareAfter(ids: readonly string[]): string[] {
+    const less = new Map<string, number>();
+    let total = 0;
+    for (const id of ids) {
+      const held = this.heldBy.get(id);
+      if (!held) continue;
+      less.set(held.customer, (less.get(held.customer) ?? 0) + 1);
+      total++;
+    }
+    const at: string[] = [];
+    const now = this.clock.now().getTime();
+    for (const customer of this.byCustomer.keys()) if (!this.customerMayTake(customer, now, less.get(customer) ?? 0, total)) at.push(customer);
     return at;
   }
 
@@ -138,18 +211,45 @@ export class WorkerSlots {
    * over from a worker that died) is always held: its lost attempt is logged first.
    */
   admit(id: string, customer: string, destination: string, takeover = false): Admission {
-    if (!takeover && (this.byCustomer.get(customer) ?? 0) >= this.shareCap) return 'customer_at_share';
-    if (!takeover && (this.byDestination.get(destination) ?? 0) >= this.shareCap) {
-      const endedAt = this.destinationEndedAt.get(destination) ?? -Infinity;
-      return this.clock.now().getTime() - endedAt <= DESTINATION_MOVING_MS ? 'destination_moving' : 'destination_busy';
+    if (!takeover) {
+      const now = this.clock.now().getTime();
+      if (!this.customerMayTake(customer, now)) return 'customer_at_share';
+      if ((this.byDestination.get(destination) ?? 0) >= this.shareCap && !this.destinationMoving(destination, now)) return 'destination_busy';
     }
     this.hold(id, customer, destination);
     return 'held';
   }
 
+  /** The rules of the class comment, for one more slot of `customer`. */
+  private customerMayTake(customer: string, now: number, ending = 0, endingAll = 0): boolean {
+    const held = (this.byCustomer.get(customer) ?? 0) - ending;
+    if (held >= this.shareCap) return false;
+    // No reserve: fair scheduling is off (one customer may take every slot).
+    if (this.fairReserve === 0 || this.customerMoving(customer, now)) return true;
+    const share = this.share();
+    if (held >= share) return false;
+    const everywhere = Math.max(1, this.activity.workers) * share;
+    if (held + (this.activity.elsewhere.get(customer) ?? 0) >= everywhere) return false;
+    // The reserve: what would be left free after this one.
+    if (this.concurrency - (this.heldBy.size - endingAll) - 1 < this.fairReserve && held >= this.reserveSlice()) return false;
+    return true;
+  }
+
+  private customerMoving(customer: string, now: number): boolean {
+    const fastAt = this.customerFastAt.get(customer);
+    if (fastAt === undefined || now - fastAt > MOVING_MS) return false;
+    for (const h of this.heldBy.values()) if (h.customer === customer && now - h.since > FAST_ATTEMPT_MS) return false;
+    return true;
+  }
+
+  private destinationMoving(destination: string, now: number): boolean {
+    const fastAt = this.destinationFastAt.get(destination);
+    return fastAt !== undefined && now - fastAt <= MOVING_MS;
+  }
+
   /** Counts the slot of an attempt that starts against its customer's and destination's share. */
   hold(id: string, customer: string, destination: string): void {
-    this.heldBy.set(id, { customer, destination });
+    this.heldBy.set(id, { customer, destination, since: this.clock.now().getTime() });
     this.byCustomer.set(customer, (this.byCustomer.get(customer) ?? 0) + 1);
     this.byDestination.set(destination, (this.byDestination.get(destination) ?? 0) + 1);
   }
@@ -159,17 +259,20 @@ export class WorkerSlots {
     const held = this.heldBy.get(id);
     if (!held) return;
     this.heldBy.delete(id);
+    const now = this.clock.now().getTime();
+    if (now - held.since <= FAST_ATTEMPT_MS) {
+      this.customerFastAt.set(held.customer, now);
+      this.destinationFastAt.set(held.destination, now);
+    }
     const c = (this.byCustomer.get(held.customer) ?? 1) - 1;
     if (c > 0) this.byCustomer.set(held.customer, c);
     else this.byCustomer.delete(held.customer);
     const d = (this.byDestination.get(held.destination) ?? 1) - 1;
-    if (d > 0) {
-      this.byDestination.set(held.destination, d);
-      this.destinationEndedAt.set(held.destination, this.clock.now().getTime());
-    } else {
-      this.byDestination.delete(held.destination);
-      this.destinationEndedAt.delete(held.destination);
-    }
+    if (d > 0) this.byDestination.set(held.destination, d);
+    else this.byDestination.delete(held.destination);
+    // Forgotten once stale, so the maps stay as small as what is in flight.
+    for (const [k, at] of this.customerFastAt) if (now - at > MOVING_MS && !this.byCustomer.has(k)) this.customerFastAt.delete(k);
+    for (const [k, at] of this.destinationFastAt) if (now - at > MOVING_MS && !this.byDestination.has(k)) this.destinationFastAt.delete(k);
   }
 
   /** Slots held by `customer` (for tests and metrics). */
