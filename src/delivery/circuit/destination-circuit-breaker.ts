@@ -118,13 +118,13 @@ export class DestinationCircuitBreaker implements OnApplicationBootstrap, OnModu
           if (!mine || r.updatedAt >= mine.updatedAt) this.remember(key, r);
         }
         for (const [key, mine] of this.known) if (!seen.has(key) && mine.updatedAt <= started) this.remember(key, null);
-        this.pruneParked(started);
         if (this.refreshFailing) this.logger.log('reading destination circuits works again');
         this.refreshFailing = false;
       } catch (err) {
         if (!this.refreshFailing) this.logger.warn(`reading destination circuits failed: ${(err as Error).message}`);
         this.refreshFailing = true;
       } finally {
+        this.pruneParked(started);
         this.refreshing = undefined;
       }
     })();
