@@ -2,7 +2,7 @@ import { CustomerEntity } from '../../src/auth/customer.entity';
 import { newId, newUlid } from '../../src/common/ids';
 import { sqliteHandle } from '../../src/database/data-source';
 import { SqliteWebhookDeliveryStatus } from '../../src/delivery/status/webhook-delivery-status.sqlite';
-import { newWebhookRow, WebhookEntity } from '../../src/delivery/webhook.entity';
+import { EndpointEntity, newEndpointRow } from '../../src/delivery/endpoint.entity';
 import { testDatabases } from '../support/databases';
 import { databaseFixture, uniqueName } from './store-fixture';
 
@@ -19,11 +19,8 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite web
   async function failingWebhook(): Promise<string> {
     const customerId = newId('cus');
     await db.ds.getRepository(CustomerEntity).insert({ id: customerId, name: uniqueName('cust', 200), plan: 'business', privateAllow: null, createdAt: NOW });
-    const w = newWebhookRow({
-      id: newUlid(), customerId, url: 'https://example.com/hook', event: 'trends.rising', subreddit: uniqueName('st'), allowNonstandardPort: false,
-      secret: 'enc:secret', createdAt: new Date(NOW.getTime() - 60_000),
-    });
-    await db.ds.getRepository(WebhookEntity).insert({ ...w, failingSince: new Date(NOW.getTime() - 60_000) });
+    const w = newEndpointRow({ id: newUlid(), customerId, url: 'https://example.com/hook', allowNonstandardPort: false, secret: 'enc:secret', createdAt: new Date(NOW.getTime() - 60_000) });
+    await db.ds.getRepository(EndpointEntity).insert({ ...w, failingSince: new Date(NOW.getTime() - 60_000) });
     return w.id;
   }
 
@@ -49,7 +46,7 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite web
       for (let i = 1; i <= 5; i++) await fail(i * 3_600_000);
       await latest(6 * 3_600_000);
     })).toBe(0);
-    expect(await db.ds.getRepository(WebhookEntity).findOneByOrFail({ id })).toMatchObject({ failurePeriods: 1, lastDeliveryAt: new Date(NOW.getTime() + 6 * 3_600_000), lastResponseCode: 503 });
+    expect(await db.ds.getRepository(EndpointEntity).findOneByOrFail({ id })).toMatchObject({ failurePeriods: 1, lastDeliveryAt: new Date(NOW.getTime() + 6 * 3_600_000), lastResponseCode: 503 });
 
     // The data source closed and opened again: a new handle, the statements prepared on it.
     await db.ds.destroy();
@@ -58,6 +55,6 @@ describe.each(testDatabases().filter(([name]) => name === 'sqlite'))('SQLite web
       await fail(7 * 3_600_000);
       await latest(8 * 3_600_000);
     })).toBeGreaterThan(0);
-    expect(await db.ds.getRepository(WebhookEntity).findOneByOrFail({ id })).toMatchObject({ lastDeliveryAt: new Date(NOW.getTime() + 8 * 3_600_000), lastStatus: 'retrying' });
+    expect(await db.ds.getRepository(EndpointEntity).findOneByOrFail({ id })).toMatchObject({ lastDeliveryAt: new Date(NOW.getTime() + 8 * 3_600_000), lastStatus: 'retrying' });
   });
 });
