@@ -117,7 +117,14 @@ export class AppModule {
           disableAfterMs: config.delivery.disableAfterMs,
           // The operators hear of each webhook disabled on its own (OPERATIONS_WEBHOOK_URL), signed as a delivery.
           onWebhookDisabled: config.operations
-            ? new OperationsNotifier({ url: config.operations.webhookUrl, secret: config.operations.webhookSecret, ca: config.delivery.caPem ?? undefined, timeoutMs: config.delivery.timeoutMs }).notify
+            ? new OperationsNotifier({
+                url: config.operations.webhookUrl,
+                secret: config.operations.webhookSecret,
+                ca: config.delivery.caPem ?? undefined,
+                timeoutMs: config.delivery.timeoutMs,
+                // The clock TrendhooksModule provides as CLOCK (the same override, else the system's).
+                clock: overrides.clock,
+              }).notify
             : undefined,
         }),
         TrendsModule.forRoot({

@@ -16,6 +16,9 @@ import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
  */
 const FAILURES = 3; // throttled after 3 timeouts in a row, open after 6
 const PAUSE_MS = 5000;
+const LEASE_MS = 30_000;
+/** The recovered receiver answers the probe after this: the other deliveries meet the half-open circuit meanwhile. */
+const PROBE_ANSWER_MS = 500;
 const CIRCUIT_ENV = {
   DELIVERY_TIMEOUT_MS: '1000',
   // Two attempts, the second 3 s after the first: it comes due while the circuit is open. (1 s
@@ -25,6 +28,9 @@ const CIRCUIT_ENV = {
   DELIVERY_CIRCUIT_FAILURES: String(FAILURES),
   DELIVERY_CIRCUIT_THROTTLE: '2',
   DELIVERY_CIRCUIT_PAUSE_MS: String(PAUSE_MS),
+  // A long lease makes the half-open probe's deadline (attempt timeout + lease) 31 s: the
+  // deliveries put off behind the probe must arrive once it answers, not at that deadline.
+  DELIVERY_LEASE_MS: String(LEASE_MS),
 };
 
 // The worker in the test's own process; or two worker processes beside an API-only one, which
@@ -36,7 +42,6 @@ describe.each(CASES)('circuit breaker on %s', (_name, makeDb, mode) => {
   let t: TestApp;
   let cert: TestCert;
   let receiver: Receiver;
-  let hangA = true;
   const workers: ChildProcess[] = [];
 
   beforeAll(async () => {
@@ -47,7 +52,7 @@ describe.each(CASES)('circuit breaker on %s', (_name, makeDb, mode) => {
       role: mode === 'one process' ? 'all' : 'api',
     });
     receiver = await Receiver.start(cert);
-    receiver.behaviour = (req) => (req.path.startsWith('/a/') && hangA ? { hang: true } : { status: 200 });
+    receiver.behaviour = (req) => (req.path.startsWith('/a/') ? { hang: true } : { status: 200 });
     if (mode === 'two worker processes') {
       workers.push(spawnServe(t, cert, CIRCUIT_ENV), spawnServe(t, cert, CIRCUIT_ENV));
       await sleep(2000); // both up (and LISTENing on PostgreSQL)
@@ -132,11 +137,22 @@ describe.each(CASES)('circuit breaker on %s', (_name, makeDb, mode) => {
     // (More than the new ones when a first attempt found the circuit already throttled on a loaded machine.)
     expect(waiting.filter((d) => d.attempt_count === 0).length).toBeGreaterThanOrEqual(2 * FAILURES);
 
-    // The receiver recovers: after the pause one probe closes the circuit, and everything that waited arrives.
-    hangA = false;
-    await receiver.waitUntil((r) => new Set(r.filter((x) => x.path.startsWith('/a/') && x.at > t0).map((x) => x.headers['webhook-id'])).size === 4 * FAILURES, 20_000, "a's deferred deliveries");
+    // The receiver recovers: after the pause one probe closes the circuit, and everything that waited
+    // arrives within about two seconds of its answer (a worker that put deliveries off behind the
+    // probe sees the circuit close by its own write or its next reload), not at the probe's deadline.
+    let answered = 0;
+    receiver.behaviour = (req) => (req.path.startsWith('/a/') && answered++ === 0 ? { status: 200, delayMs: PROBE_ANSWER_MS } : { status: 200 });
+    const recovered = (r: typeof receiver.received) => r.filter((x) => x.path.startsWith('/a/') && x.at > t0);
+    await receiver.waitUntil((r) => new Set(recovered(r).map((x) => x.headers['webhook-id'])).size === 4 * FAILURES, 20_000, "a's deferred deliveries");
+    const [probe, ...rest] = recovered(receiver.received);
+    expect(probe.at).toBeGreaterThanOrEqual(until);
+    const afterProbe = Math.max(...rest.map((x) => x.at)) - (probe.at + PROBE_ANSWER_MS);
+    expect(afterProbe).toBeLessThan(2500);
     expect(await circuit(a.auth, hooksA[0])).toEqual({ state: 'closed', until: null, consecutive_failures: 0 });
-    const done = (await Promise.all(hooksA.map((id) => deliveries(a.auth, id)))).flat();
+    // The receiver has them all; their worker may still be writing the last outcomes.
+    const done = await eventually(async () => (await Promise.all(hooksA.map((id) => deliveries(a.auth, id)))).flat(), (ds) => ds.every((d) => d.state === 'delivered'), 5000, 'the outcomes recorded');
+    // Brought forward, none went out twice.
+    expect(recovered(receiver.received)).toHaveLength(4 * FAILURES);
     const arrived = new Set(receiver.received.filter((x) => x.path.startsWith('/a/')).map((x) => x.headers['webhook-id']));
     for (const d of done) {
       expect(d.state).toBe('delivered');

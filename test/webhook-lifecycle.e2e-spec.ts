@@ -218,11 +218,23 @@ describe.each(testDatabases())('webhook failure lifecycle on %s', (_name, makeDb
   });
 
   describe('auto-disable', () => {
-    /** The operators' notifications about this webhook, each verified with its signature. */
+    /**
+     * The operators' notifications about this webhook, each verified with its signature by a
+     * receiver whose clock is the app's (days ahead here): the notifier signs at the app's clock.
+     */
     const notices = (webhookId: string) =>
       ops.received
         .filter((r) => (JSON.parse(r.body) as { data: { id: string } }).data.id === webhookId)
-        .map((r) => new StandardWebhook(opsSecret).verify(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> });
+        .map((r) => verifiedAtAppClock(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> });
+    const verifiedAtAppClock = (body: string, headers: Record<string, string>): unknown => {
+      const now = clock.now().getTime();
+      const spy = jest.spyOn(Date, 'now').mockReturnValue(now);
+      try {
+        return new StandardWebhook(opsSecret).verify(body, headers);
+      } finally {
+        spy.mockRestore();
+      }
+    };
 
     it('disables at once on 410 Gone, tells the operators, and fans out to it no more', async () => {
       const s = await subscribe();

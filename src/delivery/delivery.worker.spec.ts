@@ -129,6 +129,18 @@ class FakeQueue {
     return !this.deleted.has(webhookId);
   }
 
+  /** bringForward calls; `parked` rows it moves come due again (back into `due`). */
+  broughtForward: { ids: string[]; putOffUntil: Date; now: Date }[] = [];
+  parked: ClaimedWork[] = [];
+
+  async bringForward(ids: readonly string[], putOffUntil: Date, now: Date): Promise<number> {
+    this.broughtForward.push({ ids: [...ids], putOffUntil, now });
+    const moving = this.parked.filter((d) => ids.includes(d.id));
+    this.parked = this.parked.filter((d) => !ids.includes(d.id));
+    this.due.push(...moving);
+    return moving.length;
+  }
+
   get records(): RecordInput[] {
     return this.batches.flat();
   }
@@ -256,6 +268,30 @@ describe('DeliveryWorker', () => {
       expect(queue.released.filter((r) => r.ids.includes(at(3, 'cus_a').id))).toEqual([{ ids: [at(3, 'cus_a').id, at(5, 'cus_a').id], what: 'unstarted' }]);
       expect(queue.records.map((r) => r.d.id)).not.toContain(at(3, 'cus_a').id);
       expect(w.inFlight).toBe(0);
+    });
+
+    it('sends what was put off behind a half-open probe as soon as the probe answers, not at its deadline', async () => {
+      const key = 'cus_a\nhanging.test:8443';
+      // The pause is over: the next attempt there is the probe.
+      circuits.rows.set(key, { customerId: 'cus_a', destination: 'hanging.test:8443', state: 'open', consecutiveFailures: 2, openedUntil: clock.now(), openCount: 1, updatedAt: new Date(clock.at.getTime() - 30_000) });
+      transport.hold = true;
+      queue.due = [at(1, 'cus_a'), at(2, 'cus_a'), at(3, 'cus_a')];
+      queue.parked = [at(2, 'cus_a'), at(3, 'cus_a')];
+      const w = worker({ concurrency: 4, batchSize: 4, timeoutMs: 1000, leaseMs: 60_000, circuit: { failures: 1, throttle: 1, pauseMs: 30_000 } });
+      await (w as unknown as { circuits: DestinationCircuitBreaker }).circuits.refresh(); // as its bootstrap does
+      await run(w);
+      await until(() => transport.waiting === 1 && queue.dueAt.size === 2, 'the probe sent, the others put off');
+      const deadline = new Date(clock.at.getTime() + 1000 + 60_000);
+      expect(Object.fromEntries(queue.dueAt)).toEqual({ [at(2, 'cus_a').id]: deadline, [at(3, 'cus_a').id]: deadline });
+      expect(circuits.rows.get(key)).toMatchObject({ state: 'half_open', openedUntil: deadline });
+      expect(queue.broughtForward).toEqual([]);
+
+      // The probe answers; the clock has not moved: the two are due and sent now, uncharged by the wait.
+      transport.release(delivered());
+      await until(() => transport.waiting === 2, 'the two put off sent');
+      expect(circuits.rows.has(key)).toBe(false);
+      expect(queue.broughtForward).toEqual([{ ids: [at(2, 'cus_a').id, at(3, 'cus_a').id], putOffUntil: deadline, now: clock.now() }]);
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([at(1, 'cus_a').id, at(2, 'cus_a').id, at(3, 'cus_a').id]);
     });
   });
 

@@ -18,7 +18,7 @@ import { ACTIVITY_WINDOW } from './queue/types';
 import type { AttemptRecord, ClaimedWork, ClaimRequest, RecordInput } from './queue/types';
 import { DEFAULT_RETRY_SCHEDULE_S, RetryPolicy } from './retry-policy';
 import { DeliveryTransport, SendFailure, SendOutcome } from './transport/delivery-transport';
-import { DestinationCircuitBreaker } from './circuit/destination-circuit-breaker';
+import { DestinationCircuitBreaker, ParkedDelivery } from './circuit/destination-circuit-breaker';
 import { destinationOf } from './destination';
 import { DESTINATION_BUSY_DEFER_MS, WorkerSlots } from './slots/worker-slots';
 import { countsAsFailure } from './lifecycle/disable-rule';
@@ -157,6 +157,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.gatherOutcomes = Math.max(1, Math.floor(this.opts.concurrency / 2));
     this.slots = new WorkerSlots(this.opts, clock);
     this.policy = new RetryPolicy({ scheduleSeconds: options.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_S, random: options.random });
+    this.circuits.onProbeAnswered((parked) => void this.bringForward(parked));
   }
 
   get enabled(): boolean {
@@ -458,6 +459,22 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     return items.map(() => undefined);
   }
 
+  /**
+   * The probe that these deliveries were put off behind has answered (the circuit closed): they
+   * are due now rather than at its deadline. Best effort: when this fails, the deadline stands.
+   */
+  private async bringForward(parked: ParkedDelivery[]): Promise<void> {
+    const byDeadline = new Map<number, string[]>();
+    for (const p of parked) byDeadline.set(p.until.getTime(), [...(byDeadline.get(p.until.getTime()) ?? []), p.id]);
+    try {
+      let moved = 0;
+      for (const [until, ids] of byDeadline) moved += await this.repo.bringForward(ids, new Date(until), this.clock.now());
+      if (moved > 0) this.wakeForNewWork();
+    } catch (err) {
+      this.logger.warn(`${parked.length} deliveries put off behind a probe that answered stay due at its deadline: ${(err as Error).message}`);
+    }
+  }
+
   /** One attempt of one delivery, start to recorded outcome. */
   private async attempt(d: ClaimedWork, bodies: Map<string, (webhookId: string) => string>): Promise<void> {
     const { webhook, event } = d;
@@ -468,7 +485,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // This customer's circuit for the destination (circuit/): while it is open, or throttled and
     // busy, the delivery is put off, its charge given back and its slot freed.
     const ticket = await this.circuits.admit(webhook);
-    if ('until' in ticket) return this.deferrals.push({ id: d.id, until: ticket.until });
+    if ('until' in ticket) {
+      await this.deferrals.push({ id: d.id, until: ticket.until });
+      // Behind a half-open circuit's probe: due again as soon as the probe answers (bringForward).
+      return this.circuits.park(ticket, d.id);
+    }
     const startedAt = this.clock.now();
     let outcome: SendOutcome | undefined;
     try {

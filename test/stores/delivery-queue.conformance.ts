@@ -245,6 +245,31 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await claim('worker-d', 15, 1)).toEqual([expect.objectContaining({ id: released, attempts: 2, lostSince: at(13) })]);
   });
 
+  it('brings forward deliveries put off behind a probe, leaving those claimed, finished or put off further since', async () => {
+    const w = await h.webhook(subreddit);
+    const [parked, claimedAgain, later, done] = [await queued(w, 0), await queued(w, 1), await queued(w, 2), await queued(w, 3)];
+    const deadline = at(30_000);
+    expect((await claim('worker-a', 10, 4)).map((d) => d.id)).toEqual([parked, claimedAgain, later, done]);
+    await h.queue.releaseLeases('worker-a', [parked], at(11), 'unstarted', deadline);
+    await h.queue.releaseLeases('worker-a', [later], at(11), 'unstarted', at(60_000));
+    // Since then: one was given back due at once and claimed again, one was delivered.
+    await h.queue.releaseLeases('worker-a', [claimedAgain], at(11), 'unstarted');
+    expect((await claim('worker-b', 12, 1)).map((d) => d.id)).toEqual([claimedAgain]);
+    await h.queue.releaseLeases('worker-a', [done], at(14), 'unstarted');
+    const [again] = await claim('worker-c', 15, 1);
+    expect(again.id).toBe(done);
+    await h.queue.recordAttempts([outcome(again, 'worker-c', 16, delivered)]);
+
+    expect(await h.queue.bringForward([parked, claimedAgain, later, done], deadline, at(20))).toBe(1);
+    expect(await h.delivery(parked)).toEqual({ state: 'pending', attempts: 0, leaseOwner: null, nextAttemptAt: base + 20 });
+    expect(await h.delivery(claimedAgain)).toMatchObject({ state: 'delivering', leaseOwner: 'worker-b' });
+    expect(await h.delivery(later)).toMatchObject({ state: 'pending', nextAttemptAt: base + 60_000 });
+    expect(await h.delivery(done)).toMatchObject({ state: 'delivered' });
+    // Already due: nothing to move; an empty list moves nothing.
+    expect(await h.queue.bringForward([parked], deadline, at(21))).toBe(0);
+    expect(await h.queue.bringForward([], deadline, at(22))).toBe(0);
+  });
+
   it('requeues a finished delivery due now under the same id, never one in flight', async () => {
     const w = await h.webhook(subreddit);
     const id = await queued(w, 0);

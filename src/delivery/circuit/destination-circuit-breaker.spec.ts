@@ -95,7 +95,8 @@ describe('DestinationCircuitBreaker', () => {
     const probes = answers.filter((a): a is CircuitTicket => 'probe' in a && a.probe);
     expect(probes).toHaveLength(1);
     const deadline = new Date(clock.at.getTime() + 1000 + 3000);
-    expect(answers.filter((a) => 'until' in a)).toEqual([{ until: deadline }, { until: deadline }, { until: deadline }]);
+    const behindProbe = 'cus_a\nhooks.test:8443';
+    expect(answers.filter((a) => 'until' in a)).toEqual([{ until: deadline, behindProbe }, { until: deadline, behindProbe }, { until: deadline, behindProbe }]);
     expect(store.rows.get('cus_a\nhooks.test:8443')).toMatchObject({ state: 'half_open', openedUntil: deadline });
     const owner = answers.indexOf(probes[0]) % 2 === 0 ? one : two;
     owner.settle(probes[0], OK);
@@ -105,6 +106,68 @@ describe('DestinationCircuitBreaker', () => {
     await other.refresh();
     expect(other.cached('cus_a', 'hooks.test:8443')).toBeNull();
     expect(await admitted(other)).toMatchObject({ probe: false });
+  });
+
+  it('hands the deliveries put off behind the probe back once it answers: at once in its worker, at the next reload in another', async () => {
+    const [one, two] = [breaker(), breaker()];
+    const back: { worker: string; id: string; until: Date }[] = [];
+    one.onProbeAnswered((ds) => back.push(...ds.map((d) => ({ worker: 'one', ...d }))));
+    two.onProbeAnswered((ds) => back.push(...ds.map((d) => ({ worker: 'two', ...d }))));
+    await attempts(one, 4, TIMEOUT);
+    await two.refresh();
+    clock.advance(10_000);
+    const probe = await admitted(one);
+    expect(probe.probe).toBe(true);
+    const deadline = new Date(clock.at.getTime() + 1000 + 3000);
+    // Put off behind it in both workers (the other one reloads the half-open row first).
+    await two.refresh();
+    const [a, b] = [(await one.admit(hook('cus_a', 2))) as CircuitDeferral, (await two.admit(hook('cus_a', 3))) as CircuitDeferral];
+    expect([a, b]).toEqual([{ until: deadline, behindProbe: 'cus_a\nhooks.test:8443' }, { until: deadline, behindProbe: 'cus_a\nhooks.test:8443' }]);
+    one.park(a, 'msg_2');
+    two.park(b, 'msg_3');
+    expect([one.parkedCount, two.parkedCount]).toEqual([1, 1]);
+    // Every further attempt there waits behind the probe too.
+    expect(await one.admit(hook('cus_a', 4))).toMatchObject({ behindProbe: expect.any(String) });
+
+    clock.advance(200); // the probe answers after 200 ms, long before its deadline
+    one.settle(probe, OK);
+    await settled();
+    expect(back).toEqual([{ worker: 'one', id: 'msg_2', until: deadline }]);
+    await two.refresh();
+    expect(back).toEqual([
+      { worker: 'one', id: 'msg_2', until: deadline },
+      { worker: 'two', id: 'msg_3', until: deadline },
+    ]);
+    expect([one.parkedCount, two.parkedCount]).toEqual([0, 0]);
+    // Parked after the circuit closed (its give-back was slow): handed back at once.
+    one.park({ until: deadline, behindProbe: 'cus_a\nhooks.test:8443' }, 'msg_5');
+    expect(back.at(-1)).toEqual({ worker: 'one', id: 'msg_5', until: deadline });
+    // A healthy destination: no row, nothing parked, no write.
+    const writes = store.writes;
+    await attempts(one, 10, OK);
+    expect([store.writes, store.rows.size, one.parkedCount]).toEqual([writes, 0, 0]);
+  });
+
+  it('leaves the deliveries behind a probe that fails to its deadline, and forgets those whose deadline passed', async () => {
+    const b = breaker();
+    const back: string[] = [];
+    b.onProbeAnswered((ds) => back.push(...ds.map((d) => d.id)));
+    await attempts(b, 4, TIMEOUT);
+    clock.advance(10_000);
+    const probe = await admitted(b);
+    b.park((await b.admit(hook('cus_a', 2))) as CircuitDeferral, 'msg_2');
+    b.settle(probe, TIMEOUT);
+    await settled();
+    expect(store.rows.get('cus_a\nhooks.test:8443')).toMatchObject({ state: 'open', openCount: 2 });
+    expect([back, b.parkedCount]).toEqual([[], 0]);
+    // The next probe never reports: what waited behind it is due at its deadline anyway.
+    clock.advance(20_000);
+    expect(await admitted(b)).toMatchObject({ probe: true });
+    b.park((await b.admit(hook('cus_a', 3))) as CircuitDeferral, 'msg_3');
+    expect(b.parkedCount).toBe(1);
+    clock.advance(4000);
+    await b.refresh();
+    expect([back, b.parkedCount]).toEqual([[], 0]);
   });
 
   it('reopens for twice as long when the probe fails, and lets another probe go when a probe never reports', async () => {

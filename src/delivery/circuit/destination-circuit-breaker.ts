@@ -22,6 +22,19 @@ export interface CircuitTicket {
 /** An attempt that must not start now: its delivery is put off until `until`, uncharged. */
 export interface CircuitDeferral {
   readonly until: Date;
+  /**
+   * Set (the circuit's key) when it waits for a half-open circuit's probe (`until` is the probe's
+   * deadline): once the delivery is given back, `park` it, and it is handed to the
+   * `onProbeAnswered` listener as soon as this worker sees the circuit close, to be made due at once.
+   */
+  readonly behindProbe?: string;
+}
+
+/** Deliveries that were put off behind a probe that has since answered: due again now. */
+export interface ParkedDelivery {
+  readonly id: string;
+  /** When it was put off until (the probe's deadline). */
+  readonly until: Date;
 }
 
 interface Signal {
@@ -58,6 +71,12 @@ export class DestinationCircuitBreaker implements OnApplicationBootstrap, OnModu
   private readonly writing = new Set<string>();
   /** The half-open transition in flight per circuit: the other attempts wait for it, then are put off. */
   private readonly probing = new Map<string, Promise<unknown>>();
+  /**
+   * Per half-open circuit, this worker's deliveries put off behind its probe (id → the deadline
+   * they were put off until). Only while a circuit is half-open: a healthy one has no entry.
+   */
+  private readonly parked = new Map<string, Map<string, number>>();
+  private probeAnswered?: (deliveries: ParkedDelivery[]) => void;
   private refreshTimer?: NodeJS.Timeout;
   private refreshing?: Promise<void>;
   private refreshFailing = false;
@@ -96,15 +115,16 @@ export class DestinationCircuitBreaker implements OnApplicationBootstrap, OnModu
           const key = keyOf(r.customerId, r.destination);
           seen.add(key);
           const mine = this.known.get(key);
-          if (!mine || r.updatedAt >= mine.updatedAt) this.known.set(key, r);
+          if (!mine || r.updatedAt >= mine.updatedAt) this.remember(key, r);
         }
-        for (const [key, mine] of this.known) if (!seen.has(key) && mine.updatedAt <= started) this.known.delete(key);
+        for (const [key, mine] of this.known) if (!seen.has(key) && mine.updatedAt <= started) this.remember(key, null);
         if (this.refreshFailing) this.logger.log('reading destination circuits works again');
         this.refreshFailing = false;
       } catch (err) {
         if (!this.refreshFailing) this.logger.warn(`reading destination circuits failed: ${(err as Error).message}`);
         this.refreshFailing = true;
       } finally {
+        this.pruneParked(started);
         this.refreshing = undefined;
       }
     })();
@@ -122,8 +142,38 @@ export class DestinationCircuitBreaker implements OnApplicationBootstrap, OnModu
     const now = this.clock.now();
     const a = admission(this.known.get(key) ?? null, now, this.inFlight.get(key) ?? 0, this.opts, this.timeoutMs);
     if (a.kind === 'send') return this.ticket(key, webhook, destination, false);
-    if (a.kind === 'defer') return { until: a.until };
+    if (a.kind === 'defer') return this.deferral(key, a.until);
     return this.takeProbe(key, webhook, destination, 0);
+  }
+
+  /**
+   * `cb` gets this worker's deliveries put off behind a probe (see `park`) as soon as the worker
+   * sees that probe's circuit close (its own write, or the reload that finds the row gone): they
+   * are to be made due at once rather than at the probe's deadline. One listener (the worker).
+   */
+  onProbeAnswered(cb: (deliveries: ParkedDelivery[]) => void): void {
+    this.probeAnswered = cb;
+  }
+
+  /**
+   * A delivery put off behind a probe (`deferral.behindProbe` set) was given back: remember it until the
+   * probe's outcome. When the circuit closed meanwhile it goes to the listener at once; when the
+   * probe failed (open again) it waits for its deadline, as it would have anyway.
+   */
+  park(deferral: CircuitDeferral, deliveryId: string): void {
+    const key = deferral.behindProbe;
+    if (key === undefined || !this.opts) return;
+    let ids = this.parked.get(key);
+    if (!ids) this.parked.set(key, (ids = new Map()));
+    ids.set(deliveryId, deferral.until.getTime());
+    this.releaseParked(key);
+  }
+
+  /** How many of this worker's deliveries wait for a probe (tests, metrics). */
+  get parkedCount(): number {
+    let n = 0;
+    for (const ids of this.parked.values()) n += ids.size;
+    return n;
   }
 
   /** After the attempt (also when it threw or was cancelled: `outcome` undefined or `cancelled`). */
@@ -146,6 +196,11 @@ export class DestinationCircuitBreaker implements OnApplicationBootstrap, OnModu
     return this.known.get(keyOf(customerId, destination)) ?? null;
   }
 
+  /** Put off until `until`; behind the probe when the circuit is half-open (see `park`). */
+  private deferral(key: string, until: Date): CircuitDeferral {
+    return this.known.get(key)?.state === 'half_open' ? { until, behindProbe: key } : { until };
+  }
+
   private ticket(key: string, webhook: { id: string; customerId: string }, destination: string, probe: boolean): CircuitTicket {
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     return { key, customerId: webhook.customerId, destination, webhookId: webhook.id, probe };
@@ -164,7 +219,7 @@ export class DestinationCircuitBreaker implements OnApplicationBootstrap, OnModu
       if (before === null) return false;
       const next = halfOpen(before, now, new Date(now.getTime() + this.probeMs));
       if (await this.store.replace(webhook.customerId, destination, before, next)) {
-        this.known.set(key, next);
+        this.remember(key, next);
         return true;
       }
       this.remember(key, await this.store.find(webhook.customerId, destination));
@@ -189,15 +244,40 @@ export class DestinationCircuitBreaker implements OnApplicationBootstrap, OnModu
     const now = this.clock.now();
     const a = admission(this.known.get(key) ?? null, now, this.inFlight.get(key) ?? 0, this.opts!, this.timeoutMs);
     if (a.kind === 'send') return this.ticket(key, webhook, destination, false);
-    if (a.kind === 'defer') return { until: a.until };
+    if (a.kind === 'defer') return this.deferral(key, a.until);
     // Lost the race more than twice (the row keeps changing under us): try again a little later.
     if (tries >= 2) return { until: new Date(now.getTime() + CIRCUIT_REFRESH_MS) };
     return this.takeProbe(key, webhook, destination, tries + 1);
   }
 
+  /** Every change of this worker's copy goes through here, so a probe's outcome releases what waited for it. */
   private remember(key: string, row: CircuitRow | null): void {
     if (row === null) this.known.delete(key);
     else this.known.set(key, row);
+    this.releaseParked(key);
+  }
+
+  /**
+   * The deliveries parked behind the circuit's probe, once it has an outcome: closed (no row, or
+   * counting failures again after an answer) hands them to the listener; open again (the probe
+   * failed) forgets them, their deadline stands. Still half-open: they keep waiting.
+   */
+  private releaseParked(key: string): void {
+    const ids = this.parked.get(key);
+    if (!ids) return;
+    const state = this.known.get(key)?.state ?? 'closed';
+    if (state === 'half_open') return;
+    this.parked.delete(key);
+    if (state === 'open' || !this.probeAnswered) return;
+    this.probeAnswered([...ids].map(([id, until]) => ({ id, until: new Date(until) })));
+  }
+
+  /** Parked deliveries whose deadline has passed are due anyway (a probe that never reported). */
+  private pruneParked(now: Date): void {
+    for (const [key, ids] of this.parked) {
+      for (const [id, until] of ids) if (until <= now.getTime()) ids.delete(id);
+      if (ids.size === 0) this.parked.delete(key);
+    }
   }
 
   /** Writes a circuit's pending signals as one compare-and-set, one batch at a time per circuit. */

@@ -49,6 +49,19 @@ describe('OperationsNotifier', () => {
     }
   });
 
+  it("stamps and signs each attempt at the injected clock's time, not the system's", async () => {
+    statuses = [503];
+    const times = [new Date('2026-03-08T13:05:01.900Z'), new Date('2026-03-08T13:05:02.000Z')];
+    let call = 0;
+    notifier = new OperationsNotifier({ url: url(), secret, retryDelaysMs: [5], clock: { now: () => times[Math.min(call++, times.length - 1)] } });
+    await notifier.notify(EVENT);
+    expect(got.map((g) => g.headers['webhook-timestamp'])).toEqual(['1772975101', '1772975102']);
+    for (const g of got) {
+      const at = new Date(Number(g.headers['webhook-timestamp']) * 1000);
+      expect(g.headers['webhook-signature']).toBe(new Webhook(secret).sign(g.headers['webhook-id'] as string, at, g.body));
+    }
+  });
+
   it('gives up after its attempts without throwing', async () => {
     statuses = [500, 500, 500];
     notifier = new OperationsNotifier({ url: url(), secret, retryDelaysMs: [5, 5] });

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Agent, request } from 'undici';
+import { Clock, SystemClock } from '../../common/clock';
 import { deliveryId } from '../delivery-id';
 import { buildDeliveryHeaders } from '../signer';
 import { WEBHOOK_DISABLED_TYPE, webhookDisabledBody, WebhookDisabledEvent } from '../../events/webhook-disabled';
@@ -14,6 +15,8 @@ export interface OperationsNotifierOptions {
   timeoutMs?: number;
   /** Waits before the 2nd, 3rd … attempt. Default 1 s, 10 s, 60 s. */
   retryDelaysMs?: readonly number[];
+  /** The clock each attempt's `webhook-timestamp` is read from: the app's CLOCK (the system clock by default). */
+  clock?: Clock;
 }
 
 /**
@@ -24,9 +27,11 @@ export interface OperationsNotifierOptions {
 export class OperationsNotifier {
   private readonly logger = new Logger('OperationsNotifier');
   private readonly agent: Agent;
+  private readonly clock: Clock;
 
   constructor(private readonly opts: OperationsNotifierOptions) {
     this.agent = new Agent({ connect: opts.ca ? { ca: opts.ca } : {} });
+    this.clock = opts.clock ?? new SystemClock();
   }
 
   /** Sends `event`; resolves once it was acknowledged or the attempts ran out (never rejects). */
@@ -39,7 +44,7 @@ export class OperationsNotifier {
     for (const [i, delay] of delays.entries()) {
       if (delay > 0) await new Promise((r) => setTimeout(r, delay).unref());
       try {
-        const headers = buildDeliveryHeaders(msgId, Math.floor(Date.now() / 1000), body, [this.opts.secret]);
+        const headers = buildDeliveryHeaders(msgId, Math.floor(this.clock.now().getTime() / 1000), body, [this.opts.secret]);
         const timeout = this.opts.timeoutMs ?? 10_000;
         const res = await request(this.opts.url, { method: 'POST', headers, body, dispatcher: this.agent, headersTimeout: timeout, bodyTimeout: timeout });
         await res.body.dump();

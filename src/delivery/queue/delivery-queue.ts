@@ -123,6 +123,14 @@ export abstract class DeliveryQueue {
   abstract releaseLeases(owner: string, ids: string[], now: Date, what: 'unstarted' | 'in_flight', dueAt?: Date): Promise<void>;
 
   /**
+   * Deliveries a worker gave back unstarted until `putOffUntil` (behind a half-open circuit's probe)
+   * are due `now` instead: the probe answered. Only rows still pending and due after `now` but not
+   * after `putOffUntil` move; one claimed, finished, or put off further since is left alone. Answers
+   * how many moved.
+   */
+  abstract bringForward(ids: readonly string[], putOffUntil: Date, now: Date): Promise<number>;
+
+  /**
    * Whether the webhook still exists and is not disabled, asked right before a send: a DELETE
    * (or a pause) answered before this call is seen, so no attempt starts after it.
    */

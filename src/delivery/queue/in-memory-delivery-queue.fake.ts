@@ -91,6 +91,12 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
     return true;
   }
 
+  async bringForward(ids: readonly string[], putOffUntil: Date, now: Date): Promise<number> {
+    const moving = this.deliveries.filter((d) => ids.includes(d.id) && d.state === 'pending' && d.nextAttemptAt && d.nextAttemptAt > now && d.nextAttemptAt <= putOffUntil);
+    for (const d of moving) Object.assign(d, { nextAttemptAt: now, updatedAt: now });
+    return moving.length;
+  }
+
   async cancelPendingForWebhook(webhookId: string, now: Date, lastError: string): Promise<number> {
     const pending = this.deliveries.filter((d) => d.webhookId === webhookId && d.state === 'pending');
     for (const d of pending) Object.assign(d, { state: 'cancelled', nextAttemptAt: null, leaseOwner: null, lastError, updatedAt: now });

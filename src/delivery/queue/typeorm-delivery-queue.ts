@@ -12,6 +12,9 @@ import type { DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, Rec
 /** Events recover reads and writes per round trip. */
 export const RECOVER_BATCH = 500;
 
+/** Ids per statement of bringForward (well under either database's bound on parameters). */
+const BRING_FORWARD_CHUNK = 1000;
+
 /** One event recover may queue: its delivery's id, whether a missing row may be inserted, when it is due. */
 export interface RecoverCandidate {
   id: string;
@@ -138,6 +141,25 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
       .set(set)
       .where('lease_owner = :owner AND state = :state AND id IN (:...ids)', { owner, state: 'delivering', ids })
       .execute();
+  }
+
+  async bringForward(ids: readonly string[], putOffUntil: Date, now: Date): Promise<number> {
+    let moved = 0;
+    for (let i = 0; i < ids.length; i += BRING_FORWARD_CHUNK) {
+      const res = await this.ds
+        .createQueryBuilder()
+        .update(DeliveryEntity)
+        .set({ nextAttemptAt: now, updatedAt: now })
+        .where('state = :state AND next_attempt_at > :now AND next_attempt_at <= :until AND id IN (:...ids)', {
+          state: 'pending',
+          now: now.getTime(),
+          until: putOffUntil.getTime(),
+          ids: ids.slice(i, i + BRING_FORWARD_CHUNK),
+        })
+        .execute();
+      moved += res.affected ?? 0;
+    }
+    return moved;
   }
 
   pageForWebhook(webhookId: string, req: PageRequest, filter: DeliveryFilter = {}): Promise<DeliveryEntity[]> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../database/data-source.token';
-import type { Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { sqliteHandle } from '../../database/data-source';
 import { applyFailures } from '../lifecycle/disable-rule';
@@ -16,20 +16,35 @@ const CLOCKS = `SELECT id, customer_id, url, failing_since, failure_periods, las
       WHERE id IN (SELECT value FROM json_each(?)) AND disabled_at IS NULL`;
 const COUNT = 'UPDATE webhooks SET failure_periods = ?, last_failure_period = ?, disabled_at = ?, disabled_reason = ? WHERE id = ?';
 
+function prepare(db: Database) {
+  return { db, touch: db.prepare(TOUCH), clocks: db.prepare(CLOCKS), count: db.prepare(COUNT) };
+}
+
 /** SQLite: one guarded UPDATE per outcome, oldest first, synchronously (see recordLatest). */
 @Injectable()
 export class SqliteWebhookDeliveryStatus extends WebhookDeliveryStatus {
-  private touch?: Statement;
+  private stmts?: ReturnType<typeof prepare>;
 
   constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
   }
 
+  /**
+   * The statements, prepared once per connection like the queue's: a statement belongs to the
+   * better-sqlite3 handle that prepared it, and a data source destroyed and initialised again has
+   * a new handle (the old one closed), so they are prepared again for it.
+   */
+  private get sq(): ReturnType<typeof prepare> {
+    const db = sqliteHandle(this.ds);
+    if (this.stmts?.db !== db) this.stmts = prepare(db);
+    return this.stmts;
+  }
+
   recordLatest(outcomes: WebhookOutcome[]): Promise<void> {
-    this.touch ??= sqliteHandle(this.ds).prepare(TOUCH);
+    const { touch } = this.sq;
     // Oldest first (stable), as if written one by one: with equal start times the later outcome wins.
     const order = [...outcomes].sort((a, b) => a.at.getTime() - b.at.getTime());
-    for (const o of order) this.touch.run({ at: o.at.getTime(), status: o.status, code: o.responseCode, errorClass: o.errorClass ?? null, id: o.webhookId });
+    for (const o of order) touch.run({ at: o.at.getTime(), status: o.status, code: o.responseCode, errorClass: o.errorClass ?? null, id: o.webhookId });
     return Promise.resolve();
   }
 
@@ -40,13 +55,12 @@ export class SqliteWebhookDeliveryStatus extends WebhookDeliveryStatus {
    */
   recordFailures(failures: WebhookFailure[], afterMs: number | null, now: Date): Promise<DisabledWebhook[]> {
     if (failures.length === 0) return Promise.resolve([]);
-    const db = sqliteHandle(this.ds);
+    const { db, clocks, count } = this.sq;
     const ids = [...new Set(failures.map((f) => f.webhookId))];
     return Promise.resolve(
       db.transaction(() => {
-        const rows = db.prepare(CLOCKS).all(JSON.stringify(ids)) as ClockRow[];
+        const rows = clocks.all(JSON.stringify(ids)) as ClockRow[];
         const out: DisabledWebhook[] = [];
-        const count = db.prepare(COUNT);
         for (const d of applyFailures(rows.map(clockOf), failures.map(failedAttempt), afterMs)) {
           count.run(d.clock.failurePeriods, d.clock.lastFailurePeriod, d.disable ? now.getTime() : null, d.disable, d.row.id);
           if (d.disable) out.push({ id: d.row.id, customerId: d.row.customerId, url: d.row.url, reason: d.disable as DisabledWebhook['reason'], disabledAt: now });
