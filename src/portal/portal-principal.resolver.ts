@@ -43,7 +43,7 @@ export function assertPortalRequest(req: Req, allowedOrigin: string | null): voi
   if (site !== undefined && site !== 'same-origin') throw new AppError('FORBIDDEN', `cross-site request refused (Sec-Fetch-Site: ${site.slice(0, 40)})`);
   const origin = h('origin');
   if (origin !== undefined) {
-    let host: string | null = null;
+    let host: string | null;
     try {
       host = new URL(origin).host;
     } catch {
