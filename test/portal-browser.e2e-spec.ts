@@ -1,0 +1,167 @@
+import * as fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+import { PrivateDestinationsService } from '../src/auth/private-destinations.service';
+import { EventsService } from '../src/delivery/events.service';
+import { testDatabases } from './support/databases';
+import { ShiftedClock, startTestApp, TestApp } from './support/app';
+import { makeCert, Receiver, TestCert } from './support/receiver';
+
+/**
+ * The customer portal in a real headless browser (Debian's chromium, as the /docs test): a link
+ * minted by the API opens the customer's webhooks (not another's), retries a failed delivery that
+ * then reaches a real HTTPS receiver on 127.0.0.1, disables the webhook; a used or expired link
+ * shows no data. Screenshots at desktop and phone width go to test/artifacts/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(__dirname, 'artifacts');
+
+describe.each(testDatabases())('the portal in a headless browser (%s)', (name, db) => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  let cert: TestCert;
+  let rx: Receiver;
+  let failing = true;
+  const clock = new ShiftedClock();
+
+  beforeAll(async () => {
+    cert = makeCert();
+    rx = await Receiver.start(cert);
+    rx.behaviour = () => (failing ? { status: 503, body: 'receiver down for maintenance' } : { status: 200 });
+    t = await startTestApp(db(), { clock, env: { DELIVERY_CA_FILE: cert.caFile, DELIVERY_RETRY_SCHEDULE: '0.1', DELIVERY_POLL_INTERVAL_MS: '50', DELIVERY_TIMEOUT_MS: '1000' } });
+    await t.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await rx?.close();
+  });
+
+  /** A link minted over HTTP by POST /v1/portal/sessions, as a customer's backend would. */
+  async function mintLink(auth: Record<string, string>, body: object = {}): Promise<string> {
+    const res = await fetch(`${base}/v1/portal/sessions`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { data: { url: string } }).data.url;
+  }
+
+  /** A page that may reach this server only: the portal needs nothing from elsewhere. */
+  async function offlinePage(width: number, height: number): Promise<{ page: Page; foreign: string[] }> {
+    const page = await browser.newPage({ viewport: { width, height } });
+    const foreign: string[] = [];
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(base)) return route.continue();
+      foreign.push(url);
+      return route.abort();
+    });
+    return { page, foreign };
+  }
+
+  it("shows the customer's webhooks, retries a failed delivery to a real receiver, disables the webhook", async () => {
+    const a = await t.customer();
+    const b = await t.customer();
+    await t.app.get(PrivateDestinationsService).allow(a.customerId, `127.0.0.1/32:${rx.port}`);
+    const subA = `porta${Date.now().toString(36)}`;
+    const subB = `portb${Date.now().toString(36)}`;
+    const hookA = (await t.http().post('/v1/webhooks').set(a.auth).send({ url: rx.namedUrl('/a'), event: 'trends.surge', subreddit: subA, allow_nonstandard_port: true }).expect(201)).body.data;
+    await t.http().post('/v1/webhooks').set(b.auth).send({ url: 'https://hooks.example.com/b', event: 'trends.surge', subreddit: subB }).expect(201);
+
+    // One delivery that fails for good (503 twice, one retry scheduled).
+    await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit: subA, data: { count: 1 } });
+    let failed: { id: string } | undefined;
+    for (let i = 0; i < 200 && !failed; i++) {
+      const res = await t.http().get(`/v1/webhooks/${hookA.id}/deliveries`).set(a.auth).expect(200);
+      failed = res.body.data.find((d: { state: string }) => d.state === 'failed');
+      if (!failed) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(failed).toBeDefined();
+    const before = rx.received.length;
+
+    const url = await mintLink(a.auth);
+    const { page, foreign } = await offlinePage(1280, 900);
+    await page.goto(url, { waitUntil: 'load' });
+    const card = page.locator(`article[data-webhook-id="${hookA.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    // The token left the address bar at once.
+    expect(page.url()).toBe(`${base}/portal`);
+    await expect(page.getByText(`r/${subA}`).count()).resolves.toBe(1);
+    await expect(page.getByText(`r/${subB}`).count()).resolves.toBe(0);
+    await expect(card.locator('.state').innerText()).resolves.toBe('enabled');
+
+    // Its deliveries: the failed one with both attempts (503 and the receiver's text).
+    await card.getByRole('button', { name: 'Deliveries' }).click();
+    const item = card.locator(`li[data-delivery-id="${failed!.id}"]`);
+    await item.waitFor();
+    await expect(item.locator('.badge').innerText()).resolves.toBe('failed');
+    await expect(item.locator('tr.attempt').count()).resolves.toBe(2);
+    await expect(item.locator('td.code').first().innerText()).resolves.toBe('503');
+    await expect(item.locator('td.excerpt').first().innerText()).resolves.toContain('receiver down for maintenance');
+    // Local time shown, UTC on hover.
+    await expect(item.locator('time').first().getAttribute('title')).resolves.toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `portal-desktop-${name}.png`), fullPage: true });
+
+    // Retry: a new attempt reaches the receiver, and the log shows it delivered.
+    failing = false;
+    await item.getByRole('button', { name: 'Retry' }).click();
+    await rx.waitUntil((r) => r.length > before && r.slice(before).some((x) => x.path === '/a'), 15_000, 'the retried delivery');
+    const delivered = async () => {
+      await card.getByRole('button', { name: 'Deliveries' }).click();
+      return card.locator(`li[data-delivery-id="${failed!.id}"] .badge`).innerText();
+    };
+    let badge = await delivered();
+    for (let i = 0; i < 50 && badge !== 'delivered'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      badge = await delivered();
+    }
+    expect(badge).toBe('delivered');
+    await expect(card.locator(`li[data-delivery-id="${failed!.id}"] tr.attempt`).count()).resolves.toBe(3);
+    await expect(card.locator(`li[data-delivery-id="${failed!.id}"] td.code`).first().innerText()).resolves.toBe('200');
+
+    // Disable, by keyboard: the state shows it.
+    await card.getByRole('button', { name: 'Disable' }).focus();
+    await page.keyboard.press('Enter');
+    const fresh = page.locator(`article[data-webhook-id="${hookA.id}"]`);
+    await fresh.getByRole('button', { name: 'Enable' }).waitFor();
+    await expect(fresh.locator('.state').innerText()).resolves.toBe('disabled (manual)');
+    const api = await t.http().get(`/v1/webhooks/${hookA.id}`).set(a.auth).expect(200);
+    expect(api.body.data).toMatchObject({ disabled: true, disabled_reason: 'manual' });
+
+    // Phone width: the same page, readable.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(ARTIFACTS, `portal-phone-${name}.png`), fullPage: true });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    expect(foreign).toEqual([]);
+
+    // The same link a second time: used, no data.
+    const { page: again } = await offlinePage(1280, 900);
+    await again.goto(url, { waitUntil: 'load' });
+    await again.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    await expect(again.locator('article.webhook').count()).resolves.toBe(0);
+    await again.close();
+    await page.close();
+  }, 120_000);
+
+  it('an expired link shows no data', async () => {
+    const a = await t.customer();
+    await t.http().post('/v1/webhooks').set(a.auth).send({ url: 'https://hooks.example.com/x', event: 'trends.surge', subreddit: 'expiredlink' }).expect(201);
+    const url = await mintLink(a.auth);
+    clock.offsetMs += 3600_000 + 1000;
+    const { page } = await offlinePage(1280, 900);
+    await page.goto(url, { waitUntil: 'load' });
+    await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    await expect(page.locator('article.webhook').count()).resolves.toBe(0);
+    await expect(page.getByText('expiredlink').count()).resolves.toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, `portal-expired-${name}.png`) });
+    await page.close();
+  }, 60_000);
+});
