@@ -140,8 +140,8 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     // Phone width: the same page, readable.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: path.join(ARTIFACTS, `portal-phone-${name}.png`), fullPage: true });
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow as number).toBeLessThanOrEqual(0);
     expect(foreign).toEqual([]);
 
     // The same link a second time: used, no data.
