@@ -55,8 +55,8 @@ export function assertPortalRequest(req: Req, allowedOrigin: string | null): voi
 }
 
 /**
- * `inner`, plus portal sessions: a request with no Authorization header and the portal cookie is
- * the portal page acting for the tenant that minted its link (PortalSessionsService). Its principal
+ * `inner`, plus portal sessions: a request with the portal header and no Authorization header is
+ * the portal page, acting with its cookie for the tenant that minted its link (PortalSessionsService). Its principal
  * carries `webhookId` for a link scoped to one webhook, which PrincipalGuard enforces on every
  * route. The same routes and rules as an API key: nothing else changes.
  */
@@ -64,10 +64,12 @@ export function withPortalSessions(sessions: PortalSessionsService, inner: Princ
   const allowedOrigin = sessions.options.baseUrl ? new URL(sessions.options.baseUrl).origin : null;
   return {
     async resolve(request: Req, context: ExecutionContext): Promise<TrendhooksPrincipal | null | undefined> {
-      const cookie = request.headers.authorization === undefined ? readCookie(request, PORTAL_COOKIE) : undefined;
-      if (cookie === undefined) return inner.resolve(request, context);
+      // Only the portal page's own requests (its header) are portal requests; any other, with or
+      // without a leftover portal cookie, is the resolver in force's, e.g. the host's own session.
+      if (request.headers.authorization !== undefined || request.headers[PORTAL_HEADER] === undefined) return inner.resolve(request, context);
       assertPortalRequest(request, allowedOrigin);
-      const grant = await sessions.session(cookie);
+      const cookie = readCookie(request, PORTAL_COOKIE);
+      const grant = cookie === undefined ? null : await sessions.session(cookie);
       if (!grant) throw new AppError('UNAUTHORIZED', 'the portal session has expired; open a new portal link');
       return { tenantId: grant.customerId, plan: grant.plan as Plan, webhookId: grant.webhookId ?? undefined, portalSessionId: grant.id } as TrendhooksPrincipal;
     },

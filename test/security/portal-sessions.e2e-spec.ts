@@ -106,15 +106,17 @@ describe.each(testDatabases())('portal sessions on %s', (_name, makeDb) => {
     await exchange(token);
   });
 
-  it('refuses cross-site requests: no portal header, a foreign Origin, Sec-Fetch-Site cross-site', async () => {
+  it('refuses cross-site requests: the cookie without the portal header, a foreign Origin, Sec-Fetch-Site cross-site', async () => {
     const { a } = await setup();
     const { token } = await mint(a.auth);
     expectError(await t.http().post('/portal/session').send({ token }), 403, 'FORBIDDEN');
     expectError(await t.http().post('/portal/session').set(PORTAL).set('Origin', 'https://evil.example').send({ token }), 403, 'FORBIDDEN');
     expectError(await t.http().post('/portal/session').set(PORTAL).set('Sec-Fetch-Site', 'cross-site').send({ token }), 403, 'FORBIDDEN');
     const { cookie, as } = await exchange(token);
+    // The cookie alone (what a cross-site form or image would send) is no credential.
+    expectError(await t.http().get('/v1/webhooks').set('Cookie', cookie), 401, 'UNAUTHORIZED');
+    expectError(await t.http().patch('/v1/webhooks/01JGXQ0Z6N3V4W5X6Y7Z8A9B0C').set('Cookie', cookie).send({ disabled: true }), 401, 'UNAUTHORIZED');
     for (const req of [
-      t.http().get('/v1/webhooks').set('Cookie', cookie),
       t.http().get('/v1/webhooks').set(as).set('Origin', 'https://evil.example'),
       t.http().get('/v1/webhooks').set(as).set('Sec-Fetch-Site', 'same-site'),
       t.http().post('/v1/webhooks').set(as).set('Origin', 'null').send(hook('node')),
