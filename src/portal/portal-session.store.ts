@@ -54,11 +54,6 @@ export class PortalSessionStore {
     return { id: row.id, customerId: row.customerId, plan: row.plan, webhookId: row.webhookId, expiresAt: row.sessionExpiresAt };
   }
 
-  /** Ends a session (sign-out). */
-  async end(sessionHash: string, now: Date): Promise<void> {
-    await this.rows.createQueryBuilder().update(PortalSessionEntity).set({ sessionExpiresAt: now }).where('session_hash = :sessionHash', { sessionHash }).execute();
-  }
-
   /** Drops rows past both expiries before `before`; returns how many. */
   async purge(before: Date): Promise<number> {
     const at = before.getTime();

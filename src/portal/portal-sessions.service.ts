@@ -17,6 +17,8 @@ const secret = (prefix: string) => prefix + randomBytes(32).toString('base64url'
 
 /** The one answer to every unusable link, so a caller learns nothing about why. */
 export const LINK_EXPIRED = 'this portal link has expired or was already used; ask for a new one';
+/** How long a row outlives its expiry (a day): long enough to tell "used" from "unknown" in a support case, no longer. */
+export const PURGE_AFTER_MS = 24 * 3600_000;
 export const SESSION_EXPIRED = 'the portal session has expired; open a new portal link';
 
 export interface MintedLink {
@@ -47,6 +49,8 @@ export class PortalSessionsService {
     const now = this.clock.now();
     const token = secret(LINK_PREFIX);
     const expires = new Date(now.getTime() + this.options.linkTtlSeconds * 1000);
+    // Rows a day past both expiries go as new ones come: the table holds about a day of links.
+    await this.store.purge(new Date(now.getTime() - PURGE_AFTER_MS));
     await this.store.insertLink({ id: newId('pses', now.getTime()), tokenHash: hash(token), customerId: principal.tenantId, plan: principal.plan, webhookId, createdAt: now, linkExpiresAt: expires });
     return { url: `${baseUrl.replace(/\/+$/, '')}/portal#token=${token}`, expires_at: expires.toISOString() };
   }
@@ -65,9 +69,5 @@ export class PortalSessionsService {
   async session(value: string): Promise<PortalSessionGrant | null> {
     if (!value.startsWith(SESSION_PREFIX) || !SECRET_RE.test(value.slice(SESSION_PREFIX.length))) return null;
     return this.store.session(hash(value), this.clock.now());
-  }
-
-  async end(value: string): Promise<void> {
-    await this.store.end(hash(value), this.clock.now());
   }
 }

@@ -1,3 +1,5 @@
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { testDatabases } from '../support/databases';
 import { ShiftedClock, startTestApp, TestApp } from '../support/app';
 
@@ -176,5 +178,27 @@ describe.each(testDatabases())('portal sessions on %s', (_name, makeDb) => {
     const res = await t.http().get('/v1/webhooks').set(as);
     expectError(res, 401, 'UNAUTHORIZED');
     expect(res.body.error.message).toMatch(/portal session has expired/);
+  });
+
+  it('of two uses of one link at the same moment, exactly one gets a session', async () => {
+    const { a } = await setup();
+    for (let round = 0; round < 5; round++) {
+      const { token } = await mint(a.auth);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => t.http().post('/portal/session').set(PORTAL).send({ token })));
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 401, 401, 401, 401, 401]);
+    }
+  });
+
+  it('drops rows a day past their expiry when new links are minted', async () => {
+    const { a } = await setup();
+    const ds = t.app.get<DataSource>(getDataSourceToken());
+    const count = async () => Number((await ds.query('SELECT COUNT(*) AS n FROM portal_sessions'))[0].n);
+    await exchange((await mint(a.auth)).token);
+    await mint(a.auth);
+    const before = await count();
+    expect(before).toBeGreaterThanOrEqual(2);
+    clock.offsetMs = 3600_000 + 24 * 3600_000 + 1000;
+    await mint(a.auth);
+    expect(await count()).toBe(1);
   });
 });
