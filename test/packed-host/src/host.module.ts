@@ -3,7 +3,8 @@ import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { InjectDataSource, TypeOrmModule, TypeOrmModuleOptions } from '@nestjs/typeorm';
 import {
-  AuthModule, CryptoModule, DeliveryModule, PaginationModule, SsrfModule, TrendhooksModule, WebhooksModule,
+  AuthModule, CryptoModule, DeliveryModule, PaginationModule, PortalModule, PortalSessionsModule, PortalSessionsService, SsrfModule, TrendhooksModule, WebhooksModule,
+  withPortalSessions,
   Plan, PrincipalResolver, TrendhooksFeatures, TrendhooksPrincipal, parseEncryptionKeys, trendhooksEntities, trendhooksMigrations,
 } from 'trendhooks';
 import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRunner } from 'typeorm';
@@ -133,10 +134,14 @@ export class HostModule {
         ScheduleModule.forRoot(), // optional: the delivery worker's poll then shows in your SchedulerRegistry
         HostDirectoryModule,
         AuthModule.forRootAsync({ // no ApiKeysModule: your users are the identity
-          imports: [HostDirectoryModule],
-          inject: [HostDirectory],
-          useFactory: (directory: HostDirectory) => ({ principalResolver: new HostPrincipalResolver(directory) }), // plans, rateLimitStore too
+          imports: [HostDirectoryModule, PortalSessionsModule],
+          inject: [HostDirectory, PortalSessionsService],
+          useFactory: (directory: HostDirectory, portal: PortalSessionsService) => ({
+            principalResolver: new HostPrincipalResolver(directory), // plans, rateLimitStore too
+            extendResolver: (r: PrincipalResolver) => withPortalSessions(portal, r), // optional: portal sessions on the same routes
+          }),
         }),
+        PortalModule.forRoot({}), // optional: the customer portal at /portal, links minted for your principals
         CryptoModule.forRoot({ keys: parseEncryptionKeys(s.encryptionKeys) }),
         PaginationModule.forRoot({ secrets: [s.cursorSecret] }),
         SsrfModule.forRoot({ allowDestinations: s.allowDestinations }),

@@ -137,6 +137,27 @@ for (const [name, database] of databases) {
       for (const t of ['trendhooks_migrations', 'migrations', 'customers', 'api_keys', 'settings', 'posts', 'trend_sources']) assert.ok(!all.includes(t), `${t} in ${all}`);
     });
 
+    it("serves the customer portal: a link minted for the host's principal, its page and assets from the tarball", async () => {
+      const mine = await http().post('/v1/webhooks').set(auth).send(hook({ subreddit: 'portal' }));
+      assert.equal(mine.status, 201, mine.text);
+      const link = await http().post('/v1/portal/sessions').set(auth).send({});
+      assert.equal(link.status, 201, link.text);
+      const token = new URL(link.body.data.url).hash.replace(/^#token=/, '');
+      const portal = { 'X-Trendhooks-Portal': '1' };
+      const ex = await http().post('/portal/session').set(portal).send({ token });
+      assert.equal(ex.status, 200, ex.text);
+      const session = { ...portal, Cookie: String(ex.headers['set-cookie']).split(';')[0] };
+      const list = await http().get('/v1/webhooks').query({ limit: 100 }).set(session);
+      assert.equal(list.status, 200, list.text);
+      assert.ok(list.body.data.some((w: { id: string }) => w.id === mine.body.data.id));
+      assertError(await http().post('/portal/session').set(portal).send({ token }), 401, 'UNAUTHORIZED');
+      const page = await http().get('/portal');
+      assert.equal(page.status, 200);
+      assert.match(String(page.headers['content-security-policy']), /^default-src 'none'; script-src 'self'/);
+      for (const asset of ['portal.js', 'portal.css']) assert.equal((await http().get(`/portal/assets/${asset}`)).status, 200, asset);
+      await http().delete(`/v1/webhooks/${mine.body.data.id}`).set(auth);
+    });
+
     it("keeps the host's routes on Nest's body parser and its own answers", async () => {
       const res = await http().post('/host/signup').set('Content-Type', 'application/json').send('{"token":');
       assert.equal(res.status, 400);
