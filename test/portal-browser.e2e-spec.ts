@@ -166,4 +166,61 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     await page.screenshot({ path: path.join(ARTIFACTS, `portal-expired-${name}.png`) });
     await page.close();
   }, 60_000);
+
+  it("creates (the API's SSRF refusal shown), sends a test event, filters, counts a recover, rotates and deletes, by the page's own controls", async () => {
+    const a = await t.customer();
+    const sub = `portc${Date.now().toString(36)}`;
+    const hook = (await t.http().post('/v1/webhooks').set(a.auth).send({ url: 'https://hooks.example.com/c', event: 'trends.surge', subreddit: sub }).expect(201)).body.data;
+    const { page, foreign } = await offlinePage(1280, 900);
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(await mintLink(a.auth), { waitUntil: 'load' });
+    const card = page.locator(`article[data-webhook-id="${hook.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+
+    // Create: a private address is refused with the API's own message; a public one is created, its secret shown once.
+    await page.getByLabel('URL', { exact: true }).fill('https://internal.example.com/hook');
+    await page.getByLabel('Subreddit').fill('typescript');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const out = page.locator('form.create .output');
+    await out.getByText(/^WEBHOOK_DESTINATION_BLOCKED: .*10\.0\.0\.5/).waitFor();
+    await page.getByLabel('URL', { exact: true }).fill('https://hooks.example.com/new');
+    await page.getByLabel('Event').selectOption('trends.rising');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await out.locator('code.secret').waitFor();
+    await expect(out.locator('code.secret').innerText()).resolves.toMatch(/^whsec_/);
+    await expect(page.locator('article.webhook').count()).resolves.toBe(2);
+
+    // A test event, then its delivery under the state filter.
+    await card.getByRole('button', { name: 'Send test event' }).click();
+    await card.locator('.output', { hasText: 'Test event queued' }).waitFor();
+    await card.getByRole('button', { name: 'Deliveries' }).click();
+    await card.locator('li.delivery').first().waitFor();
+    await card.getByLabel('Show').selectOption('delivered');
+    await card.locator('li.delivery, p', { hasText: /No deliveries|delivered/ }).first().waitFor();
+    const shown = await card.locator('li.delivery .badge').allInnerTexts();
+    expect(shown.every((b) => b === 'delivered')).toBe(true);
+
+    // Recover: the dry-run count first.
+    // More than 14 days: the API's refusal, shown beside the form.
+    const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await card.getByLabel('Recover from').fill(local(new Date(Date.now() - 20 * 86_400_000)));
+    await card.getByRole('button', { name: 'Count (dry run)' }).click();
+    await card.locator('.output [role=alert]', { hasText: /^VALIDATION_ERROR: / }).waitFor();
+    await card.getByLabel('Recover from').fill(local(new Date(Date.now() - 3600_000)));
+    await card.getByRole('button', { name: 'Count (dry run)' }).click();
+    await card.locator('.output', { hasText: /would be sent again/ }).waitFor();
+    await expect(card.locator('.output').innerText()).resolves.toMatch(/^\d+ events? would be sent again/);
+
+    // Rotate: the new secret shown once.
+    await card.getByRole('button', { name: 'Rotate secret' }).click();
+    await card.locator('.output code.secret').waitFor();
+    await expect(card.locator('.output code.secret').innerText()).resolves.toMatch(/^whsec_/);
+
+    // Delete.
+    await card.getByRole('button', { name: 'Delete' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect((await t.http().get(`/v1/webhooks/${hook.id}`).set(a.auth)).status).toBe(404);
+    expect(foreign).toEqual([]);
+    await page.close();
+  }, 90_000);
 });

@@ -45,7 +45,7 @@ function button(label: string, onClick: () => Promise<void> | void, attrs: Recor
   const b = el('button', { type: 'button', ...attrs }, label);
   b.addEventListener('click', async () => {
     b.disabled = true;
-    try { await onClick(); } catch (err) { handle(err); } finally { b.disabled = false; }
+    try { await onClick(); } catch (err) { handle(err, b); } finally { b.disabled = false; }
   });
   return b;
 }
@@ -63,10 +63,16 @@ function notice(text: string, kind: 'error' | 'info' = 'info'): void {
   box.textContent = text;
 }
 
-function handle(err: unknown): void {
+/** An error shown beside the control that caused it (its webhook's output line), else at the top. */
+function handle(err: unknown, near?: Element): void {
   if (err instanceof Expired) return expired();
-  if (err instanceof ApiError) return notice(`${err.code}: ${err.message}`, 'error');
-  notice(String(err), 'error');
+  const text = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+  const out = near?.closest('article')?.querySelector(':scope > .output');
+  if (out) {
+    out.replaceChildren(el('span', { class: 'error', role: 'alert' }, text));
+    return;
+  }
+  notice(text, 'error');
 }
 
 function expired(): void {
@@ -152,7 +158,7 @@ function recoverForm(w: Webhook, out: HTMLElement): HTMLElement {
   );
   const body = () => ({ since: new Date(since.value).toISOString(), ...(until.value ? { until: new Date(until.value).toISOString() } : {}) });
   form.append(button('Count (dry run)', async () => {
-    if (!since.value) return notice('Pick the start of the range first.', 'error');
+    if (!since.value) throw new Error('Pick the start of the range first.');
     const r = await api<Envelope<{ queued: number }>>('POST', `/v1/webhooks/${w.id}/recover`, { ...body(), dry_run: true });
     const n = r.body!.data.queued;
     out.replaceChildren(`${n} event${n === 1 ? '' : 's'} would be sent again. `);
