@@ -45,6 +45,16 @@ const PAGE = `<!DOCTYPE html>
 
 type Res = object;
 
+/**
+ * The session cookie. SameSite=Strict, unless the page may be framed by other sites
+ * (PORTAL_FRAME_ANCESTORS): a browser withholds a Strict cookie from a page framed cross-site, so
+ * there it is `SameSite=None; Partitioned` (kept per top-level site, CHIPS). The portal header and
+ * the Origin / Sec-Fetch-Site checks stay the CSRF defence either way.
+ */
+export function portalCookie(value: string, maxAgeSeconds: number, framed: boolean): string {
+  return `${PORTAL_COOKIE}=${value}; Path=${PORTAL_COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; ${framed ? 'SameSite=None; Partitioned' : 'SameSite=Strict'}`;
+}
+
 /** `GET /portal` (the page), its assets, and `POST /portal/session` (a link's token → the session cookie). */
 @ApiExcludeController()
 @Controller('portal')
@@ -99,7 +109,7 @@ export class PortalPageController {
     if (req.query && Object.keys(req.query).length > 0) throw new AppError('BAD_REQUEST', 'the token goes in the JSON body, never in the query string');
     const token = typeof body === 'object' && body !== null ? (body as { token?: unknown }).token : undefined;
     const { session, grant } = await this.sessions.exchange(token);
-    this.adapterHost.httpAdapter.setHeader(res, 'Set-Cookie', `${PORTAL_COOKIE}=${session}; Path=${PORTAL_COOKIE_PATH}; Max-Age=${this.sessions.options.sessionTtlSeconds}; HttpOnly; Secure; SameSite=Strict`);
+    this.adapterHost.httpAdapter.setHeader(res, 'Set-Cookie', portalCookie(session, this.sessions.options.sessionTtlSeconds, this.sessions.options.frameAncestors.length > 0));
     return envelope(requestId, { expires_at: grant.expiresAt.toISOString(), webhook_id: grant.webhookId });
   }
 }

@@ -13,6 +13,24 @@ interface Attempt { attempt: number; started_at: string; duration_ms: number; st
 interface Delivery { id: string; event_id: string; state: string; attempt_count: number; created_at: string; attempts: Attempt[]; last_error: string | null }
 
 const SCOPE_KEY = 'trendhooks-portal-scope';
+
+/**
+ * The session's scope (not a secret: the cookie is the credential), kept across reloads in
+ * sessionStorage. A page framed by another site may be denied storage: then in memory only, and a
+ * reload shows the expired page.
+ */
+const memory = new Map<string, string>();
+const store = {
+  get(k: string): string | null {
+    try { return sessionStorage.getItem(k); } catch { return memory.get(k) ?? null; }
+  },
+  set(k: string, v: string): void {
+    try { sessionStorage.setItem(k, v); } catch { memory.set(k, v); }
+  },
+  remove(k: string): void {
+    try { sessionStorage.removeItem(k); } catch { memory.delete(k); }
+  },
+};
 const app = document.getElementById('app') as HTMLElement;
 const scopeLine = document.getElementById('scope') as HTMLElement;
 
@@ -76,12 +94,12 @@ function handle(err: unknown, near?: Element): void {
 }
 
 function expired(): void {
-  sessionStorage.removeItem(SCOPE_KEY);
+  store.remove(SCOPE_KEY);
   scopeLine.textContent = '';
   app.replaceChildren(el('section', { class: 'expired', role: 'alert' }, el('h2', {}, 'This link has expired'), el('p', {}, 'Portal links work once and for a limited time. Ask for a new link to see your webhooks.')));
 }
 
-const scope = (): string | null => sessionStorage.getItem(SCOPE_KEY) || null;
+const scope = (): string | null => store.get(SCOPE_KEY) || null;
 
 async function loadWebhooks(): Promise<void> {
   const only = scope();
@@ -252,11 +270,11 @@ async function start(): Promise<void> {
     history.replaceState(null, '', location.pathname);
     try {
       const r = await api<Envelope<{ webhook_id: string | null }>>('POST', '/portal/session', { token: m[1] });
-      sessionStorage.setItem(SCOPE_KEY, r.body!.data.webhook_id ?? '');
+      store.set(SCOPE_KEY, r.body!.data.webhook_id ?? '');
     } catch (err) {
       return err instanceof Expired ? expired() : handle(err);
     }
-  } else if (sessionStorage.getItem(SCOPE_KEY) === null) {
+  } else if (store.get(SCOPE_KEY) === null) {
     return expired();
   }
   await loadWebhooks();
