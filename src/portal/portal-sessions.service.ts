@@ -17,7 +17,7 @@ const secret = (prefix: string) => prefix + randomBytes(32).toString('base64url'
 
 /** The one answer to every unusable link, so a caller learns nothing about why. */
 export const LINK_EXPIRED = 'this portal link has expired or was already used; ask for a new one';
-/** How long a row outlives its expiry (a day): long enough to tell "used" from "unknown" in a support case, no longer. */
+/** How long a row outlives its expiry (a day): long enough for a support case to tell a used link from a never-issued one, no longer. */
 export const PURGE_AFTER_MS = 24 * 3600_000;
 export const SESSION_EXPIRED = 'the portal session has expired; open a new portal link';
 

@@ -3,8 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { InjectDataSource, TypeOrmModule, TypeOrmModuleOptions } from '@nestjs/typeorm';
 import {
-  AuthModule, CryptoModule, DeliveryModule, PaginationModule, PortalModule, PortalSessionsModule, PortalSessionsService, SsrfModule, TrendhooksModule, WebhooksModule,
-  withPortalSessions,
+  AuthModule, CryptoModule, DeliveryModule, PaginationModule, SsrfModule, TrendhooksModule, WebhooksModule,
   Plan, PrincipalResolver, TrendhooksFeatures, TrendhooksPrincipal, parseEncryptionKeys, trendhooksEntities, trendhooksMigrations,
 } from 'trendhooks';
 import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRunner } from 'typeorm';
@@ -111,7 +110,7 @@ export class HostSignUpController {
 export class HostDirectoryModule {}
 
 /** Your connection: your entities and migrations beside trendhooks', in your own migrations table. */
-function database(s: HostSettings): TypeOrmModuleOptions {
+export function database(s: HostSettings): TypeOrmModuleOptions {
   const dialect = s.database.startsWith('postgres') ? 'postgres' : 'sqlite';
   const common = {
     name: HOST_CONNECTION,
@@ -134,14 +133,10 @@ export class HostModule {
         ScheduleModule.forRoot(), // optional: the delivery worker's poll then shows in your SchedulerRegistry
         HostDirectoryModule,
         AuthModule.forRootAsync({ // no ApiKeysModule: your users are the identity
-          imports: [HostDirectoryModule, PortalSessionsModule],
-          inject: [HostDirectory, PortalSessionsService],
-          useFactory: (directory: HostDirectory, portal: PortalSessionsService) => ({
-            principalResolver: new HostPrincipalResolver(directory), // plans, rateLimitStore too
-            extendResolver: (r: PrincipalResolver) => withPortalSessions(portal, r), // optional: portal sessions on the same routes
-          }),
+          imports: [HostDirectoryModule],
+          inject: [HostDirectory],
+          useFactory: (directory: HostDirectory) => ({ principalResolver: new HostPrincipalResolver(directory) }), // plans, rateLimitStore too
         }),
-        PortalModule.forRoot({}), // optional: the customer portal at /portal, links minted for your principals
         CryptoModule.forRoot({ keys: parseEncryptionKeys(s.encryptionKeys) }),
         PaginationModule.forRoot({ secrets: [s.cursorSecret] }),
         SsrfModule.forRoot({ allowDestinations: s.allowDestinations }),
