@@ -14,6 +14,7 @@ const old = path.join(root, `.dist-old-${process.pid}`);
 const dist = path.join(root, 'dist');
 try {
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', next], { cwd: root, stdio: 'inherit' });
+  require('./build-portal').buildPortal(next);
 } catch {
   fs.rmSync(next, { recursive: true, force: true });
   process.exit(1);

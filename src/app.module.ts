@@ -29,6 +29,10 @@ import { TRENDHOOKS_ENTITIES } from './entities';
 import { DocsModule } from './openapi/docs.module';
 import { PaginationModule } from './pagination/pagination.module';
 import { PostsModule } from './posts/posts.module';
+import { PortalModule } from './portal/portal.module';
+import { withPortalSessions } from './portal/portal-principal.resolver';
+import { PortalSessionsModule } from './portal/portal-sessions.module';
+import { PortalSessionsService } from './portal/portal-sessions.service';
 import type { TrendParams } from './trends/subreddit-trends';
 import { TrendsModule } from './trends/trends.module';
 import type { PollerTuning } from './trends/trends.options';
@@ -80,7 +84,19 @@ export class AppModule {
         DatabaseUnavailableModule,
         // The standalone service's identity: API keys (a host app may bring its own instead).
         ApiKeysModule,
-        AuthModule.forRoot({ plans: config.plans, rateLimitStore }),
+        // API keys, and the portal's sessions on the same routes (withPortalSessions).
+        AuthModule.forRootAsync({
+          imports: [PortalSessionsModule],
+          inject: [PortalSessionsService],
+          useFactory: (portal: PortalSessionsService) => ({ plans: config.plans, rateLimitStore, extendResolver: (keys) => withPortalSessions(portal, keys) }),
+        }),
+        // The customer portal: GET /portal, its links and sessions.
+        PortalModule.forRoot({
+          baseUrl: config.portal.baseUrl ?? undefined,
+          linkTtlSeconds: config.portal.linkTtlSeconds,
+          sessionTtlSeconds: config.portal.sessionTtlSeconds,
+          frameAncestors: config.portal.frameAncestors,
+        }),
         HealthModule.forRoot({ pings: rateLimitStore ? { redis: () => rateLimitStore.ping() } : {} }),
         CryptoModule.forRoot({ keys: config.encryption.keys, keyFile: encryptionKeyFile(config) ?? undefined }),
         PaginationModule.forRoot({ secrets: config.cursor.secrets, ttlSeconds: config.cursor.ttlSeconds }),

@@ -15,6 +15,7 @@ import { addKeysCommands } from './cli/keys';
 import { addListenCommand } from './cli/listen';
 import { addMigrateCommand } from './cli/migrate';
 import { addOpenApiCommand } from './cli/openapi';
+import { addPortalCommands } from './cli/portal';
 import { addServeCommand } from './cli/serve';
 import { describeFailure, UsageError } from './cli/support';
 
@@ -53,6 +54,7 @@ export function buildCli(env: Record<string, string | undefined>): Command {
   addMigrateCommand(program, config);
   addKeysCommands(program, config);
   addCustomersCommands(program, config);
+  addPortalCommands(program, config);
   addEncryptionCommands(program, config);
   addIngestCommand(program, config);
   addOpenApiCommand(program);

@@ -2,13 +2,14 @@ import { API_KEY_ENTITIES } from './auth/entities';
 import type { HostSchema } from './database/data-source';
 import { resolveFeatures, type TrendhooksFeatures } from './database/features';
 import { DELIVERY_ENTITIES } from './delivery/entities';
+import { PORTAL_ENTITIES } from './portal/entities';
 import { POST_ENTITIES } from './posts/entities';
 import { SETTINGS_ENTITIES } from './settings/entities';
 import { TREND_ENTITIES } from './trends/entities';
 import { WEBHOOK_ENTITIES } from './webhooks/entities';
 
-/** Always needed: `webhooks`, `events`, `deliveries`, `delivery_attempts`. */
-export const TRENDHOOKS_CORE_ENTITIES = [...new Set([...WEBHOOK_ENTITIES, ...DELIVERY_ENTITIES])];
+/** Always needed: `webhooks`, `events`, `deliveries`, `delivery_attempts`, `portal_sessions`. */
+export const TRENDHOOKS_CORE_ENTITIES = [...new Set([...WEBHOOK_ENTITIES, ...DELIVERY_ENTITIES, ...PORTAL_ENTITIES])];
 /** The `apiKeys` feature: `customers`, `api_keys`. */
 export const TRENDHOOKS_API_KEY_ENTITIES = [...API_KEY_ENTITIES];
 /** The `settings` feature: `settings` (the generated cursor secret). */
@@ -21,7 +22,7 @@ export const TRENDHOOKS_POST_ENTITIES = [...POST_ENTITIES, ...TREND_ENTITIES];
  * of them; the standalone app maps them all.
  */
 // A table two modules use (webhooks: the API's and delivery's) is listed once.
-export const TRENDHOOKS_ENTITIES = [...new Set([...API_KEY_ENTITIES, ...WEBHOOK_ENTITIES, ...SETTINGS_ENTITIES, ...POST_ENTITIES, ...DELIVERY_ENTITIES, ...TREND_ENTITIES])];
+export const TRENDHOOKS_ENTITIES = [...new Set([...API_KEY_ENTITIES, ...WEBHOOK_ENTITIES, ...SETTINGS_ENTITIES, ...POST_ENTITIES, ...DELIVERY_ENTITIES, ...TREND_ENTITIES, ...PORTAL_ENTITIES])];
 /**
  * The entities a host lists on its own DataSource: core plus the features switched on (all by
  * default), matching trendhooksMigrations(dialect, features).

@@ -7,7 +7,7 @@ describe('the exported modules', () => {
   it('give every configurable module forRoot and forRootAsync, and an Inject…Options() helper', () => {
     const configurable = modules.filter(([, m]) => typeof m.forRoot === 'function' || typeof m.forRootAsync === 'function').map(([name]) => name);
     // The list is checked too, so a module losing its options (or a new one) is noticed here.
-    expect(configurable.sort()).toEqual(['AuthModule', 'CryptoModule', 'DeliveryModule', 'MetricsModule', 'PaginationModule', 'SsrfModule', 'TrendhooksModule', 'TrendsModule']);
+    expect(configurable.sort()).toEqual(['AuthModule', 'CryptoModule', 'DeliveryModule', 'MetricsModule', 'PaginationModule', 'PortalModule', 'SsrfModule', 'TrendhooksModule', 'TrendsModule']);
     for (const name of configurable) {
       const m = modules.find(([n]) => n === name)![1];
       expect({ name, forRoot: typeof m.forRoot, forRootAsync: typeof m.forRootAsync }).toEqual({ name, forRoot: 'function', forRootAsync: 'function' });
@@ -18,7 +18,7 @@ describe('the exported modules', () => {
 
   it('leave the option-less modules plain (imported as they are)', () => {
     const plain = modules.filter(([, m]) => typeof m.forRoot !== 'function').map(([name]) => name);
-    expect(plain.sort()).toEqual(['ApiKeysModule', 'DatabaseUnavailableModule', 'PostsModule', 'WebhooksModule']);
+    expect(plain.sort()).toEqual(['ApiKeysModule', 'DatabaseUnavailableModule', 'PortalSessionsModule', 'PostsModule', 'WebhooksModule']);
   });
 
   it('export the injection helpers of the shared providers', () => {

@@ -36,6 +36,12 @@ export { NO_PRINCIPAL_RESOLVER, PRINCIPAL_RESOLVER, InjectPrincipalResolver, typ
 export { PrincipalGuard } from './auth/principal.guard';
 export { ApiKeyGuard } from './auth/api-key.guard';
 export { ApiKeysModule } from './auth/api-keys.module';
+export { PortalModule } from './portal/portal.module';
+export { PortalSessionsModule } from './portal/portal-sessions.module';
+export { PortalSessionsService } from './portal/portal-sessions.service';
+export { withPortalSessions } from './portal/portal-principal.resolver';
+export { PORTAL_OPTIONS, InjectPortalOptions, type PortalModuleOptions } from './portal/portal.options';
+export { PORTAL_ENTITIES } from './portal/entities';
 export { API_KEY_ENTITIES } from './auth/entities';
 export { ApiKeyPrincipalResolver, type ApiKeyPrincipal } from './auth/api-key.principal-resolver';
 export { ApiKeyService, Principal } from './auth/api-key.service';

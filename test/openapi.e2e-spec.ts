@@ -168,6 +168,17 @@ describe.each(testTargets(['express', 'fastify']).filter(([name]) => name.starts
     expect((await call('get', '/v1/events', {})).status).toBe(401);
   });
 
+  it('portal link route: success and error answers', async () => {
+    const c = await t.customer('business');
+    const w = (await call('post', '/v1/webhooks', { auth: c.auth, body: { url: 'https://hooks.example.com/x', event: 'trends.surge', subreddit: 'openapi_portal' } })).body.data;
+    expect((await call('post', '/v1/portal/sessions', { auth: c.auth, body: {} })).body.data).toEqual({ url: expect.stringMatching(/\/portal#token=thpl_/), expires_at: expect.any(String) });
+    expect((await call('post', '/v1/portal/sessions', { auth: c.auth, body: { webhook_id: w.id } })).status).toBe(201);
+    expect((await call('post', '/v1/portal/sessions', { auth: c.auth, body: { webhook_id: 'x' } })).status).toBe(400);
+    expect((await call('post', '/v1/portal/sessions', { auth: c.auth, body: { webhook_id: ULID } })).status).toBe(404);
+    expect((await call('post', '/v1/portal/sessions', { body: {} })).status).toBe(401);
+    expect((await call('post', '/v1/portal/sessions', { auth: (await t.customer('pro')).auth, body: {} })).status).toBe(403);
+  });
+
   it('posts routes: success and error answers', async () => {
     const c = await t.customer('free');
     const file = path.join(dir, 'posts.ndjson');

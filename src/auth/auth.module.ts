@@ -32,7 +32,7 @@ class AuthOptionsModule extends AuthConfigurableModule {}
         // Neither: fine for a host serving no trendhooks routes; WebhooksModule and PostsModule refuse to boot.
         const resolver = o.principalResolver ?? apiKeys ?? NO_RESOLVER;
         if (typeof resolver.resolve !== 'function') throw new Error('AuthModule principalResolver must have a resolve(request, context) method');
-        return resolver;
+        return o.extendResolver && resolver !== NO_RESOLVER ? o.extendResolver(resolver) : resolver;
       },
     },
     RateLimitService,

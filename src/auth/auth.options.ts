@@ -18,6 +18,11 @@ export interface AuthModuleOptions {
    */
   principalResolver?: PrincipalResolver;
   /**
+   * Wraps the resolver in force (the host's or the API keys'), e.g. `(r) => withPortalSessions(portal, r)`
+   * so that portal sessions reach the same routes. Never called when there is no resolver at all.
+   */
+  extendResolver?: (resolver: PrincipalResolver) => PrincipalResolver;
+  /**
    * How long a looked-up API key is trusted before the database is asked again (0 to 5000 ms,
    * default 2000): a key revoked by another process is refused within this.
    */

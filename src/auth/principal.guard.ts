@@ -38,7 +38,9 @@ export class PrincipalGuard implements CanActivate {
     if (tier === 'business_plus' && !this.plans.limits(principal.plan).businessPlus) {
       throw new AppError('PLAN_REQUIRED', `this route requires the Business plan or above; your plan is ${principal.plan}`);
     }
-    context.switchToHttp().getRequest()[PRINCIPAL] = principal;
+    const req = context.switchToHttp().getRequest();
+    if (principal.webhookId !== undefined) checkWebhookScope(principal.webhookId, req.params);
+    req[PRINCIPAL] = principal;
     return true;
   }
 
@@ -83,4 +85,14 @@ export class PrincipalGuard implements CanActivate {
     setHeaders(RateLimitService.headers(state));
     return { principal, state };
   }
+}
+
+/**
+ * A principal limited to one webhook: a route naming another webhook answers as for another
+ * customer's (404), a route naming none (list, create, events) is refused.
+ */
+function checkWebhookScope(webhookId: string, params: Record<string, unknown> | undefined): void {
+  const named = params?.webhook_id;
+  if (typeof named !== 'string') throw new AppError('FORBIDDEN', `this session reaches webhook ${webhookId} only`);
+  if (named.toUpperCase() !== webhookId.toUpperCase()) throw new AppError('NOT_FOUND', `webhook ${named.slice(0, 40)} not found`);
 }

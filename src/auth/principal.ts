@@ -20,6 +20,13 @@ export interface TrendhooksPrincipal {
    * tenant). Give e.g. `user:<id>` for a budget per user. API keys use `key:<keyId>`.
    */
   rateLimitKey?: string;
+  /**
+   * Set: the caller reaches this one webhook only (a portal link scoped to it). PrincipalGuard
+   * answers 404 for any other `webhook_id` and 403 FORBIDDEN on routes that name no webhook.
+   */
+  webhookId?: string;
+  /** Set when the caller is a portal session (its row id); such a caller cannot mint portal links. */
+  portalSessionId?: string;
 }
 
 /**
@@ -73,6 +80,9 @@ export function checkPrincipal(p: TrendhooksPrincipal, plans: readonly string[] 
   }
   if (p.rateLimitKey !== undefined && (typeof p.rateLimitKey !== 'string' || p.rateLimitKey.length === 0 || p.rateLimitKey.startsWith('ip:'))) {
     throw new Error('principal resolver returned a rateLimitKey that is empty, not a string or starts with "ip:" (the unauthenticated counters)');
+  }
+  if (p.webhookId !== undefined && (typeof p.webhookId !== 'string' || p.webhookId.length === 0 || p.webhookId.length > MAX_TENANT_ID)) {
+    throw new Error('principal resolver returned a webhookId that is not a non-empty string');
   }
   return p;
 }

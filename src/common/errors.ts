@@ -6,6 +6,8 @@
 export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   PLAN_REQUIRED: 403,
+  /** The caller's session does not reach this route: a portal session outside its scope, or a cross-site request. */
+  FORBIDDEN: 403,
   WEBHOOK_QUOTA_EXCEEDED: 403,
   INVALID_JSON: 400,
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -37,6 +37,8 @@ export interface AppConfig {
   http: { port: number; host: string; adapter: HttpAdapterName; limits: HttpLimits };
   /** The Prometheus listener, apart from the API (METRICS_PORT/METRICS_HOST); port null: none. */
   metrics: { port: number | null; host: string };
+  /** PORTAL_BASE_URL (links' origin; else the request's), PORTAL_LINK_TTL_SECONDS, PORTAL_SESSION_TTL_SECONDS, PORTAL_FRAME_ANCESTORS (space- or comma-separated origins). */
+  portal: { baseUrl: string | null; linkTtlSeconds: number; sessionTtlSeconds: number; frameAncestors: string[] };
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
   cursor: { secrets: string[]; ttlSeconds: number };
@@ -314,6 +316,18 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   if (shutdownTimeoutMs <= timeoutMs + 1000) {
     throw new ConfigError(`SHUTDOWN_TIMEOUT_MS (${shutdownTimeoutMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 1000, so attempts in flight can finish`);
   }
+  const portalBase = str(env, 'PORTAL_BASE_URL');
+  if (portalBase !== null && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/i.test(portalBase)) throw new ConfigError(`PORTAL_BASE_URL must be an absolute http(s) URL without query or fragment, got "${portalBase}"`);
+  const frameAncestors = (str(env, 'PORTAL_FRAME_ANCESTORS') ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const a of frameAncestors) {
+    if (!/^(https?:\/\/[A-Za-z0-9.*-]+(:\d+)?|'self')$/.test(a)) throw new ConfigError(`PORTAL_FRAME_ANCESTORS: "${a}" is not an origin such as https://app.example.com`);
+  }
+  const portal = {
+    baseUrl: portalBase,
+    linkTtlSeconds: int(env, 'PORTAL_LINK_TTL_SECONDS', 3600, 60, 86_400),
+    sessionTtlSeconds: int(env, 'PORTAL_SESSION_TTL_SECONDS', 3600, 60, 86_400),
+    frameAncestors,
+  };
   const operationsUrl = str(env, 'OPERATIONS_WEBHOOK_URL');
   const operationsSecret = str(env, 'OPERATIONS_WEBHOOK_SECRET');
   if ((operationsUrl === null) !== (operationsSecret === null)) throw new ConfigError('OPERATIONS_WEBHOOK_URL and OPERATIONS_WEBHOOK_SECRET go together: set both or neither');
@@ -344,6 +358,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     hostSchema: parseHostSchema(str(env, 'TRENDHOOKS_MIGRATIONS_TABLE'), str(env, 'TRENDHOOKS_FEATURES')),
     http,
     metrics,
+    portal,
     plans,
     redisUrl,
     cursor: {

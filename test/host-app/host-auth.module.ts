@@ -8,6 +8,9 @@ import {
   DeliveryModule,
   generateEncryptionKey,
   PaginationModule,
+  PortalModule,
+  PortalSessionsModule,
+  PortalSessionsService,
   PostsModule,
   SsrfModule,
   StaticDnsResolver,
@@ -15,6 +18,7 @@ import {
   trendhooksEntities,
   trendhooksMigrations,
   WebhooksModule,
+  withPortalSessions,
 } from '../../src/index';
 import type { DatabaseConfig, Plan, PlanLimits, PrincipalResolver, TrendhooksFeatures, TrendhooksPrincipal } from '../../src/index';
 
@@ -106,7 +110,8 @@ export function hostAuthTypeOrmOptions(db: DatabaseConfig) {
 
 @Module({})
 export class HostAuthAppModule {
-  static forRoot(db: DatabaseConfig, dns: Record<string, string[]>): DynamicModule {
+  /** `portal`: also the customer portal (PortalModule), its sessions known to AuthModule through withPortalSessions. */
+  static forRoot(db: DatabaseConfig, dns: Record<string, string[]>, portal?: { frameAncestors?: string[] }): DynamicModule {
     return {
       module: HostAuthAppModule,
       imports: [
@@ -114,11 +119,22 @@ export class HostAuthAppModule {
         TypeOrmModule.forRoot(hostAuthTypeOrmOptions(db)),
         TrendhooksModule.forRoot(), // the default connection, the system clock
         // The host's identity behind trendhooks' routes, built on the host's own directory.
-        AuthModule.forRootAsync({
-          imports: [HostIdentityModule],
-          inject: [HostDirectory],
-          useFactory: (directory: HostDirectory) => ({ plans: HOST_PLANS, principalResolver: new HostPrincipalResolver(directory) }),
-        }),
+        portal
+          ? AuthModule.forRootAsync({
+              imports: [HostIdentityModule, PortalSessionsModule],
+              inject: [HostDirectory, PortalSessionsService],
+              useFactory: (directory: HostDirectory, sessions: PortalSessionsService) => ({
+                plans: HOST_PLANS,
+                principalResolver: new HostPrincipalResolver(directory),
+                extendResolver: (r: PrincipalResolver) => withPortalSessions(sessions, r),
+              }),
+            })
+          : AuthModule.forRootAsync({
+              imports: [HostIdentityModule],
+              inject: [HostDirectory],
+              useFactory: (directory: HostDirectory) => ({ plans: HOST_PLANS, principalResolver: new HostPrincipalResolver(directory) }),
+            }),
+        ...(portal ? [PortalModule.forRoot({ frameAncestors: portal.frameAncestors })] : []),
         CryptoModule.forRoot({ keys: [generateEncryptionKey()] }),
         PaginationModule.forRoot({ secrets: ['host-auth-cursor-secret-0123456789abcdefghij'], ttlSeconds: 600 }),
         SsrfModule.forRoot({ resolver: new StaticDnsResolver(dns) }),

@@ -20,6 +20,7 @@ function ensureFreshBuild(): void {
   const cli = path.join(ROOT, 'dist/cli.js');
   if (fs.existsSync(cli) && fs.statSync(cli).mtimeMs >= newestMtime(path.join(ROOT, 'src'))) return;
   execSync('npx tsc -p tsconfig.build.json', { cwd: ROOT, stdio: 'inherit' });
+  execSync('node scripts/build-portal.js', { cwd: ROOT, stdio: 'inherit' });
   fs.utimesSync(cli, new Date(), new Date());
 }
 

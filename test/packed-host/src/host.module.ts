@@ -110,7 +110,7 @@ export class HostSignUpController {
 export class HostDirectoryModule {}
 
 /** Your connection: your entities and migrations beside trendhooks', in your own migrations table. */
-function database(s: HostSettings): TypeOrmModuleOptions {
+export function database(s: HostSettings): TypeOrmModuleOptions {
   const dialect = s.database.startsWith('postgres') ? 'postgres' : 'sqlite';
   const common = {
     name: HOST_CONNECTION,

@@ -15,7 +15,8 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { HOST_CONNECTION, HostModule } from '../src/host.module.js';
+import { HOST_CONNECTION, HostModule, HostSettings } from '../src/host.module.js';
+import { PortalHostModule } from '../src/portal-host.module.js';
 
 /**
  * The packed tarball inside a host app (scripts/packed-host-test.sh installs it), on the host's
@@ -95,6 +96,7 @@ for (const [name, database] of databases) {
   describe(`trendhooks from the packed tarball in a host app, on ${name}`, () => {
     let app: INestApplication;
     let receiver: Awaited<ReturnType<typeof startReceiver>>;
+    let settings: HostSettings;
     const auth = { Authorization: `Bearer alice-${name}` }; // business tenant acme
     const other = { Authorization: `Bearer bob-${name}` }; // business tenant globex
     const pro = { Authorization: `Bearer carol-${name}` }; // pro tenant initech
@@ -105,16 +107,14 @@ for (const [name, database] of databases) {
 
     before(async () => {
       receiver = await startReceiver(dir);
-      app = await NestFactory.create(
-        HostModule.forRoot({
-          database,
-          encryptionKeys: `k1:${randomBytes(32).toString('base64')}`,
-          cursorSecret: randomBytes(24).toString('base64'),
-          allowDestinations: `127.0.0.1:${receiver.port}`,
-          receiverCa: receiver.ca,
-        }),
-        { logger: false }, // Nest's body parser on, as by default
-      );
+      settings = {
+        database,
+        encryptionKeys: `k1:${randomBytes(32).toString('base64')}`,
+        cursorSecret: randomBytes(24).toString('base64'),
+        allowDestinations: `127.0.0.1:${receiver.port}`,
+        receiverCa: receiver.ca,
+      };
+      app = await NestFactory.create(HostModule.forRoot(settings), { logger: false }); // Nest's body parser on, as by default
       await app.init();
       // Users sign up through the host's own route (a JSON body, parsed by Nest's body parser).
       for (const [token, tenantId, plan] of [[`alice-${name}`, 'acme', 'business'], [`bob-${name}`, 'globex', 'business'], [`carol-${name}`, 'initech', 'pro']]) {
@@ -135,6 +135,35 @@ for (const [name, database] of databases) {
       const all = await tables(ds);
       for (const t of ['host_migrations', 'host_user', 'host_tenant', 'webhooks', 'events', 'deliveries', 'delivery_attempts']) assert.ok(all.includes(t), `${t} in ${all}`);
       for (const t of ['trendhooks_migrations', 'migrations', 'customers', 'api_keys', 'settings', 'posts', 'trend_sources']) assert.ok(!all.includes(t), `${t} in ${all}`);
+    });
+
+    it("serves the customer portal (PortalHostModule): a link minted for the host's principal, its page and assets from the tarball", async () => {
+      const portalApp = await NestFactory.create(PortalHostModule.forRoot(settings), { logger: false });
+      await portalApp.init();
+      try {
+        const ph = () => request(portalApp.getHttpServer());
+        const mine = await ph().post('/v1/webhooks').set(auth).send(hook({ subreddit: 'portal' }));
+        assert.equal(mine.status, 201, mine.text);
+        const link = await ph().post('/v1/portal/sessions').set(auth).send({});
+        assert.equal(link.status, 201, link.text);
+        const token = new URL(link.body.data.url).hash.replace(/^#token=/, '');
+        const portal = { 'X-Trendhooks-Portal': '1' };
+        const ex = await ph().post('/portal/session').set(portal).send({ token });
+        assert.equal(ex.status, 200, ex.text);
+        const session = { ...portal, Cookie: String(ex.headers['set-cookie']).split(';')[0] };
+        const list = await ph().get('/v1/webhooks').query({ limit: 100 }).set(session);
+        assert.equal(list.status, 200, list.text);
+        assert.ok(list.body.data.some((w: { id: string }) => w.id === mine.body.data.id));
+        assert.equal((await ph().get(`/v1/webhooks/${mine.body.data.id}`).set(session)).status, 200);
+        assertError(await ph().post('/portal/session').set(portal).send({ token }), 401, 'UNAUTHORIZED');
+        const page = await ph().get('/portal');
+        assert.equal(page.status, 200);
+        assert.match(String(page.headers['content-security-policy']), /^default-src 'none'; script-src 'self'/);
+        for (const asset of ['portal.js', 'portal.css']) assert.equal((await ph().get(`/portal/assets/${asset}`)).status, 200, asset);
+        await ph().delete(`/v1/webhooks/${mine.body.data.id}`).set(auth);
+      } finally {
+        await portalApp.close();
+      }
     });
 
     it("keeps the host's routes on Nest's body parser and its own answers", async () => {

@@ -6,6 +6,7 @@ import { DeliveriesKeyedById1795523787790 } from './1795523787790-DeliveriesKeye
 import { DestinationCircuits1795835720133 } from './1795835720133-DestinationCircuits';
 import { EventsBySubscription1795857305975 } from './1795857305975-EventsBySubscription';
 import { WebhookLifecycle1795857416654 } from './1795857416654-WebhookLifecycle';
+import { PortalSessions1795869639619 } from './1795869639619-PortalSessions';
 import { TrendhooksCore1796000000000 } from './1796000000000-TrendhooksCore';
 import { TrendhooksApiKeys1796000000001 } from './1796000000001-TrendhooksApiKeys';
 import { TrendhooksSettings1796000000002 } from './1796000000002-TrendhooksSettings';
@@ -16,9 +17,10 @@ import { TrendhooksWebhookLifecycle1796000000006 } from './1796000000006-Trendho
 import { TrendhooksEventsBySubscription1796000000008 } from './1796000000008-TrendhooksEventsBySubscription';
 import { WebhookSubscriptions1795869825259 } from './1795869825259-WebhookSubscriptions';
 import { TrendhooksWebhookSubscriptions1796000000009 } from './1796000000009-TrendhooksWebhookSubscriptions';
+import { TrendhooksPortalSessions1796000000010 } from './1796000000010-TrendhooksPortalSessions';
 
 /** In order. New files come from `npm run migrations:generate -- Name` (see src/database/README.md). */
-export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654, WebhookSubscriptions1795869825259];
+export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654, PortalSessions1795869639619, WebhookSubscriptions1795869825259];
 
 /**
  * The same schema as SQLITE_MIGRATIONS, one series per feature, for a host's own database and
@@ -26,7 +28,7 @@ export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698,
  * a later entity change adds a class to the feature it touches here AND one to SQLITE_MIGRATIONS.
  */
 export const SQLITE_FEATURE_MIGRATIONS = {
-  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009],
+  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009, TrendhooksPortalSessions1796000000010],
   apiKeys: [TrendhooksApiKeys1796000000001],
   settings: [TrendhooksSettings1796000000002],
   posts: [TrendhooksPosts1796000000003],

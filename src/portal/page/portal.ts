@@ -1,0 +1,283 @@
+// The customer portal's page: plain TypeScript, compiled at build time (src/portal/page/tsconfig.json)
+// into dist/portal/page/portal.js. No library: a few tables and forms over the webhook API need none,
+// and the page then has no dependency to audit or update. Every call is the public REST API, with
+// the session cookie the link was exchanged for and the portal header (the CSRF defence).
+
+interface Envelope<T> { data: T; meta: { page: { next_cursor: string | null } | null } }
+interface ApiErr { error: { code: string; message: string } }
+interface Webhook {
+  id: string; url: string; event: string; subreddit: string; last_status: string | null; last_delivery_at: string | null;
+  last_response_code: number | null; success_rate_24h: number | null; disabled: boolean; disabled_reason: string | null; secret?: string;
+}
+interface Attempt { attempt: number; started_at: string; duration_ms: number; status_code: number | null; outcome: string; error_class: string | null; response_excerpt: string | null }
+interface Delivery { id: string; event_id: string; state: string; attempt_count: number; created_at: string; attempts: Attempt[]; last_error: string | null }
+
+const SCOPE_KEY = 'trendhooks-portal-scope';
+
+/**
+ * The session's scope (not a secret: the cookie is the credential), kept across reloads in
+ * sessionStorage. A page framed by another site may be denied storage: then in memory only, and a
+ * reload shows the expired page.
+ */
+const memory = new Map<string, string>();
+const store = {
+  get(k: string): string | null {
+    try { return sessionStorage.getItem(k); } catch { return memory.get(k) ?? null; }
+  },
+  set(k: string, v: string): void {
+    try { sessionStorage.setItem(k, v); } catch { memory.set(k, v); }
+  },
+  remove(k: string): void {
+    try { sessionStorage.removeItem(k); } catch { memory.delete(k); }
+  },
+};
+const app = document.getElementById('app') as HTMLElement;
+const scopeLine = document.getElementById('scope') as HTMLElement;
+
+class Expired extends Error {}
+class ApiError extends Error {
+  constructor(readonly code: string, message: string) { super(message); }
+}
+
+async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T | null }> {
+  const headers: Record<string, string> = { 'X-Trendhooks-Portal': '1', Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' });
+  const json = res.status === 204 ? null : await res.json().catch(() => null);
+  if (res.status === 401) throw new Expired();
+  if (!res.ok) {
+    const e = (json as ApiErr | null)?.error;
+    throw new ApiError(e?.code ?? 'ERROR', e?.message ?? `HTTP ${res.status}`);
+  }
+  return { status: res.status, body: json as T };
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string | null)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) if (c !== null) e.append(c);
+  return e;
+}
+
+function button(label: string, onClick: () => Promise<void> | void, attrs: Record<string, string> = {}): HTMLButtonElement {
+  const b = el('button', { type: 'button', ...attrs }, label);
+  b.addEventListener('click', async () => {
+    b.disabled = true;
+    try { await onClick(); } catch (err) { handle(err, b); } finally { b.disabled = false; }
+  });
+  return b;
+}
+
+/** A time in the viewer's zone, the UTC instant on hover. */
+function time(iso: string | null): HTMLElement | string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return el('time', { datetime: iso, title: d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') }, d.toLocaleString());
+}
+
+function notice(text: string, kind: 'error' | 'info' = 'info'): void {
+  const box = document.getElementById('notice') ?? app.insertBefore(el('div', { id: 'notice', role: 'status' }), app.firstChild);
+  box.className = kind;
+  box.textContent = text;
+}
+
+/** An error shown beside the control that caused it (its webhook's output line), else at the top. */
+function handle(err: unknown, near?: Element): void {
+  if (err instanceof Expired) return expired();
+  const text = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+  const out = near?.closest('article')?.querySelector(':scope > .output');
+  if (out) {
+    out.replaceChildren(el('span', { class: 'error', role: 'alert' }, text));
+    return;
+  }
+  notice(text, 'error');
+}
+
+function expired(): void {
+  store.remove(SCOPE_KEY);
+  scopeLine.textContent = '';
+  app.replaceChildren(el('section', { class: 'expired', role: 'alert' }, el('h2', {}, 'This link has expired'), el('p', {}, 'Portal links work once and for a limited time. Ask for a new link to see your webhooks.')));
+}
+
+const scope = (): string | null => store.get(SCOPE_KEY) || null;
+
+async function loadWebhooks(): Promise<void> {
+  const only = scope();
+  scopeLine.textContent = only ? `This link shows webhook ${only} only.` : '';
+  let hooks: Webhook[];
+  let next: string | null = null;
+  if (only) {
+    hooks = [(await api<Envelope<Webhook>>('GET', `/v1/webhooks/${only}`)).body!.data];
+  } else {
+    const page = (await api<Envelope<Webhook[]>>('GET', '/v1/webhooks?limit=50')).body!;
+    hooks = page.data;
+    next = page.meta.page?.next_cursor ?? null;
+  }
+  const list = el('section', { 'aria-label': 'Webhooks' });
+  for (const w of hooks) list.append(webhookCard(w));
+  app.replaceChildren(list);
+  if (next) notice('More than 50 webhooks: the first 50 are shown.');
+  if (!only) app.append(createForm());
+  app.append(contract());
+}
+
+function state(w: Webhook): string {
+  return w.disabled ? `disabled (${w.disabled_reason ?? 'manual'})` : 'enabled';
+}
+
+function webhookCard(w: Webhook): HTMLElement {
+  const card = el('article', { class: 'webhook', 'data-webhook-id': w.id, 'aria-labelledby': `h-${w.id}` });
+  const rate = w.success_rate_24h === null ? '—' : `${Math.round(w.success_rate_24h * 1000) / 10}%`;
+  card.append(
+    el('h2', { id: `h-${w.id}` }, `${w.event} · r/${w.subreddit}`),
+    el('dl', {},
+      el('dt', {}, 'URL'), el('dd', { class: 'url' }, w.url),
+      el('dt', {}, 'State'), el('dd', { class: `state ${w.disabled ? 'off' : 'on'}` }, state(w)),
+      el('dt', {}, 'Last status'), el('dd', { class: 'last-status' }, `${w.last_status ?? '—'}${w.last_response_code ? ` (${w.last_response_code})` : ''}`),
+      el('dt', {}, 'Last delivery'), el('dd', {}, time(w.last_delivery_at)),
+      el('dt', {}, 'Success, 24 h'), el('dd', {}, rate),
+      el('dt', {}, 'Id'), el('dd', { class: 'mono' }, w.id),
+    ),
+  );
+  const out = el('div', { class: 'output', 'aria-live': 'polite' });
+  const deliveries = el('div', { class: 'deliveries' });
+  const actions = el('div', { class: 'actions' },
+    button('Deliveries', () => showDeliveries(w, deliveries, '', null)),
+    button('Send test event', async () => {
+      const r = await api<Envelope<{ delivery_id: string }>>('POST', `/v1/webhooks/${w.id}/test`);
+      out.textContent = `Test event queued: delivery ${r.body!.data.delivery_id}.`;
+    }),
+    button(w.disabled ? 'Enable' : 'Disable', async () => {
+      const r = await api<Envelope<Webhook>>('PATCH', `/v1/webhooks/${w.id}`, { disabled: !w.disabled });
+      card.replaceWith(webhookCard(r.body!.data));
+    }),
+    button('Rotate secret', async () => {
+      if (!confirm('Rotate the signing secret? The old one keeps signing beside it for 24 h.')) return;
+      const r = await api<Envelope<Webhook>>('POST', `/v1/webhooks/${w.id}/rotate-secret`);
+      out.replaceChildren('New secret (shown this once): ', el('code', { class: 'secret' }, r.body!.data.secret ?? ''));
+    }),
+    scope() ? null : button('Delete', async () => {
+      if (!confirm(`Delete the webhook to ${w.url}? Its queued deliveries stop.`)) return;
+      await api('DELETE', `/v1/webhooks/${w.id}`);
+      card.remove();
+    }, { class: 'danger' }),
+  );
+  card.append(actions, recoverForm(w, out), out, deliveries);
+  return card;
+}
+
+function recoverForm(w: Webhook, out: HTMLElement): HTMLElement {
+  const id = `rec-${w.id}`;
+  const since = el('input', { type: 'datetime-local', id: `${id}-since`, required: '' });
+  const until = el('input', { type: 'datetime-local', id: `${id}-until` });
+  const form = el('form', { class: 'recover', 'aria-label': 'Recover a time range' },
+    el('label', { for: `${id}-since` }, 'Recover from'), since,
+    el('label', { for: `${id}-until` }, 'until (optional)'), until,
+  );
+  const body = () => ({ since: new Date(since.value).toISOString(), ...(until.value ? { until: new Date(until.value).toISOString() } : {}) });
+  form.append(button('Count (dry run)', async () => {
+    if (!since.value) throw new Error('Pick the start of the range first.');
+    const r = await api<Envelope<{ queued: number }>>('POST', `/v1/webhooks/${w.id}/recover`, { ...body(), dry_run: true });
+    const n = r.body!.data.queued;
+    out.replaceChildren(`${n} event${n === 1 ? '' : 's'} would be sent again. `);
+    if (n > 0) out.append(button(`Recover ${n}`, async () => {
+      const done = await api<Envelope<{ queued: number }>>('POST', `/v1/webhooks/${w.id}/recover`, body());
+      out.textContent = `${done.body!.data.queued} queued.`;
+    }));
+  }));
+  form.addEventListener('submit', (e) => e.preventDefault());
+  return form;
+}
+
+async function showDeliveries(w: Webhook, box: HTMLElement, stateFilter: string, cursor: string | null): Promise<void> {
+  const q = new URLSearchParams({ limit: '20' });
+  if (stateFilter) q.set('state', stateFilter);
+  if (cursor) q.set('cursor', cursor);
+  const page = (await api<Envelope<Delivery[]>>('GET', `/v1/webhooks/${w.id}/deliveries?${q}`)).body!;
+  const select = el('select', { id: `state-${w.id}` });
+  for (const s of ['', 'pending', 'delivering', 'delivered', 'failed', 'cancelled']) {
+    const o = el('option', { value: s }, s || 'all states');
+    if (s === stateFilter) o.selected = true;
+    select.append(o);
+  }
+  select.addEventListener('change', () => showDeliveries(w, box, select.value, null).catch(handle));
+  const rows = el('ol', { class: 'delivery-list', 'aria-label': 'Deliveries, newest first' });
+  for (const d of page.data) rows.append(deliveryItem(w, d, () => showDeliveries(w, box, stateFilter, cursor)));
+  box.replaceChildren(el('div', { class: 'filter' }, el('label', { for: `state-${w.id}` }, 'Show'), select), page.data.length ? rows : el('p', {}, 'No deliveries.'));
+  const older = page.meta.page?.next_cursor;
+  if (older) box.append(button('Older', () => showDeliveries(w, box, stateFilter, older)));
+}
+
+function deliveryItem(w: Webhook, d: Delivery, reload: () => Promise<void>): HTMLElement {
+  const attempts = el('table', { class: 'attempts' },
+    el('thead', {}, el('tr', {}, ...['#', 'Started', 'Took', 'Status', 'Outcome', 'Error', 'Response'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, ...[...d.attempts].reverse().map((a) => el('tr', { class: 'attempt' },
+      el('td', {}, String(a.attempt)), el('td', {}, time(a.started_at)), el('td', {}, `${a.duration_ms} ms`),
+      el('td', { class: 'code' }, a.status_code === null ? '—' : String(a.status_code)), el('td', {}, a.outcome),
+      el('td', {}, a.error_class ?? '—'), el('td', { class: 'excerpt' }, a.response_excerpt ?? ''),
+    ))),
+  );
+  return el('li', { class: `delivery ${d.state}`, 'data-delivery-id': d.id },
+    el('div', { class: 'delivery-head' },
+      el('span', { class: 'mono' }, d.id), el('span', { class: 'badge' }, d.state), time(d.created_at), ` · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}`,
+      d.state === 'failed' || d.state === 'cancelled' ? button('Retry', async () => {
+        await api('POST', `/v1/webhooks/${w.id}/deliveries/${d.id}/retry`);
+        await reload();
+      }) : null,
+    ),
+    d.attempts.length ? attempts : null,
+  );
+}
+
+function createForm(): HTMLElement {
+  const f = el('form', { class: 'create', 'aria-labelledby': 'create-h' });
+  const url = el('input', { id: 'c-url', type: 'url', required: '', placeholder: 'https://example.com/hooks' });
+  const kind = el('select', { id: 'c-event' }, ...['trends.surge', 'trends.velocity', 'trends.rising'].map((k) => el('option', { value: k }, k)));
+  const sub = el('input', { id: 'c-sub', required: '', placeholder: 'typescript' });
+  const out = el('div', { class: 'output', 'aria-live': 'polite' });
+  f.append(el('h2', { id: 'create-h' }, 'New webhook'),
+    el('label', { for: 'c-url' }, 'URL'), url, el('label', { for: 'c-event' }, 'Event'), kind, el('label', { for: 'c-sub' }, 'Subreddit'), sub,
+    el('button', { type: 'submit' }, 'Create'), out);
+  f.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const r = await api<Envelope<Webhook>>('POST', '/v1/webhooks', { url: url.value, event: kind.value, subreddit: sub.value });
+      const w = r.body!.data;
+      document.querySelector('section[aria-label="Webhooks"]')?.prepend(webhookCard(w));
+      out.replaceChildren('Created. Its signing secret (shown this once): ', el('code', { class: 'secret' }, w.secret ?? ''));
+    } catch (err) {
+      if (err instanceof ApiError) out.textContent = `${err.code}: ${err.message}`;
+      else handle(err);
+    }
+  });
+  return f;
+}
+
+function contract(): HTMLElement {
+  const example = JSON.stringify({ type: 'trends.surge', timestamp: '2026-01-02T03:04:05.678Z', data: { event_id: 'evt_…', webhook_id: '01J…', subreddit: 'typescript', score: 42 } }, null, 2);
+  return el('section', { class: 'contract', 'aria-labelledby': 'contract-h' },
+    el('h2', { id: 'contract-h' }, 'What your receiver gets'),
+    el('p', {}, 'A POST with a JSON body and the headers webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks v1). Each kind (trends.surge, trends.velocity, trends.rising) has the same envelope; its figures follow subreddit in data. The full examples per kind are in /docs.'),
+    el('pre', {}, example),
+    el('p', {}, 'To verify: HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<raw body>" with the base64-decoded part of your secret after "whsec_"; compare in constant time with each "v1,<base64>" in webhook-signature, and refuse timestamps more than 5 minutes off. Answer 2xx quickly; a retry has the same webhook-id.'),
+  );
+}
+
+async function start(): Promise<void> {
+  const m = /^#token=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (m) {
+    // Out of the address bar and history before anything else: the token is single-use anyway.
+    history.replaceState(null, '', location.pathname);
+    try {
+      const r = await api<Envelope<{ webhook_id: string | null }>>('POST', '/portal/session', { token: m[1] });
+      store.set(SCOPE_KEY, r.body!.data.webhook_id ?? '');
+    } catch (err) {
+      return err instanceof Expired ? expired() : handle(err);
+    }
+  } else if (store.get(SCOPE_KEY) === null) {
+    return expired();
+  }
+  await loadWebhooks();
+}
+
+start().catch(handle);

@@ -1,0 +1,115 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Req, Res, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { AppError } from '../common/errors';
+import { BodyErrorGuard, envelope, RequestId } from '../common/envelope';
+import { ApiExceptionFilter } from '../common/exception.filter';
+import { ApiExcludeController } from '../openapi/swagger';
+import { assertPortalRequest, PORTAL_COOKIE, PORTAL_COOKIE_PATH } from './portal-principal.resolver';
+import { PortalSessionsService } from './portal-sessions.service';
+
+/** The page's compiled script and stylesheet: dist/portal/page (built by `npm run build`), also when this file runs from src/ (tests). */
+export function portalAssetsDir(): string {
+  const candidates = [path.join(__dirname, 'page'), path.resolve(__dirname, '../../dist/portal/page')];
+  return candidates.find((d) => fs.existsSync(path.join(d, 'portal.js'))) ?? candidates[0];
+}
+
+const ASSETS: Record<string, string> = {
+  'portal.js': 'application/javascript; charset=utf-8',
+  'portal.css': 'text/css; charset=utf-8',
+};
+
+/** No inline script or style, nothing from another origin; framing per PORTAL_FRAME_ANCESTORS. */
+export function portalCsp(frameAncestors: readonly string[]): string {
+  const ancestors = frameAncestors.length > 0 ? frameAncestors.join(' ') : "'none'";
+  return `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${ancestors}`;
+}
+
+const PAGE = `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="referrer" content="no-referrer">
+  <title>Webhooks · trendhooks portal</title>
+  <link rel="stylesheet" href="portal/assets/portal.css">
+</head>
+<body>
+  <header><h1>Your webhooks</h1><p id="scope" class="muted"></p></header>
+  <main id="app" aria-live="polite"><p>Loading…</p></main>
+  <script src="portal/assets/portal.js"></script>
+</body>
+</html>
+`;
+
+type Res = object;
+
+/**
+ * The session cookie. SameSite=Strict, unless the page may be framed by other sites
+ * (PORTAL_FRAME_ANCESTORS): a browser withholds a Strict cookie from a page framed cross-site, so
+ * there it is `SameSite=None; Partitioned` (kept per top-level site, CHIPS). The portal header and
+ * the Origin / Sec-Fetch-Site checks stay the CSRF defence either way.
+ */
+export function portalCookie(value: string, maxAgeSeconds: number, framed: boolean): string {
+  return `${PORTAL_COOKIE}=${value}; Path=${PORTAL_COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; ${framed ? 'SameSite=None; Partitioned' : 'SameSite=Strict'}`;
+}
+
+/** `GET /portal` (the page), its assets, and `POST /portal/session` (a link's token → the session cookie). */
+@ApiExcludeController()
+@Controller('portal')
+@UseFilters(ApiExceptionFilter)
+export class PortalPageController {
+  private readonly csp: string;
+
+  constructor(
+    private readonly sessions: PortalSessionsService,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {
+    this.csp = portalCsp(sessions.options.frameAncestors);
+  }
+
+  private headers(res: Res, extra: Record<string, string> = {}): void {
+    const all: Record<string, string> = {
+      'Content-Security-Policy': this.csp,
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      ...(this.sessions.options.frameAncestors.length === 0 ? { 'X-Frame-Options': 'DENY' } : {}),
+      ...extra,
+    };
+    for (const [k, v] of Object.entries(all)) this.adapterHost.httpAdapter.setHeader(res, k, v);
+  }
+
+  @Get()
+  page(@Res({ passthrough: true }) res: Res): StreamableFile {
+    this.headers(res);
+    return new StreamableFile(Buffer.from(PAGE), { type: 'text/html; charset=utf-8' });
+  }
+
+  @Get('assets/:name')
+  asset(@Param('name') name: string, @Res({ passthrough: true }) res: Res): StreamableFile {
+    if (!Object.hasOwn(ASSETS, name)) throw new AppError('NOT_FOUND', `no portal asset ${name.slice(0, 60)}`);
+    const file = path.join(portalAssetsDir(), name);
+    if (!fs.existsSync(file)) throw new AppError('NOT_FOUND', `portal asset ${name} is not built (npm run build)`);
+    this.headers(res, { 'Cache-Control': 'no-cache' });
+    return new StreamableFile(fs.readFileSync(file), { type: ASSETS[name] });
+  }
+
+  /**
+   * Exchanges a link's token (in the body, never a query string) for the session cookie. Same
+   * origin only, with the portal header: another site cannot log a browser into a session.
+   */
+  @Post('session')
+  @HttpCode(200)
+  @UseGuards(BodyErrorGuard)
+  @Header('Cache-Control', 'no-store')
+  async exchange(@Req() req: { headers: Record<string, string | undefined>; query?: Record<string, unknown> }, @Body() body: unknown, @Res({ passthrough: true }) res: Res, @RequestId() requestId: string) {
+    assertPortalRequest(req, this.sessions.options.baseUrl ? new URL(this.sessions.options.baseUrl).origin : null);
+    if (req.query && Object.keys(req.query).length > 0) throw new AppError('BAD_REQUEST', 'the token goes in the JSON body, never in the query string');
+    const token = typeof body === 'object' && body !== null ? (body as { token?: unknown }).token : undefined;
+    const { session, grant } = await this.sessions.exchange(token);
+    this.adapterHost.httpAdapter.setHeader(res, 'Set-Cookie', portalCookie(session, this.sessions.options.sessionTtlSeconds, this.sessions.options.frameAncestors.length > 0));
+    return envelope(requestId, { expires_at: grant.expiresAt.toISOString(), webhook_id: grant.webhookId });
+  }
+}

@@ -1,0 +1,226 @@
+import * as fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+import { PrivateDestinationsService } from '../src/auth/private-destinations.service';
+import { EventsService } from '../src/delivery/events.service';
+import { testDatabases } from './support/databases';
+import { ShiftedClock, startTestApp, TestApp } from './support/app';
+import { makeCert, Receiver, TestCert } from './support/receiver';
+
+/**
+ * The customer portal in a real headless browser (Debian's chromium, as the /docs test): a link
+ * minted by the API opens the customer's webhooks (not another's), retries a failed delivery that
+ * then reaches a real HTTPS receiver on 127.0.0.1, disables the webhook; a used or expired link
+ * shows no data. Screenshots at desktop and phone width go to test/artifacts/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(__dirname, 'artifacts');
+
+describe.each(testDatabases())('the portal in a headless browser (%s)', (name, db) => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  let cert: TestCert;
+  let rx: Receiver;
+  let failing = true;
+  // The receiver's text, never shown: answers of a private destination keep no excerpt.
+  const clock = new ShiftedClock();
+
+  beforeAll(async () => {
+    cert = makeCert();
+    rx = await Receiver.start(cert);
+    rx.behaviour = () => (failing ? { status: 503, body: 'receiver down for maintenance' } : { status: 200 });
+    t = await startTestApp(db(), { clock, env: { DELIVERY_CA_FILE: cert.caFile, DELIVERY_RETRY_SCHEDULE: '0.1', DELIVERY_POLL_INTERVAL_MS: '50', DELIVERY_TIMEOUT_MS: '1000' } });
+    await t.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await rx?.close();
+  });
+
+  /** A link minted over HTTP by POST /v1/portal/sessions, as a customer's backend would. */
+  async function mintLink(auth: Record<string, string>, body: object = {}): Promise<string> {
+    const res = await fetch(`${base}/v1/portal/sessions`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { data: { url: string } }).data.url;
+  }
+
+  /** A page that may reach this server only: the portal needs nothing from elsewhere. */
+  async function offlinePage(width: number, height: number): Promise<{ page: Page; foreign: string[] }> {
+    const page = await browser.newPage({ viewport: { width, height } });
+    const foreign: string[] = [];
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(base)) return route.continue();
+      foreign.push(url);
+      return route.abort();
+    });
+    return { page, foreign };
+  }
+
+  it("shows the customer's webhooks, retries a failed delivery to a real receiver, disables the webhook", async () => {
+    const a = await t.customer();
+    const b = await t.customer();
+    await t.app.get(PrivateDestinationsService).allow(a.customerId, `127.0.0.1/32:${rx.port}`);
+    const subA = `porta${Date.now().toString(36)}`;
+    const subB = `portb${Date.now().toString(36)}`;
+    const hookA = (await t.http().post('/v1/webhooks').set(a.auth).send({ url: rx.namedUrl('/a'), event: 'trends.surge', subreddit: subA, allow_nonstandard_port: true }).expect(201)).body.data;
+    await t.http().post('/v1/webhooks').set(b.auth).send({ url: 'https://hooks.example.com/b', event: 'trends.surge', subreddit: subB }).expect(201);
+
+    // One delivery that fails for good (503 twice: one retry scheduled).
+    await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit: subA, data: { count: 1 } });
+    let failed: { id: string } | undefined;
+    for (let i = 0; i < 200 && !failed; i++) {
+      const res = await t.http().get(`/v1/webhooks/${hookA.id}/deliveries`).set(a.auth).expect(200);
+      failed = res.body.data.find((d: { state: string }) => d.state === 'failed');
+      if (!failed) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(failed).toBeDefined();
+    const before = rx.received.length;
+
+    const url = await mintLink(a.auth);
+    const { page, foreign } = await offlinePage(1280, 900);
+    await page.goto(url, { waitUntil: 'load' });
+    const card = page.locator(`article[data-webhook-id="${hookA.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    // The token left the address bar at once.
+    expect(page.url()).toBe(`${base}/portal`);
+    await expect(page.getByText(`r/${subA}`).count()).resolves.toBe(1);
+    await expect(page.getByText(`r/${subB}`).count()).resolves.toBe(0);
+    await expect(card.locator('.state').innerText()).resolves.toBe('enabled');
+
+    // Its deliveries: the failed one with both attempts (503 and the receiver's text).
+    await card.getByRole('button', { name: 'Deliveries' }).click();
+    const item = card.locator(`li[data-delivery-id="${failed!.id}"]`);
+    await item.waitFor();
+    await expect(item.locator('.badge').innerText()).resolves.toBe('failed');
+    await expect(item.locator('tr.attempt').count()).resolves.toBe(2);
+    await expect(item.locator('td.code').first().innerText()).resolves.toBe('503');
+    // No response excerpt: the receiver is a private destination, whose answers are never kept.
+    await expect(item.locator('td.excerpt').first().innerText()).resolves.toBe('');
+    // Local time shown, UTC on hover.
+    await expect(item.locator('time').first().getAttribute('title')).resolves.toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `portal-desktop-${name}.png`), fullPage: true });
+
+    // Retry: a new attempt reaches the receiver, and the log shows it delivered.
+    failing = false;
+    await item.getByRole('button', { name: 'Retry' }).click();
+    await rx.waitUntil((r) => r.length > before && r.slice(before).some((x) => x.path === '/a'), 15_000, 'the retried delivery');
+    const delivered = async () => {
+      await card.getByRole('button', { name: 'Deliveries' }).click();
+      return card.locator(`li[data-delivery-id="${failed!.id}"] .badge`).innerText();
+    };
+    let badge = await delivered();
+    for (let i = 0; i < 50 && badge !== 'delivered'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      badge = await delivered();
+    }
+    expect(badge).toBe('delivered');
+    await expect(card.locator(`li[data-delivery-id="${failed!.id}"] tr.attempt`).count()).resolves.toBe(3);
+    await expect(card.locator(`li[data-delivery-id="${failed!.id}"] td.code`).first().innerText()).resolves.toBe('200');
+
+    // Disable, by keyboard: the state shows it.
+    await card.getByRole('button', { name: 'Disable' }).focus();
+    await page.keyboard.press('Enter');
+    const fresh = page.locator(`article[data-webhook-id="${hookA.id}"]`);
+    await fresh.getByRole('button', { name: 'Enable' }).waitFor();
+    await expect(fresh.locator('.state').innerText()).resolves.toBe('disabled (manual)');
+    const api = await t.http().get(`/v1/webhooks/${hookA.id}`).set(a.auth).expect(200);
+    expect(api.body.data).toMatchObject({ disabled: true, disabled_reason: 'manual' });
+
+    // Phone width: the same page, readable.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(ARTIFACTS, `portal-phone-${name}.png`), fullPage: true });
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow as number).toBeLessThanOrEqual(0);
+    expect(foreign).toEqual([]);
+
+    // The same link a second time: used, no data.
+    const { page: again } = await offlinePage(1280, 900);
+    await again.goto(url, { waitUntil: 'load' });
+    await again.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    await expect(again.locator('article.webhook').count()).resolves.toBe(0);
+    await again.close();
+    await page.close();
+  }, 120_000);
+
+  it('an expired link shows no data', async () => {
+    const a = await t.customer();
+    await t.http().post('/v1/webhooks').set(a.auth).send({ url: 'https://hooks.example.com/x', event: 'trends.surge', subreddit: 'expiredlink' }).expect(201);
+    const url = await mintLink(a.auth);
+    clock.offsetMs += 3600_000 + 1000;
+    const { page } = await offlinePage(1280, 900);
+    await page.goto(url, { waitUntil: 'load' });
+    await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    await expect(page.locator('article.webhook').count()).resolves.toBe(0);
+    await expect(page.getByText('expiredlink').count()).resolves.toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, `portal-expired-${name}.png`) });
+    await page.close();
+  }, 60_000);
+
+  it("creates (the API's SSRF refusal shown), sends a test event, filters, counts a recover, rotates and deletes, by the page's own controls", async () => {
+    const a = await t.customer();
+    const sub = `portc${Date.now().toString(36)}`;
+    const hook = (await t.http().post('/v1/webhooks').set(a.auth).send({ url: 'https://hooks.example.com/c', event: 'trends.surge', subreddit: sub }).expect(201)).body.data;
+    const { page, foreign } = await offlinePage(1280, 900);
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(await mintLink(a.auth), { waitUntil: 'load' });
+    const card = page.locator(`article[data-webhook-id="${hook.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+
+    // Create: a private address is refused with the API's own message; a public one is created, its secret shown once.
+    await page.getByLabel('URL', { exact: true }).fill('https://internal.example.com/hook');
+    await page.getByLabel('Subreddit').fill('typescript');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const out = page.locator('form.create .output');
+    await out.getByText(/^WEBHOOK_DESTINATION_BLOCKED: .*10\.0\.0\.5/).waitFor();
+    await page.getByLabel('URL', { exact: true }).fill('https://hooks.example.com/new');
+    await page.getByLabel('Event').selectOption('trends.rising');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await out.locator('code.secret').waitFor();
+    await expect(out.locator('code.secret').innerText()).resolves.toMatch(/^whsec_/);
+    await expect(page.locator('article.webhook').count()).resolves.toBe(2);
+
+    // A test event, then its delivery under the state filter.
+    await card.getByRole('button', { name: 'Send test event' }).click();
+    await card.locator('.output', { hasText: 'Test event queued' }).waitFor();
+    await card.getByRole('button', { name: 'Deliveries' }).click();
+    await card.locator('li.delivery').first().waitFor();
+    await card.getByLabel('Show').selectOption('delivered');
+    await card.locator('li.delivery, p', { hasText: /No deliveries|delivered/ }).first().waitFor();
+    const shown = await card.locator('li.delivery .badge').allInnerTexts();
+    expect(shown.every((b) => b === 'delivered')).toBe(true);
+
+    // Recover: the dry-run count first.
+    // More than 14 days: the API's refusal, shown beside the form.
+    const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await card.getByLabel('Recover from').fill(local(new Date(Date.now() - 20 * 86_400_000)));
+    await card.getByRole('button', { name: 'Count (dry run)' }).click();
+    await card.locator('.output [role=alert]', { hasText: /^VALIDATION_ERROR: / }).waitFor();
+    await card.getByLabel('Recover from').fill(local(new Date(Date.now() - 3600_000)));
+    await card.getByRole('button', { name: 'Count (dry run)' }).click();
+    await card.locator('.output', { hasText: /would be sent again/ }).waitFor();
+    await expect(card.locator('.output').innerText()).resolves.toMatch(/^\d+ events? would be sent again/);
+
+    // Rotate: the new secret shown once.
+    await card.getByRole('button', { name: 'Rotate secret' }).click();
+    await card.locator('.output code.secret').waitFor();
+    await expect(card.locator('.output code.secret').innerText()).resolves.toMatch(/^whsec_/);
+
+    // Delete.
+    await card.getByRole('button', { name: 'Delete' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect((await t.http().get(`/v1/webhooks/${hook.id}`).set(a.auth)).status).toBe(404);
+    expect(foreign).toEqual([]);
+    await page.close();
+  }, 90_000);
+});
