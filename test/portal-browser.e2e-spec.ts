@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
 import { PrivateDestinationsService } from '../src/auth/private-destinations.service';
 import { EventsService } from '../src/delivery/events.service';
+import { EVENT_CATALOGUE, EVENT_KINDS } from '../src/events/catalogue';
 import { testDatabases } from './support/databases';
 import { ShiftedClock, startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, TestCert } from './support/receiver';
@@ -96,6 +97,13 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     await expect(page.getByText(`r/${subA}`).count()).resolves.toBe(1);
     await expect(page.getByText(`r/${subB}`).count()).resolves.toBe(0);
     await expect(card.locator('.state').innerText()).resolves.toBe('enabled');
+    // The receiver contract of this webhook's own kind: the catalogue example, as delivered.
+    const receiver = card.locator('details.receiver');
+    await expect(receiver.getAttribute('data-kind')).resolves.toBe('trends.surge');
+    await receiver.locator('summary').click();
+    const surgeBody = JSON.parse(await receiver.locator('pre.example-body').innerText());
+    expect(surgeBody).toEqual(EVENT_CATALOGUE['trends.surge'].example);
+    await expect(receiver.locator('pre.example-headers').innerText()).resolves.toMatch(/^webhook-signature: v1,/m);
 
     // Its deliveries: the failed one with both attempts (503 and the receiver's text).
     await card.getByRole('button', { name: 'Deliveries' }).click();
@@ -189,6 +197,11 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     await out.locator('code.secret').waitFor();
     await expect(out.locator('code.secret').innerText()).resolves.toMatch(/^whsec_/);
     await expect(page.locator('article.webhook').count()).resolves.toBe(2);
+    // The new webhook's card shows its own kind's example (trends.rising), not the surge one.
+    const rising = page.locator('article.webhook').first().locator('details.receiver');
+    await expect(rising.getAttribute('data-kind')).resolves.toBe('trends.rising');
+    await rising.locator('summary').click();
+    expect(JSON.parse(await rising.locator('pre.example-body').innerText())).toEqual(EVENT_CATALOGUE['trends.rising'].example);
 
     // A test event, then its delivery under the state filter.
     await card.getByRole('button', { name: 'Send test event' }).click();
@@ -220,6 +233,48 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     await card.getByRole('button', { name: 'Delete' }).click();
     await card.waitFor({ state: 'detached' });
     expect((await t.http().get(`/v1/webhooks/${hook.id}`).set(a.auth)).status).toBe(404);
+    expect(foreign).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('pages the webhook list with the API cursors, shows every kind\'s contract, and signs out for good', async () => {
+    const a = await t.customer();
+    const tag = `portp${Date.now().toString(36)}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 52; i++) {
+      ids.push((await t.http().post('/v1/webhooks').set(a.auth).send({ url: `https://hooks.example.com/p${i}`, event: 'trends.velocity', subreddit: `${tag}${i}` }).expect(201)).body.data.id);
+    }
+    const { page, foreign } = await offlinePage(1280, 900);
+    await page.goto(await mintLink(a.auth), { waitUntil: 'load' });
+    await page.locator('article.webhook').first().waitFor({ timeout: 15_000 });
+    const shownIds = () => page.locator('article.webhook').evaluateAll((els) => els.map((e) => e.getAttribute('data-webhook-id')));
+    const first = await shownIds();
+    expect(first).toHaveLength(50);
+    await expect(page.getByRole('button', { name: 'Previous webhooks' }).count()).resolves.toBe(0);
+
+    await page.getByRole('button', { name: 'Next webhooks' }).click();
+    // The page's CSP forbids string evaluation (waitForFunction): wait on the list itself.
+    await page.locator('article.webhook').nth(2).waitFor({ state: 'detached' });
+    const second = await shownIds();
+    expect(new Set([...first, ...second])).toEqual(new Set(ids));
+    await expect(page.getByRole('button', { name: 'Next webhooks' }).count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Previous webhooks' }).click();
+    await page.locator('article.webhook').nth(49).waitFor();
+    expect(await shownIds()).toEqual(first);
+
+    // Each kind's example, served by trendhooks itself.
+    for (const kind of EVENT_KINDS) {
+      const body = await page.locator(`section.kind[data-kind="${kind}"] pre.example-body`).innerText();
+      expect(JSON.parse(body)).toEqual(EVENT_CATALOGUE[kind].example);
+    }
+    await expect(page.locator('article.webhook').first().locator('details.receiver').getAttribute('data-kind')).resolves.toBe('trends.velocity');
+
+    // Sign out: the page says so, and the same browser's cookie no longer works.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+    await expect(page.locator('article.webhook').count()).resolves.toBe(0);
+    const status = await page.evaluate(async () => (await fetch('/v1/webhooks', { headers: { 'X-Trendhooks-Portal': '1' }, credentials: 'same-origin' })).status);
+    expect(status).toBe(401);
     expect(foreign).toEqual([]);
     await page.close();
   }, 90_000);
