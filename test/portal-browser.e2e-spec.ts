@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
@@ -277,5 +278,58 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     expect(status).toBe(401);
     expect(foreign).toEqual([]);
     await page.close();
+  }, 90_000);
+
+  it('works behind a proxy that mounts trendhooks under a path (PORTAL_BASE_URL with a prefix)', async () => {
+    // A reverse proxy serving trendhooks at /th/ (the prefix stripped on the way in), as a host's gateway would.
+    let target = '';
+    const proxy = http.createServer((req, res) => {
+      if (!req.url?.startsWith('/th/')) {
+        res.writeHead(404).end('not under /th/');
+        return;
+      }
+      const up = http.request(`${target}${req.url.slice(3)}`, { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.writeHead(502).end());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const front = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const behind = await startTestApp(db(), { env: { PORTAL_BASE_URL: `${front}/th` } });
+    try {
+      await behind.app.listen(0, '127.0.0.1');
+      target = `http://127.0.0.1:${(behind.app.getHttpServer().address() as AddressInfo).port}`;
+      const a = await behind.customer();
+      const hook = (await behind.http().post('/v1/webhooks').set(a.auth).send({ url: 'https://hooks.example.com/th', event: 'trends.surge', subreddit: 'prefixed' }).expect(201)).body.data;
+      const minted = await fetch(`${front}/th/v1/portal/sessions`, { method: 'POST', headers: { ...a.auth, 'Content-Type': 'application/json' }, body: '{}' });
+      expect(minted.status).toBe(201);
+      const url = ((await minted.json()) as { data: { url: string } }).data.url;
+      expect(url.startsWith(`${front}/th/portal#token=`)).toBe(true);
+
+      const page = await browser.newPage();
+      const foreign: string[] = [];
+      await page.route('**/*', (route) => {
+        const u = route.request().url();
+        if (u.startsWith(`${front}/th/`)) return route.continue();
+        foreign.push(u);
+        return route.abort();
+      });
+      await page.goto(url, { waitUntil: 'load' });
+      const card = page.locator(`article[data-webhook-id="${hook.id}"]`);
+      await card.waitFor({ timeout: 15_000 });
+      await card.getByRole('button', { name: 'Disable' }).click();
+      await page.locator(`article[data-webhook-id="${hook.id}"]`).getByRole('button', { name: 'Enable' }).waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+      const status = await page.evaluate(async () => (await fetch('v1/webhooks', { headers: { 'X-Trendhooks-Portal': '1' } })).status);
+      expect(status).toBe(401);
+      expect(foreign).toEqual([]);
+      await page.close();
+    } finally {
+      await behind.close();
+      await new Promise((r) => proxy.close(r));
+    }
   }, 90_000);
 });

@@ -62,8 +62,17 @@ export function portalCookie(value: string, maxAgeSeconds: number, framed: boole
  * `DELETE /portal/session` only, so that sign-out can name the session it ends. A browser sends
  * neither anywhere else.
  */
-export function portalCookies(value: string, maxAgeSeconds: number, framed: boolean): string[] {
-  return [portalCookie(value, maxAgeSeconds, framed), portalCookie(value, maxAgeSeconds, framed, PORTAL_SIGN_OUT_PATH)];
+export function portalCookies(value: string, maxAgeSeconds: number, framed: boolean, prefix = ''): string[] {
+  return [portalCookie(value, maxAgeSeconds, framed, prefix + PORTAL_COOKIE_PATH), portalCookie(value, maxAgeSeconds, framed, prefix + PORTAL_SIGN_OUT_PATH)];
+}
+
+/**
+ * The path the browser sees before trendhooks' own routes: PORTAL_BASE_URL's path (`/tools/th` of
+ * `https://x.example/tools/th`), for a server behind a proxy that mounts it there. The page calls
+ * the API by relative paths, so only the cookie's Path needs it.
+ */
+export function portalPathPrefix(baseUrl: string | null): string {
+  return baseUrl === null ? '' : new URL(baseUrl).pathname.replace(/\/+$/, '');
 }
 
 type PortalReq = { headers: Record<string, string | undefined>; query?: Record<string, unknown>; ip?: string; socket?: { remoteAddress?: string } };
@@ -77,6 +86,7 @@ export class PortalPageController {
 
   private readonly contract = receiverContract();
   private readonly allowedOrigin: string | null;
+  private readonly prefix: string;
 
   constructor(
     private readonly sessions: PortalSessionsService,
@@ -85,6 +95,7 @@ export class PortalPageController {
   ) {
     this.csp = portalCsp(sessions.options.frameAncestors);
     this.allowedOrigin = sessions.options.baseUrl ? new URL(sessions.options.baseUrl).origin : null;
+    this.prefix = portalPathPrefix(sessions.options.baseUrl);
   }
 
   private headers(res: Res, extra: Record<string, string> = {}): void {
@@ -147,7 +158,7 @@ export class PortalPageController {
     if (req.query && Object.keys(req.query).length > 0) throw new AppError('BAD_REQUEST', 'the token goes in the JSON body, never in the query string');
     const token = typeof body === 'object' && body !== null ? (body as { token?: unknown }).token : undefined;
     const { session, grant } = await this.sessions.exchange(token);
-    this.setCookies(res, portalCookies(session, this.sessions.options.sessionTtlSeconds, this.sessions.options.frameAncestors.length > 0));
+    this.setCookies(res, portalCookies(session, this.sessions.options.sessionTtlSeconds, this.sessions.options.frameAncestors.length > 0, this.prefix));
     return envelope(requestId, { expires_at: grant.expiresAt.toISOString(), webhook_id: grant.webhookId });
   }
 
@@ -163,6 +174,6 @@ export class PortalPageController {
     assertPortalRequest(req, this.allowedOrigin);
     const cookie = readCookie(req, PORTAL_COOKIE);
     if (cookie !== undefined) await this.sessions.end(cookie);
-    this.setCookies(res, portalCookies('', 0, this.sessions.options.frameAncestors.length > 0));
+    this.setCookies(res, portalCookies('', 0, this.sessions.options.frameAncestors.length > 0, this.prefix));
   }
 }
