@@ -96,6 +96,7 @@ export class AppModule {
           linkTtlSeconds: config.portal.linkTtlSeconds,
           sessionTtlSeconds: config.portal.sessionTtlSeconds,
           frameAncestors: config.portal.frameAncestors,
+          exchangesPerMinute: config.portal.exchangesPerMinute,
         }),
         HealthModule.forRoot({ pings: rateLimitStore ? { redis: () => rateLimitStore.ping() } : {} }),
         CryptoModule.forRoot({ keys: config.encryption.keys, keyFile: encryptionKeyFile(config) ?? undefined }),

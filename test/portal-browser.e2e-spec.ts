@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
 import { PrivateDestinationsService } from '../src/auth/private-destinations.service';
 import { EventsService } from '../src/delivery/events.service';
+import { EVENT_CATALOGUE, EVENT_KINDS } from '../src/events/catalogue';
 import { testDatabases } from './support/databases';
 import { ShiftedClock, startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, TestCert } from './support/receiver';
@@ -96,6 +98,13 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     await expect(page.getByText(`r/${subA}`).count()).resolves.toBe(1);
     await expect(page.getByText(`r/${subB}`).count()).resolves.toBe(0);
     await expect(card.locator('.state').innerText()).resolves.toBe('enabled');
+    // The receiver contract of this webhook's own kind: the catalogue example, as delivered.
+    const receiver = card.locator('details.receiver');
+    await expect(receiver.getAttribute('data-kind')).resolves.toBe('trends.surge');
+    await receiver.locator('summary').click();
+    const surgeBody = JSON.parse(await receiver.locator('pre.example-body').innerText());
+    expect(surgeBody).toEqual(EVENT_CATALOGUE['trends.surge'].example);
+    await expect(receiver.locator('pre.example-headers').innerText()).resolves.toMatch(/^webhook-signature: v1,/m);
 
     // Its deliveries: the failed one with both attempts (503 and the receiver's text).
     await card.getByRole('button', { name: 'Deliveries' }).click();
@@ -189,6 +198,11 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     await out.locator('code.secret').waitFor();
     await expect(out.locator('code.secret').innerText()).resolves.toMatch(/^whsec_/);
     await expect(page.locator('article.webhook').count()).resolves.toBe(2);
+    // The new webhook's card shows its own kind's example (trends.rising), not the surge one.
+    const rising = page.locator('article.webhook').first().locator('details.receiver');
+    await expect(rising.getAttribute('data-kind')).resolves.toBe('trends.rising');
+    await rising.locator('summary').click();
+    expect(JSON.parse(await rising.locator('pre.example-body').innerText())).toEqual(EVENT_CATALOGUE['trends.rising'].example);
 
     // A test event, then its delivery under the state filter.
     await card.getByRole('button', { name: 'Send test event' }).click();
@@ -222,5 +236,100 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     expect((await t.http().get(`/v1/webhooks/${hook.id}`).set(a.auth)).status).toBe(404);
     expect(foreign).toEqual([]);
     await page.close();
+  }, 90_000);
+
+  it('pages the webhook list with the API cursors, shows every kind\'s contract, and signs out for good', async () => {
+    const a = await t.customer();
+    const tag = `portp${Date.now().toString(36)}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 52; i++) {
+      ids.push((await t.http().post('/v1/webhooks').set(a.auth).send({ url: `https://hooks.example.com/p${i}`, event: 'trends.velocity', subreddit: `${tag}${i}` }).expect(201)).body.data.id);
+    }
+    const { page, foreign } = await offlinePage(1280, 900);
+    await page.goto(await mintLink(a.auth), { waitUntil: 'load' });
+    await page.locator('article.webhook').first().waitFor({ timeout: 15_000 });
+    const shownIds = () => page.locator('article.webhook').evaluateAll((els) => els.map((e) => e.getAttribute('data-webhook-id')));
+    const first = await shownIds();
+    expect(first).toHaveLength(50);
+    await expect(page.getByRole('button', { name: 'Previous webhooks' }).count()).resolves.toBe(0);
+
+    await page.getByRole('button', { name: 'Next webhooks' }).click();
+    // The page's CSP forbids string evaluation (waitForFunction): wait on the list itself.
+    await page.locator('article.webhook').nth(2).waitFor({ state: 'detached' });
+    const second = await shownIds();
+    expect(new Set([...first, ...second])).toEqual(new Set(ids));
+    await expect(page.getByRole('button', { name: 'Next webhooks' }).count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Previous webhooks' }).click();
+    await page.locator('article.webhook').nth(49).waitFor();
+    expect(await shownIds()).toEqual(first);
+
+    // Each kind's example, served by trendhooks itself.
+    for (const kind of EVENT_KINDS) {
+      const body = await page.locator(`section.kind[data-kind="${kind}"] pre.example-body`).innerText();
+      expect(JSON.parse(body)).toEqual(EVENT_CATALOGUE[kind].example);
+    }
+    await expect(page.locator('article.webhook').first().locator('details.receiver').getAttribute('data-kind')).resolves.toBe('trends.velocity');
+
+    // Sign out: the page says so, and the same browser's cookie no longer works.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+    await expect(page.locator('article.webhook').count()).resolves.toBe(0);
+    const status = await page.evaluate(async () => (await fetch('/v1/webhooks', { headers: { 'X-Trendhooks-Portal': '1' }, credentials: 'same-origin' })).status);
+    expect(status).toBe(401);
+    expect(foreign).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('works behind a proxy that mounts trendhooks under a path (PORTAL_BASE_URL with a prefix)', async () => {
+    // A reverse proxy serving trendhooks at /th/ (the prefix stripped on the way in), as a host's gateway would.
+    let target = '';
+    const proxy = http.createServer((req, res) => {
+      if (!req.url?.startsWith('/th/')) {
+        res.writeHead(404).end('not under /th/');
+        return;
+      }
+      const up = http.request(`${target}${req.url.slice(3)}`, { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.writeHead(502).end());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const front = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const behind = await startTestApp(db(), { env: { PORTAL_BASE_URL: `${front}/th` } });
+    try {
+      await behind.app.listen(0, '127.0.0.1');
+      target = `http://127.0.0.1:${(behind.app.getHttpServer().address() as AddressInfo).port}`;
+      const a = await behind.customer();
+      const hook = (await behind.http().post('/v1/webhooks').set(a.auth).send({ url: 'https://hooks.example.com/th', event: 'trends.surge', subreddit: 'prefixed' }).expect(201)).body.data;
+      const minted = await fetch(`${front}/th/v1/portal/sessions`, { method: 'POST', headers: { ...a.auth, 'Content-Type': 'application/json' }, body: '{}' });
+      expect(minted.status).toBe(201);
+      const url = ((await minted.json()) as { data: { url: string } }).data.url;
+      expect(url.startsWith(`${front}/th/portal#token=`)).toBe(true);
+
+      const page = await browser.newPage();
+      const foreign: string[] = [];
+      await page.route('**/*', (route) => {
+        const u = route.request().url();
+        if (u.startsWith(`${front}/th/`)) return route.continue();
+        foreign.push(u);
+        return route.abort();
+      });
+      await page.goto(url, { waitUntil: 'load' });
+      const card = page.locator(`article[data-webhook-id="${hook.id}"]`);
+      await card.waitFor({ timeout: 15_000 });
+      await card.getByRole('button', { name: 'Disable' }).click();
+      await page.locator(`article[data-webhook-id="${hook.id}"]`).getByRole('button', { name: 'Enable' }).waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+      const status = await page.evaluate(async () => (await fetch('v1/webhooks', { headers: { 'X-Trendhooks-Portal': '1' } })).status);
+      expect(status).toBe(401);
+      expect(foreign).toEqual([]);
+      await page.close();
+    } finally {
+      await behind.close();
+      await new Promise((r) => proxy.close(r));
+    }
   }, 90_000);
 });

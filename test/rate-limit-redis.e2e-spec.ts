@@ -108,3 +108,45 @@ describeRedis.each(testDatabases())('one rate limit shared by two instances thro
     expect(res.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'up' } });
   });
 });
+
+describeRedis.each(testDatabases())('portal link exchanges counted once across two instances through Redis on %s', (_name, makeDb) => {
+  let a: TestApp;
+  let b: TestApp;
+  const env = { REDIS_URL: TEST_REDIS_URL, PORTAL_EXCHANGES_PER_MINUTE: '3' };
+
+  beforeAll(async () => {
+    a = await startTestApp(makeDb(), { env });
+    const same: TestDatabase = { name: a.config.database.type, create: async () => a.config.database, drop: async () => undefined };
+    b = await startTestApp(same, { env });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('2 exchanges on A and 1 on B use up the 3 a minute: the next, on B and with a valid token, is 429', async () => {
+    await awayFromWindowEdge();
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      // The count is per client address (127.0.0.1 here): start this window's from zero.
+      const stale = await redis.keys('trendhooks:rl:portal-exchange:*');
+      if (stale.length > 0) await redis.del(...stale);
+      const c = await a.customer();
+      const minted = await a.http().post('/v1/portal/sessions').set(c.auth).send({}).expect(201);
+      const token = new URL(minted.body.data.url).hash.replace(/^#token=/, '');
+      const portal = { 'X-Trendhooks-Portal': '1' };
+      const statuses: number[] = [];
+      for (const app of [a, a, b]) statuses.push((await app.http().post('/portal/session').set(portal).send({ token: `thpl_${'x'.repeat(43)}` })).status);
+      expect(statuses).toEqual([401, 401, 401]);
+      const refused = await b.http().post('/portal/session').set(portal).send({ token });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      const keys = await redis.keys('trendhooks:rl:portal-exchange:*');
+      expect(keys).toHaveLength(1);
+      expect(await redis.get(keys[0])).toBe('4');
+    } finally {
+      await redis.quit();
+    }
+  });
+});

@@ -37,8 +37,8 @@ export interface AppConfig {
   http: { port: number; host: string; adapter: HttpAdapterName; limits: HttpLimits };
   /** The Prometheus listener, apart from the API (METRICS_PORT/METRICS_HOST); port null: none. */
   metrics: { port: number | null; host: string };
-  /** PORTAL_BASE_URL (links' origin; else the request's), PORTAL_LINK_TTL_SECONDS, PORTAL_SESSION_TTL_SECONDS, PORTAL_FRAME_ANCESTORS (space- or comma-separated origins). */
-  portal: { baseUrl: string | null; linkTtlSeconds: number; sessionTtlSeconds: number; frameAncestors: string[] };
+  /** PORTAL_BASE_URL (links' origin; else the request's), PORTAL_LINK_TTL_SECONDS, PORTAL_SESSION_TTL_SECONDS, PORTAL_FRAME_ANCESTORS (space- or comma-separated origins), PORTAL_EXCHANGES_PER_MINUTE (link exchanges per client address, default 30). */
+  portal: { baseUrl: string | null; linkTtlSeconds: number; sessionTtlSeconds: number; frameAncestors: string[]; exchangesPerMinute: number };
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
   cursor: { secrets: string[]; ttlSeconds: number };
@@ -327,6 +327,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     linkTtlSeconds: int(env, 'PORTAL_LINK_TTL_SECONDS', 3600, 60, 86_400),
     sessionTtlSeconds: int(env, 'PORTAL_SESSION_TTL_SECONDS', 3600, 60, 86_400),
     frameAncestors,
+    exchangesPerMinute: int(env, 'PORTAL_EXCHANGES_PER_MINUTE', 30, 1, 10_000),
   };
   const operationsUrl = str(env, 'OPERATIONS_WEBHOOK_URL');
   const operationsSecret = str(env, 'OPERATIONS_WEBHOOK_SECRET');

@@ -1,12 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Body, Controller, Get, Header, HttpCode, Param, Post, Req, Res, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Req, Res, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../common/errors';
 import { BodyErrorGuard, envelope, RequestId } from '../common/envelope';
 import { ApiExceptionFilter } from '../common/exception.filter';
 import { ApiExcludeController } from '../openapi/swagger';
-import { assertPortalRequest, PORTAL_COOKIE, PORTAL_COOKIE_PATH } from './portal-principal.resolver';
+import { RateLimitService } from '../auth/rate-limit.service';
+import { receiverContract } from './contract';
+import { assertPortalRequest, PORTAL_COOKIE, PORTAL_COOKIE_PATH, PORTAL_SIGN_OUT_PATH, readCookie } from './portal-principal.resolver';
 import { PortalSessionsService } from './portal-sessions.service';
 
 /** The page's compiled script and stylesheet: dist/portal/page (built by `npm run build`), also when this file runs from src/ (tests). */
@@ -51,9 +53,29 @@ type Res = object;
  * there it is `SameSite=None; Partitioned` (kept per top-level site, CHIPS). The portal header and
  * the Origin / Sec-Fetch-Site checks stay the CSRF defence either way.
  */
-export function portalCookie(value: string, maxAgeSeconds: number, framed: boolean): string {
-  return `${PORTAL_COOKIE}=${value}; Path=${PORTAL_COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; ${framed ? 'SameSite=None; Partitioned' : 'SameSite=Strict'}`;
+export function portalCookie(value: string, maxAgeSeconds: number, framed: boolean, cookiePath: string = PORTAL_COOKIE_PATH): string {
+  return `${PORTAL_COOKIE}=${value}; Path=${cookiePath}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; ${framed ? 'SameSite=None; Partitioned' : 'SameSite=Strict'}`;
 }
+
+/**
+ * The session's cookies: the one the webhook API reads (Path=/v1/webhooks) and the same value on
+ * `DELETE /portal/session` only, so that sign-out can name the session it ends. A browser sends
+ * neither anywhere else.
+ */
+export function portalCookies(value: string, maxAgeSeconds: number, framed: boolean, prefix = ''): string[] {
+  return [portalCookie(value, maxAgeSeconds, framed, prefix + PORTAL_COOKIE_PATH), portalCookie(value, maxAgeSeconds, framed, prefix + PORTAL_SIGN_OUT_PATH)];
+}
+
+/**
+ * The path the browser sees before trendhooks' own routes: PORTAL_BASE_URL's path (`/tools/th` of
+ * `https://x.example/tools/th`), for a server behind a proxy that mounts it there. The page calls
+ * the API by relative paths, so only the cookie's Path needs it.
+ */
+export function portalPathPrefix(baseUrl: string | null): string {
+  return baseUrl === null ? '' : new URL(baseUrl).pathname.replace(/\/+$/, '');
+}
+
+type PortalReq = { headers: Record<string, string | undefined>; query?: Record<string, unknown>; ip?: string; socket?: { remoteAddress?: string } };
 
 /** `GET /portal` (the page), its assets, and `POST /portal/session` (a link's token → the session cookie). */
 @ApiExcludeController()
@@ -62,11 +84,18 @@ export function portalCookie(value: string, maxAgeSeconds: number, framed: boole
 export class PortalPageController {
   private readonly csp: string;
 
+  private readonly contract = receiverContract();
+  private readonly allowedOrigin: string | null;
+  private readonly prefix: string;
+
   constructor(
     private readonly sessions: PortalSessionsService,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly limits: RateLimitService,
   ) {
     this.csp = portalCsp(sessions.options.frameAncestors);
+    this.allowedOrigin = sessions.options.baseUrl ? new URL(sessions.options.baseUrl).origin : null;
+    this.prefix = portalPathPrefix(sessions.options.baseUrl);
   }
 
   private headers(res: Res, extra: Record<string, string> = {}): void {
@@ -79,6 +108,11 @@ export class PortalPageController {
       ...extra,
     };
     for (const [k, v] of Object.entries(all)) this.adapterHost.httpAdapter.setHeader(res, k, v);
+  }
+
+  /** Several Set-Cookie headers: express (res.set) and fastify (reply.header) both take an array for it. */
+  private setCookies(res: Res, cookies: string[]): void {
+    this.adapterHost.httpAdapter.setHeader(res, 'Set-Cookie', cookies as unknown as string);
   }
 
   @Get()
@@ -97,6 +131,17 @@ export class PortalPageController {
   }
 
   /**
+   * The receiver's contract per event kind: each kind's catalogue example built as a delivery body
+   * is (buildDeliveryBody), its signed headers, and how to verify them. Public and the same for
+   * everyone (it holds nothing of a customer's); the page reads it from here, its own origin.
+   */
+  @Get('contract')
+  contractOf(@Res({ passthrough: true }) res: Res, @RequestId() requestId: string) {
+    this.headers(res, { 'Cache-Control': 'no-cache' });
+    return envelope(requestId, this.contract);
+  }
+
+  /**
    * Exchanges a link's token (in the body, never a query string) for the session cookie. Same
    * origin only, with the portal header: another site cannot log a browser into a session.
    */
@@ -104,12 +149,31 @@ export class PortalPageController {
   @HttpCode(200)
   @UseGuards(BodyErrorGuard)
   @Header('Cache-Control', 'no-store')
-  async exchange(@Req() req: { headers: Record<string, string | undefined>; query?: Record<string, unknown> }, @Body() body: unknown, @Res({ passthrough: true }) res: Res, @RequestId() requestId: string) {
-    assertPortalRequest(req, this.sessions.options.baseUrl ? new URL(this.sessions.options.baseUrl).origin : null);
+  async exchange(@Req() req: PortalReq, @Body() body: unknown, @Res({ passthrough: true }) res: Res, @RequestId() requestId: string) {
+    // Every attempt counts, refused ones too: a client address tries a few links a minute, not a dictionary.
+    const state = await this.limits.consume(`portal-exchange:ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`, this.sessions.options.exchangesPerMinute);
+    for (const [k, v] of Object.entries(RateLimitService.headers(state))) this.adapterHost.httpAdapter.setHeader(res, k, v);
+    if (!state.allowed) throw RateLimitService.rejection(state);
+    assertPortalRequest(req, this.allowedOrigin);
     if (req.query && Object.keys(req.query).length > 0) throw new AppError('BAD_REQUEST', 'the token goes in the JSON body, never in the query string');
     const token = typeof body === 'object' && body !== null ? (body as { token?: unknown }).token : undefined;
     const { session, grant } = await this.sessions.exchange(token);
-    this.adapterHost.httpAdapter.setHeader(res, 'Set-Cookie', portalCookie(session, this.sessions.options.sessionTtlSeconds, this.sessions.options.frameAncestors.length > 0));
+    this.setCookies(res, portalCookies(session, this.sessions.options.sessionTtlSeconds, this.sessions.options.frameAncestors.length > 0, this.prefix));
     return envelope(requestId, { expires_at: grant.expiresAt.toISOString(), webhook_id: grant.webhookId });
+  }
+
+  /**
+   * Sign-out: ends the session named by the cookie (server side: the cookie answers 401 from then
+   * on, wherever it was copied) and clears both cookies. From the portal page only (header, Origin,
+   * Sec-Fetch-Site), as every portal request. 204 also when no live session came with it.
+   */
+  @Delete('session')
+  @HttpCode(204)
+  @Header('Cache-Control', 'no-store')
+  async signOut(@Req() req: PortalReq, @Res({ passthrough: true }) res: Res): Promise<void> {
+    assertPortalRequest(req, this.allowedOrigin);
+    const cookie = readCookie(req, PORTAL_COOKIE);
+    if (cookie !== undefined) await this.sessions.end(cookie);
+    this.setCookies(res, portalCookies('', 0, this.sessions.options.frameAncestors.length > 0, this.prefix));
   }
 }

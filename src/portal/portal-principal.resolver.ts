@@ -8,6 +8,8 @@ import type { PortalSessionsService } from './portal-sessions.service';
 export const PORTAL_COOKIE = 'th_portal';
 /** The path the cookie is sent to: the webhook API the page calls (nothing else). */
 export const PORTAL_COOKIE_PATH = '/v1/webhooks';
+/** Sign-out's path (`DELETE /portal/session`): the cookie's one other destination, so sign-out can name the session. */
+export const PORTAL_SIGN_OUT_PATH = '/portal/session';
 /**
  * The header every request the page makes carries. A cross-site page cannot send it without a CORS
  * preflight, which trendhooks never grants: with SameSite=Strict and the Origin check, the CSRF defence.

@@ -54,6 +54,17 @@ export class PortalSessionStore {
     return { id: row.id, customerId: row.customerId, plan: row.plan, webhookId: row.webhookId, expiresAt: row.sessionExpiresAt };
   }
 
+  /** Ends the live session whose cookie hashes to `sessionHash` at `now` (sign-out); whether there was one. */
+  async end(sessionHash: string, now: Date): Promise<boolean> {
+    const result = await this.rows
+      .createQueryBuilder()
+      .update(PortalSessionEntity)
+      .set({ sessionExpiresAt: now })
+      .where('session_hash = :sessionHash AND session_expires_at > :now', { sessionHash, now: now.getTime() })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
   /** Drops rows past both expiries before `before`; returns how many. */
   async purge(before: Date): Promise<number> {
     const at = before.getTime();

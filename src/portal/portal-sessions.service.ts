@@ -65,6 +65,12 @@ export class PortalSessionsService {
     return { session, grant };
   }
 
+  /** Ends the session with this secret (sign-out): its cookie answers 401 from now on. Whether one was live. */
+  async end(value: string): Promise<boolean> {
+    if (!value.startsWith(SESSION_PREFIX) || !SECRET_RE.test(value.slice(SESSION_PREFIX.length))) return false;
+    return this.store.end(hash(value), this.clock.now());
+  }
+
   /** The live session with this secret, or null. */
   async session(value: string): Promise<PortalSessionGrant | null> {
     if (!value.startsWith(SESSION_PREFIX) || !SECRET_RE.test(value.slice(SESSION_PREFIX.length))) return null;

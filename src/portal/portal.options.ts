@@ -16,6 +16,11 @@ export interface PortalModuleOptions {
    * none by default (`'none'`).
    */
   frameAncestors?: string[];
+  /**
+   * Link exchanges (`POST /portal/session`) one client address may make per minute (1 to 10,000;
+   * default 30), counted in AuthModule's rate-limit store (Redis with REDIS_URL, so shared by replicas).
+   */
+  exchangesPerMinute?: number;
 }
 
 export const { ConfigurableModuleClass: PortalConfigurableModule, MODULE_OPTIONS_TOKEN: PORTAL_OPTIONS, OPTIONS_TYPE: PORTAL_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: PORTAL_OPTIONS_ASYNC_TYPE } =
@@ -29,6 +34,7 @@ export const InjectPortalOptions = (): ParameterDecorator & PropertyDecorator =>
 
 export const DEFAULT_LINK_TTL_SECONDS = 3600;
 export const DEFAULT_SESSION_TTL_SECONDS = 3600;
+export const DEFAULT_EXCHANGES_PER_MINUTE = 30;
 
 /** The options with defaults applied, checked (a bad figure fails at boot, not at a first link). */
 export function resolvePortalOptions(o: PortalModuleOptions = {}): Required<Omit<PortalModuleOptions, 'baseUrl'>> & { baseUrl: string | null } {
@@ -46,8 +52,11 @@ export function resolvePortalOptions(o: PortalModuleOptions = {}): Required<Omit
   for (const a of o.frameAncestors ?? []) {
     if (!/^(https?:\/\/[A-Za-z0-9.*-]+(:\d+)?|'self')$/.test(a)) throw new Error(`PortalModule frameAncestors: ${JSON.stringify(a)} is not an origin (https://host[:port]) or 'self'`);
   }
+  const exchangesPerMinute = o.exchangesPerMinute ?? DEFAULT_EXCHANGES_PER_MINUTE;
+  if (!Number.isInteger(exchangesPerMinute) || exchangesPerMinute < 1 || exchangesPerMinute > 10_000) throw new Error(`PortalModule exchangesPerMinute must be an integer from 1 to 10000, got ${o.exchangesPerMinute}`);
   return {
     baseUrl,
+    exchangesPerMinute,
     linkTtlSeconds: ttl('linkTtlSeconds', o.linkTtlSeconds, DEFAULT_LINK_TTL_SECONDS),
     sessionTtlSeconds: ttl('sessionTtlSeconds', o.sessionTtlSeconds, DEFAULT_SESSION_TTL_SECONDS),
     frameAncestors: o.frameAncestors ?? [],

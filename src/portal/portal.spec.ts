@@ -1,12 +1,12 @@
 import { AppError } from '../common/errors';
 import { loadConfig } from '../config/config';
-import { portalCookie, portalCsp } from './portal-page.controller';
+import { portalCookie, portalCookies, portalPathPrefix, portalCsp } from './portal-page.controller';
 import { assertPortalRequest, readCookie } from './portal-principal.resolver';
 import { resolvePortalOptions } from './portal.options';
 
 describe('portal options', () => {
   it('defaults to an hour each, no base URL and no framing', () => {
-    expect(resolvePortalOptions()).toEqual({ baseUrl: null, linkTtlSeconds: 3600, sessionTtlSeconds: 3600, frameAncestors: [] });
+    expect(resolvePortalOptions()).toEqual({ baseUrl: null, linkTtlSeconds: 3600, sessionTtlSeconds: 3600, frameAncestors: [], exchangesPerMinute: 30 });
     expect(resolvePortalOptions({ baseUrl: 'https://x.example/tools/' }).baseUrl).toBe('https://x.example/tools');
   });
 
@@ -15,6 +15,7 @@ describe('portal options', () => {
     expect(() => resolvePortalOptions({ sessionTtlSeconds: 1.5 })).toThrow(/sessionTtlSeconds/);
     expect(() => resolvePortalOptions({ baseUrl: 'ftp://x' })).toThrow(/http\(s\) URL/);
     expect(() => resolvePortalOptions({ frameAncestors: ['*'] })).toThrow(/not an origin/);
+    expect(() => resolvePortalOptions({ exchangesPerMinute: 0 })).toThrow(/exchangesPerMinute must be an integer from 1 to 10000/);
   });
 
   it('reads PORTAL_* from the environment, refusing bad values', () => {
@@ -24,7 +25,10 @@ describe('portal options', () => {
       linkTtlSeconds: 3600,
       sessionTtlSeconds: 3600,
       frameAncestors: ['https://a.example', 'https://b.example:8443'],
+      exchangesPerMinute: 30,
     });
+    expect(loadConfig({ ...env, PORTAL_EXCHANGES_PER_MINUTE: '5' }).portal.exchangesPerMinute).toBe(5);
+    expect(() => loadConfig({ ...env, PORTAL_EXCHANGES_PER_MINUTE: '0' })).toThrow(/PORTAL_EXCHANGES_PER_MINUTE/);
     expect(() => loadConfig({ ...env, PORTAL_BASE_URL: 'https://x.example/?a=1' })).toThrow(/PORTAL_BASE_URL/);
     expect(() => loadConfig({ ...env, PORTAL_LINK_TTL_SECONDS: '10' })).toThrow(/PORTAL_LINK_TTL_SECONDS/);
     expect(() => loadConfig({ ...env, PORTAL_FRAME_ANCESTORS: "https://a.example 'unsafe-inline'" })).toThrow(/PORTAL_FRAME_ANCESTORS/);
@@ -41,6 +45,14 @@ describe('portal headers', () => {
   it('a Strict cookie, partitioned SameSite=None only when framed', () => {
     expect(portalCookie('v', 60, false)).toBe('th_portal=v; Path=/v1/webhooks; Max-Age=60; HttpOnly; Secure; SameSite=Strict');
     expect(portalCookie('v', 60, true)).toBe('th_portal=v; Path=/v1/webhooks; Max-Age=60; HttpOnly; Secure; SameSite=None; Partitioned');
+  });
+
+  it('the cookie goes to the webhook API and to sign-out only, under the base URL\'s path prefix', () => {
+    expect(portalCookies('v', 60, false).map((c) => c.split('; ')[1])).toEqual(['Path=/v1/webhooks', 'Path=/portal/session']);
+    expect(portalCookies('v', 60, false, '/tools/th').map((c) => c.split('; ')[1])).toEqual(['Path=/tools/th/v1/webhooks', 'Path=/tools/th/portal/session']);
+    expect(portalPathPrefix(null)).toBe('');
+    expect(portalPathPrefix('https://x.example')).toBe('');
+    expect(portalPathPrefix('https://x.example/tools/th')).toBe('/tools/th');
   });
 
   it('reads one cookie among several', () => {

@@ -2,6 +2,9 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { testDatabases } from '../support/databases';
 import { ShiftedClock, startTestApp, TestApp } from '../support/app';
+import { createHmac } from 'node:crypto';
+import { buildDeliveryBody } from '../../src/delivery/payload';
+import { EVENT_CATALOGUE, EVENT_KINDS, EventKind, exampleFigures } from '../../src/events/catalogue';
 
 /**
  * Portal links and sessions (issue #26): a link is used once, before it expires, from the portal
@@ -20,7 +23,8 @@ describe.each(testDatabases())('portal sessions on %s', (_name, makeDb) => {
   const clock = new ShiftedClock();
 
   beforeAll(async () => {
-    t = await startTestApp(makeDb(), { clock });
+    // Many exchanges from one address (127.0.0.1) here: the per-address limit has its own test and app below.
+    t = await startTestApp(makeDb(), { clock, env: { PORTAL_EXCHANGES_PER_MINUTE: '1000' } });
   });
   afterAll(() => t?.close());
   afterEach(() => {
@@ -70,8 +74,11 @@ describe.each(testDatabases())('portal sessions on %s', (_name, makeDb) => {
     const { a, aHook, bHook } = await setup();
     const { token } = await mint(a.auth);
     const { res, as } = await exchange(token);
-    const setCookie = String(res.headers['set-cookie']);
+    const [setCookie, signOutCookie] = res.headers['set-cookie'] as unknown as string[];
     expect(setCookie).toMatch(/^th_portal=thps_[A-Za-z0-9_-]{43}; Path=\/v1\/webhooks; Max-Age=3600; HttpOnly; Secure; SameSite=Strict$/);
+    // The same value for sign-out only (DELETE /portal/session), so it can name the session it ends.
+    expect(signOutCookie).toBe(setCookie.replace('Path=/v1/webhooks', 'Path=/portal/session'));
+    expect((res.headers['set-cookie'] as unknown as string[]).length).toBe(2);
     expect(res.body.data).toEqual({ expires_at: expect.any(String), webhook_id: null });
 
     // The same list an API key gets: its own webhooks, not another customer's.
@@ -200,5 +207,85 @@ describe.each(testDatabases())('portal sessions on %s', (_name, makeDb) => {
     clock.offsetMs = 3600_000 + 24 * 3600_000 + 1000;
     await mint(a.auth);
     expect(await count()).toBe(1);
+  });
+
+  it('sign-out ends the session server side: the old cookie no longer works, both cookies are cleared', async () => {
+    const { a, aHook } = await setup();
+    const { as } = await exchange((await mint(a.auth)).token);
+    await t.http().get(`/v1/webhooks/${aHook.id}`).set(as).expect(200);
+
+    // Not from the portal page: refused, and the session lives on.
+    expectError(await t.http().delete('/portal/session').set({ Cookie: as.Cookie }), 403, 'FORBIDDEN');
+    expectError(await t.http().delete('/portal/session').set({ ...as, Origin: 'https://evil.example.com' }), 403, 'FORBIDDEN');
+    await t.http().get(`/v1/webhooks/${aHook.id}`).set(as).expect(200);
+
+    const out = await t.http().delete('/portal/session').set(as);
+    expect(out.status).toBe(204);
+    const cleared = out.headers['set-cookie'] as unknown as string[];
+    expect(cleared).toEqual([
+      'th_portal=; Path=/v1/webhooks; Max-Age=0; HttpOnly; Secure; SameSite=Strict',
+      'th_portal=; Path=/portal/session; Max-Age=0; HttpOnly; Secure; SameSite=Strict',
+    ]);
+    // The same cookie, kept by whoever copied it: dead on every route.
+    const after = await t.http().get(`/v1/webhooks/${aHook.id}`).set(as);
+    expectError(after, 401, 'UNAUTHORIZED');
+    expectError(await t.http().get('/v1/webhooks').set(as), 401, 'UNAUTHORIZED');
+    // Signing out again (or without a cookie) changes nothing and is no error.
+    expect((await t.http().delete('/portal/session').set(as)).status).toBe(204);
+    expect((await t.http().delete('/portal/session').set(PORTAL)).status).toBe(204);
+  });
+
+  it('serves the receiver contract of each kind: the catalogue example built as a delivery body, signed as a delivery is', async () => {
+    const res = await t.http().get('/portal/contract').expect(200);
+    expect(res.headers['content-security-policy']).toMatch(/^default-src 'none'/);
+    const { kinds, example_secret, verify } = res.body.data as { kinds: { kind: string; body: string; headers: Record<string, string> }[]; example_secret: string; verify: string[] };
+    expect(kinds.map((k) => k.kind)).toEqual([...EVENT_KINDS]);
+    for (const k of kinds) {
+      const ex = EVENT_CATALOGUE[k.kind as EventKind].example;
+      expect(JSON.parse(k.body)).toEqual(ex);
+      expect(k.body).toBe(buildDeliveryBody({ id: ex.data.event_id, type: k.kind, subreddit: ex.data.subreddit, createdAt: new Date(ex.timestamp), data: exampleFigures(k.kind as EventKind) }, ex.data.webhook_id));
+      // Verified the way a receiver would, independently of the signer.
+      const key = Buffer.from(example_secret.replace(/^whsec_/, ''), 'base64');
+      const mac = createHmac('sha256', key).update(`${k.headers['webhook-id']}.${k.headers['webhook-timestamp']}.${k.body}`).digest('base64');
+      expect(k.headers['webhook-signature']).toBe(`v1,${mac}`);
+      expect(Number(k.headers['webhook-timestamp'])).toBe(Date.parse(ex.timestamp) / 1000);
+    }
+    expect(verify.join(' ')).toMatch(/constant time/);
+  });
+});
+
+describe.each(testDatabases())('portal link exchanges are rate limited per client address on %s', (_name, makeDb) => {
+  let t: TestApp;
+  const clock = new ShiftedClock();
+
+  beforeAll(async () => {
+    // The default limit (30 a minute).
+    t = await startTestApp(makeDb(), { clock });
+  });
+  afterAll(() => t?.close());
+
+  it('answers 429 in the envelope with Retry-After past 30 a minute, a valid token included, until the window passes', async () => {
+    const a = await t.customer();
+    const mintToken = async () => new URL((await t.http().post('/v1/portal/sessions').set(a.auth).send({}).expect(201)).body.data.url).hash.replace(/^#token=/, '');
+    const token = await mintToken();
+    // Start of a fresh minute, so the 30 land in one window.
+    const now = Date.now();
+    clock.offsetMs = 60_000 - (now % 60_000) + 100;
+    for (let i = 0; i < 30; i++) {
+      const res = await t.http().post('/portal/session').set(PORTAL).send({ token: `thpl_${String(i).padStart(43, 'x')}` });
+      expectError(res, 401, 'UNAUTHORIZED');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(29 - i));
+    }
+    const refused = await t.http().post('/portal/session').set(PORTAL).send({ token });
+    expectError(refused, 429, 'RATE_LIMITED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    expect(refused.body.error.message).toMatch(/30 requests per minute/);
+
+    // The next minute: the same (unused) token works.
+    clock.offsetMs += 60_000;
+    const ok = await t.http().post('/portal/session').set(PORTAL).send({ token });
+    expect(ok.status).toBe(200);
   });
 });

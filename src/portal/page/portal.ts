@@ -10,6 +10,8 @@ interface Webhook {
   last_response_code: number | null; success_rate_24h: number | null; disabled: boolean; disabled_reason: string | null; secret?: string;
 }
 interface Attempt { attempt: number; started_at: string; duration_ms: number; status_code: number | null; outcome: string; error_class: string | null; response_excerpt: string | null }
+interface KindContract { kind: string; summary: string; body: string; headers: Record<string, string> }
+interface Contract { kinds: KindContract[]; example_secret: string; verify: string[] }
 interface Delivery { id: string; event_id: string; state: string; attempt_count: number; created_at: string; attempts: Attempt[]; last_error: string | null }
 
 const SCOPE_KEY = 'trendhooks-portal-scope';
@@ -95,30 +97,51 @@ function handle(err: unknown, near?: Element): void {
 
 function expired(): void {
   store.remove(SCOPE_KEY);
+  signOutButton.remove();
   scopeLine.textContent = '';
   app.replaceChildren(el('section', { class: 'expired', role: 'alert' }, el('h2', {}, 'This link has expired'), el('p', {}, 'Portal links work once and for a limited time. Ask for a new link to see your webhooks.')));
 }
 
 const scope = (): string | null => store.get(SCOPE_KEY) || null;
 
-async function loadWebhooks(): Promise<void> {
+/** The receiver contract per kind, served by trendhooks (GET /portal/contract), read once. */
+let contractData: Contract | null = null;
+async function loadContract(): Promise<Contract> {
+  contractData ??= (await api<Envelope<Contract>>('GET', 'portal/contract')).body!.data;
+  return contractData;
+}
+
+/** Webhooks per page of the list; the API's cursors page through the rest. */
+const PAGE_SIZE = 50;
+
+async function loadWebhooks(cursor: string | null = null): Promise<void> {
   const only = scope();
   scopeLine.textContent = only ? `This link shows webhook ${only} only.` : '';
+  const terms = await loadContract();
   let hooks: Webhook[];
   let next: string | null = null;
+  let prev: string | null = null;
   if (only) {
-    hooks = [(await api<Envelope<Webhook>>('GET', `/v1/webhooks/${only}`)).body!.data];
+    hooks = [(await api<Envelope<Webhook>>('GET', `v1/webhooks/${only}`)).body!.data];
   } else {
-    const page = (await api<Envelope<Webhook[]>>('GET', '/v1/webhooks?limit=50')).body!;
+    const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (cursor) q.set('cursor', cursor);
+    const page = (await api<Envelope<Webhook[]>>('GET', `v1/webhooks?${q}`)).body!;
     hooks = page.data;
     next = page.meta.page?.next_cursor ?? null;
+    prev = (page.meta.page as { prev_cursor?: string | null } | null)?.prev_cursor ?? null;
   }
   const list = el('section', { 'aria-label': 'Webhooks' });
   for (const w of hooks) list.append(webhookCard(w));
   app.replaceChildren(list);
-  if (next) notice('More than 50 webhooks: the first 50 are shown.');
+  if (next || prev) {
+    app.append(el('nav', { class: 'pager', 'aria-label': 'Webhook pages' },
+      prev ? button('Previous webhooks', () => loadWebhooks(prev)) : null,
+      next ? button('Next webhooks', () => loadWebhooks(next)) : null,
+    ));
+  }
   if (!only) app.append(createForm());
-  app.append(contract());
+  app.append(contract(terms));
 }
 
 function state(w: Webhook): string {
@@ -144,25 +167,27 @@ function webhookCard(w: Webhook): HTMLElement {
   const actions = el('div', { class: 'actions' },
     button('Deliveries', () => showDeliveries(w, deliveries, '', null)),
     button('Send test event', async () => {
-      const r = await api<Envelope<{ delivery_id: string }>>('POST', `/v1/webhooks/${w.id}/test`);
+      const r = await api<Envelope<{ delivery_id: string }>>('POST', `v1/webhooks/${w.id}/test`);
       out.textContent = `Test event queued: delivery ${r.body!.data.delivery_id}.`;
     }),
     button(w.disabled ? 'Enable' : 'Disable', async () => {
-      const r = await api<Envelope<Webhook>>('PATCH', `/v1/webhooks/${w.id}`, { disabled: !w.disabled });
+      const r = await api<Envelope<Webhook>>('PATCH', `v1/webhooks/${w.id}`, { disabled: !w.disabled });
       card.replaceWith(webhookCard(r.body!.data));
     }),
     button('Rotate secret', async () => {
       if (!confirm('Rotate the signing secret? The old one keeps signing beside it for 24 h.')) return;
-      const r = await api<Envelope<Webhook>>('POST', `/v1/webhooks/${w.id}/rotate-secret`);
+      const r = await api<Envelope<Webhook>>('POST', `v1/webhooks/${w.id}/rotate-secret`);
       out.replaceChildren('New secret (shown this once): ', el('code', { class: 'secret' }, r.body!.data.secret ?? ''));
     }),
     scope() ? null : button('Delete', async () => {
       if (!confirm(`Delete the webhook to ${w.url}? Its queued deliveries stop.`)) return;
-      await api('DELETE', `/v1/webhooks/${w.id}`);
+      await api('DELETE', `v1/webhooks/${w.id}`);
       card.remove();
     }, { class: 'danger' }),
   );
+  const terms = contractData?.kinds.find((k) => k.kind === w.event);
   card.append(actions, recoverForm(w, out), out, deliveries);
+  if (terms) card.append(el('details', { class: 'receiver', 'data-kind': terms.kind }, el('summary', {}, `What your receiver gets (${terms.kind})`), kindExample(terms), el('p', {}, 'How to verify the signature: see "What your receiver gets" below the list.')));
   return card;
 }
 
@@ -177,11 +202,11 @@ function recoverForm(w: Webhook, out: HTMLElement): HTMLElement {
   const body = () => ({ since: new Date(since.value).toISOString(), ...(until.value ? { until: new Date(until.value).toISOString() } : {}) });
   form.append(button('Count (dry run)', async () => {
     if (!since.value) throw new Error('Pick the start of the range first.');
-    const r = await api<Envelope<{ queued: number }>>('POST', `/v1/webhooks/${w.id}/recover`, { ...body(), dry_run: true });
+    const r = await api<Envelope<{ queued: number }>>('POST', `v1/webhooks/${w.id}/recover`, { ...body(), dry_run: true });
     const n = r.body!.data.queued;
     out.replaceChildren(`${n} event${n === 1 ? '' : 's'} would be sent again. `);
     if (n > 0) out.append(button(`Recover ${n}`, async () => {
-      const done = await api<Envelope<{ queued: number }>>('POST', `/v1/webhooks/${w.id}/recover`, body());
+      const done = await api<Envelope<{ queued: number }>>('POST', `v1/webhooks/${w.id}/recover`, body());
       out.textContent = `${done.body!.data.queued} queued.`;
     }));
   }));
@@ -193,7 +218,7 @@ async function showDeliveries(w: Webhook, box: HTMLElement, stateFilter: string,
   const q = new URLSearchParams({ limit: '20' });
   if (stateFilter) q.set('state', stateFilter);
   if (cursor) q.set('cursor', cursor);
-  const page = (await api<Envelope<Delivery[]>>('GET', `/v1/webhooks/${w.id}/deliveries?${q}`)).body!;
+  const page = (await api<Envelope<Delivery[]>>('GET', `v1/webhooks/${w.id}/deliveries?${q}`)).body!;
   const select = el('select', { id: `state-${w.id}` });
   for (const s of ['', 'pending', 'delivering', 'delivered', 'failed', 'cancelled']) {
     const o = el('option', { value: s }, s || 'all states');
@@ -221,7 +246,7 @@ function deliveryItem(w: Webhook, d: Delivery, reload: () => Promise<void>): HTM
     el('div', { class: 'delivery-head' },
       el('span', { class: 'mono' }, d.id), el('span', { class: 'badge' }, d.state), time(d.created_at), ` · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}`,
       d.state === 'failed' || d.state === 'cancelled' ? button('Retry', async () => {
-        await api('POST', `/v1/webhooks/${w.id}/deliveries/${d.id}/retry`);
+        await api('POST', `v1/webhooks/${w.id}/deliveries/${d.id}/retry`);
         await reload();
       }) : null,
     ),
@@ -241,7 +266,7 @@ function createForm(): HTMLElement {
   f.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
-      const r = await api<Envelope<Webhook>>('POST', '/v1/webhooks', { url: url.value, event: kind.value, subreddit: sub.value });
+      const r = await api<Envelope<Webhook>>('POST', 'v1/webhooks', { url: url.value, event: kind.value, subreddit: sub.value });
       const w = r.body!.data;
       document.querySelector('section[aria-label="Webhooks"]')?.prepend(webhookCard(w));
       out.replaceChildren('Created. Its signing secret (shown this once): ', el('code', { class: 'secret' }, w.secret ?? ''));
@@ -253,15 +278,35 @@ function createForm(): HTMLElement {
   return f;
 }
 
-function contract(): HTMLElement {
-  const example = JSON.stringify({ type: 'trends.surge', timestamp: '2026-01-02T03:04:05.678Z', data: { event_id: 'evt_…', webhook_id: '01J…', subreddit: 'typescript', score: 42 } }, null, 2);
-  return el('section', { class: 'contract', 'aria-labelledby': 'contract-h' },
-    el('h2', { id: 'contract-h' }, 'What your receiver gets'),
-    el('p', {}, 'A POST with a JSON body and the headers webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks v1). Each kind (trends.surge, trends.velocity, trends.rising) has the same envelope; its figures follow subreddit in data. The full examples per kind are in /docs.'),
-    el('pre', {}, example),
-    el('p', {}, 'To verify: HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<raw body>" with the base64-decoded part of your secret after "whsec_"; compare in constant time with each "v1,<base64>" in webhook-signature, and refuse timestamps more than 5 minutes off. Answer 2xx quickly; a retry has the same webhook-id.'),
+/** One kind's example: the exact body a delivery carries and its signed headers. */
+function kindExample(k: KindContract): HTMLElement {
+  const headers = Object.entries(k.headers).map(([h, v]) => `${h}: ${v}`).join('\n');
+  return el('div', { class: 'kind-example' },
+    el('p', {}, k.summary),
+    el('pre', { class: 'example-headers', 'aria-label': `${k.kind} headers` }, headers),
+    el('pre', { class: 'example-body', 'aria-label': `${k.kind} body` }, k.body),
   );
 }
+
+function contract(terms: Contract): HTMLElement {
+  return el('section', { class: 'contract', 'aria-labelledby': 'contract-h' },
+    el('h2', { id: 'contract-h' }, 'What your receiver gets'),
+    el('p', {}, 'A POST with a JSON body and the headers webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks v1). Each kind\'s example below is the exact body a delivery carries, signed with the example secret ', el('code', {}, terms.example_secret), ': your verification code should accept it.'),
+    ...terms.kinds.map((k) => el('section', { class: 'kind', 'data-kind': k.kind, 'aria-label': k.kind }, el('h3', {}, k.kind), kindExample(k))),
+    el('h3', {}, 'Verifying a signature'),
+    el('ol', { class: 'verify' }, ...terms.verify.map((v) => el('li', {}, v))),
+  );
+}
+
+/** Ends the session on the server (the cookie stops working everywhere) and shows so. */
+async function signOut(): Promise<void> {
+  await api('DELETE', 'portal/session');
+  store.remove(SCOPE_KEY);
+  scopeLine.textContent = '';
+  signOutButton.remove();
+  app.replaceChildren(el('section', { class: 'expired', role: 'status' }, el('h2', {}, 'Signed out'), el('p', {}, 'This portal session has ended. Open a new portal link to see your webhooks again.')));
+}
+const signOutButton = button('Sign out', signOut, { class: 'sign-out' });
 
 async function start(): Promise<void> {
   const m = /^#token=([A-Za-z0-9_-]+)$/.exec(location.hash);
@@ -269,7 +314,7 @@ async function start(): Promise<void> {
     // Out of the address bar and history before anything else: the token is single-use anyway.
     history.replaceState(null, '', location.pathname);
     try {
-      const r = await api<Envelope<{ webhook_id: string | null }>>('POST', '/portal/session', { token: m[1] });
+      const r = await api<Envelope<{ webhook_id: string | null }>>('POST', 'portal/session', { token: m[1] });
       store.set(SCOPE_KEY, r.body!.data.webhook_id ?? '');
     } catch (err) {
       return err instanceof Expired ? expired() : handle(err);
@@ -277,6 +322,7 @@ async function start(): Promise<void> {
   } else if (store.get(SCOPE_KEY) === null) {
     return expired();
   }
+  document.querySelector('header')?.append(signOutButton);
   await loadWebhooks();
 }
 
