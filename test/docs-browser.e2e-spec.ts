@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './support/browser';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 
@@ -10,7 +11,6 @@ import { startTestApp, TestApp } from './support/app';
  * receiver's contract (the OpenAPI `webhooks` section, each trend kind's payload) must render, not
  * just be present in the JSON. A screenshot per database goes to test/artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(__dirname, 'artifacts');
 
 describe.each(testDatabases())('/docs in a headless browser (%s)', (name, db) => {
@@ -22,10 +22,7 @@ describe.each(testDatabases())('/docs in a headless browser (%s)', (name, db) =>
     t = await startTestApp(db());
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

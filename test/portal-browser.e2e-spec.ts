@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './support/browser';
 import { PrivateDestinationsService } from '../src/auth/private-destinations.service';
 import { EventsService } from '../src/delivery/events.service';
 import { EVENT_CATALOGUE, EVENT_KINDS } from '../src/events/catalogue';
@@ -16,7 +17,6 @@ import { makeCert, Receiver, TestCert } from './support/receiver';
  * then reaches a real HTTPS receiver on 127.0.0.1, disables the webhook; a used or expired link
  * shows no data. Screenshots at desktop and phone width go to test/artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(__dirname, 'artifacts');
 
 describe.each(testDatabases())('the portal in a headless browser (%s)', (name, db) => {
@@ -36,10 +36,7 @@ describe.each(testDatabases())('the portal in a headless browser (%s)', (name, d
     t = await startTestApp(db(), { clock, env: { DELIVERY_CA_FILE: cert.caFile, DELIVERY_RETRY_SCHEDULE: '0.1', DELIVERY_POLL_INTERVAL_MS: '50', DELIVERY_TIMEOUT_MS: '1000' } });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

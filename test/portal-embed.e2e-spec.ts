@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './support/browser';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 
@@ -9,7 +10,6 @@ import { startTestApp, TestApp } from './support/app';
  * shows the customer's webhooks inside the iframe (its session cookie is partitioned, since a
  * Strict one is withheld there); a site not listed cannot frame it.
  */
-const CHROMIUM = '/usr/bin/chromium';
 
 describe.each(testDatabases())('the portal in an iframe of another site (%s)', (_name, db) => {
   let t: TestApp;
@@ -29,7 +29,7 @@ describe.each(testDatabases())('the portal in an iframe of another site (%s)', (
     t = await startTestApp(db(), { env: { PORTAL_FRAME_ANCESTORS: hostOrigin } });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
