@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import type { Role } from '../src/app.module';
 import type { TrendParams } from '../src/trends/subreddit-trends';
 import type { PollerTuning } from '../src/trends/trends.options';
-import { testDatabases, TestDatabase } from './support/databases';
+import { existingDatabase, TestDatabase, testDatabases } from './support/databases';
 import { FakeReddit } from './support/fake-reddit';
 import { startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
@@ -44,7 +44,7 @@ describe.each(testDatabases())('Backfill of a newly tracked subreddit on %s', (d
 
   async function start(opts: { env?: Record<string, string>; tuning?: Partial<PollerTuning>; role?: Role; shareWith?: TestApp } = {}): Promise<TestApp> {
     const db: TestDatabase = opts.shareWith
-      ? { name: dbName as 'sqlite' | 'postgres', create: async () => opts.shareWith!.config.database, drop: async () => undefined }
+      ? existingDatabase(opts.shareWith.config.database)
       : makeDb();
     const t = await startTestApp(db, {
       env: { REDDIT_BASE_URL: fake.url, ...opts.env },

@@ -7,7 +7,7 @@ import { EventsService } from '../src/delivery/events.service';
 import { EndpointStore } from '../src/delivery/endpoint.store';
 import { TRENDHOOKS_ENTITIES } from '../src/entities';
 import { WebhookStore } from '../src/webhooks/webhook.store';
-import { testDatabases, TestDatabase } from './support/databases';
+import { existingDatabase, testDatabases, TestDatabase } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -94,7 +94,7 @@ describe.each(testDatabases())('the webhooks table split in place on %s', (name,
     try {
       await expectSplit(ds);
       // The service on the migrated database (API only: nothing sends to example.com).
-      t = await startTestApp({ name: base.name, create: async () => cfg, drop: async () => undefined }, { role: 'api' });
+      t = await startTestApp(existingDatabase(cfg), { role: 'api' });
       const store = t.app.get(WebhookStore);
       expect(await store.findForCustomer('cus_old', WEBHOOK)).toMatchObject({ id: WEBHOOK, event: 'trends.surge', subreddit: 'rust', url: 'https://hooks.example.com/a', lastStatus: 'delivered', lastResponseCode: 200 });
       expect((await store.page('cus_old', { limit: 10 })).map((w) => [w.id, w.event, w.subreddit, w.disabledReason])).toEqual([

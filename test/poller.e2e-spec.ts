@@ -6,7 +6,7 @@ import { TrendsPoller } from '../src/trends/reddit/trends.poller';
 import type { PollerTuning } from '../src/trends/trends.options';
 import type { TrendParams } from '../src/trends/subreddit-trends';
 import type { Role } from '../src/app.module';
-import { testDatabases, TestDatabase } from './support/databases';
+import { existingDatabase, TestDatabase, testDatabases } from './support/databases';
 import { FakeReddit, FakeRequest } from './support/fake-reddit';
 import { startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
@@ -29,7 +29,7 @@ describe.each(testDatabases())('Reddit poller on %s', (dbName, makeDb) => {
     opts: { env?: Record<string, string>; tuning?: Partial<PollerTuning>; role?: Role; trendParams?: TrendParams; shareWith?: TestApp; concurrency?: number } = {},
   ): Promise<TestApp> {
     const db: TestDatabase = opts.shareWith
-      ? { name: dbName as 'sqlite' | 'postgres', create: async () => opts.shareWith!.config.database, drop: async () => undefined }
+      ? existingDatabase(opts.shareWith.config.database)
       : makeDb();
     const t = await startTestApp(db, {
       env: { REDDIT_BASE_URL: fake.url, ...opts.env },

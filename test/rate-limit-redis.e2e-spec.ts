@@ -3,7 +3,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { RedisRateLimitStore } from '../src/auth/redis-rate-limit.store';
-import { testDatabases, TestDatabase } from './support/databases';
+import { existingDatabase, testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 import { redisAvailable, TEST_REDIS_URL } from './support/redis';
 import { sleep } from './support/receiver';
@@ -56,8 +56,7 @@ describeRedis.each(testDatabases())('one rate limit shared by two instances thro
   beforeAll(async () => {
     a = await startTestApp(makeDb(), { env });
     // The second instance on the same database (no second create / drop).
-    const same: TestDatabase = { name: a.config.database.type, create: async () => a.config.database, drop: async () => undefined };
-    b = await startTestApp(same, { env });
+    b = await startTestApp(existingDatabase(a.config.database), { env });
   });
   afterAll(async () => {
     await b?.close();
@@ -116,8 +115,7 @@ describeRedis.each(testDatabases())('portal link exchanges counted once across t
 
   beforeAll(async () => {
     a = await startTestApp(makeDb(), { env });
-    const same: TestDatabase = { name: a.config.database.type, create: async () => a.config.database, drop: async () => undefined };
-    b = await startTestApp(same, { env });
+    b = await startTestApp(existingDatabase(a.config.database), { env });
   });
   afterAll(async () => {
     await b?.close();

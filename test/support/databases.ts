@@ -19,6 +19,14 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * A database another app (or the test) already created: a second app on it shares its rows, and
+ * dropping it stays the creator's job.
+ */
+export function existingDatabase(config: DatabaseConfig): TestDatabase {
+  return { name: config.type, create: async () => config, drop: async () => undefined };
+}
+
 let pgAvailable: Promise<boolean> | undefined;
 
 async function probePg(): Promise<boolean> {
