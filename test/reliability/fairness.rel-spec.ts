@@ -13,6 +13,8 @@ import { makeCert, Receiver, sleep, TestCert } from '../support/receiver';
  * - During a flood of test events to them (`POST /v1/webhooks/{id}/test`, just under the
  *   attacker's own limit for test events), another customer's test deliveries arrive within
  *   1 s (median) and 5 s (max) of the request.
+ * - Two customers' 100 hanging endpoints each (over 10 hosts each), and the same with 100 fast
+ *   endpoints mixed in, do not hold a third customer's fan-out deliveries past 3 s.
  * - An event fanned out by the operator's CLI (`trendhooks events emit`) to the attacker's 100
  *   webhooks and the other customer's three reaches each of those three within 3 s of the CLI's
  *   spawn (its start included).
@@ -155,6 +157,57 @@ describe.each(testDatabases())('fairness under attack on %s', (dbName, makeDb) =
       expect({ took, within: took.every((ms) => ms <= FAN_OUT_BOUND_MS) }).toEqual({ took, within: true });
     } finally {
       await Promise.all(ports.map((r) => r.close()));
+    }
+  }, 120_000);
+
+  it("delivers a third customer's fan-out deliveries within 3 s while TWO customers each mix 100 hanging endpoints with 100 fast ones", async () => {
+    // The fast endpoints' attempts end within milliseconds, so each attacker looked healthy
+    // ("moving") while its hanging attempts were younger than a second: past its share, up to
+    // the hard cap (56 of 64) for the first and into the reserve for the second, so the third
+    // customer waited for an attempt timeout (10 s).
+    const subreddit = `mix${Math.random().toString(36).slice(2, 10)}`;
+    // Enterprise: 200 webhooks each (a Business plan holds 100).
+    const attackers = [await t.customer('enterprise'), await t.customer('enterprise')];
+    const victim = await t.customer('business');
+    const fast = await Receiver.start(cert);
+    const ports: Receiver[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await Receiver.start(cert);
+      r.behaviour = () => ({ hang: true });
+      ports.push(r);
+    }
+    try {
+      // Interleaved, so that every claim of an attacker's rows finds fast and hanging ones.
+      for (const [k, a] of attackers.entries()) {
+        for (let i = 0; i < HANGING; i++) {
+          await webhook(a.auth, ports[k * 10 + (i % 10)].url(`/mix/${i}`), subreddit);
+          await webhook(a.auth, fast.url(`/mix-fast/${k}/${i}`), subreddit);
+        }
+      }
+      for (let i = 0; i < 3; i++) await webhook(victim.auth, healthy.url(`/mix-victim/${i}`), subreddit);
+
+      const took: number[] = [];
+      for (let n = 1; n <= 3; n++) {
+        const before = healthy.received.length;
+        const t0 = Date.now();
+        const res = await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit, data: { n } });
+        expect(res.deliveries).toBe(4 * HANGING + 3);
+        await healthy.waitForCount(before + 3, 30_000);
+        took.push(...healthy.received.slice(before, before + 3).map((r) => r.at - t0));
+        await sleep(1000);
+      }
+      const held = ports.map((r) => r.received.length);
+      process.stdout.write(
+        `fairness [${dbName}] two mixed attackers: victim deliveries ${took.join(', ')} ms after the emit; hanging requests per attacker ${held.slice(0, 10).reduce((a, b) => a + b)}, ${held.slice(10).reduce((a, b) => a + b)}; fast requests ${fast.received.length}\n`,
+      );
+      // Both attackers were sent to, fast and hanging alike (held to a share, not starved).
+      for (const k of [0, 1]) {
+        expect(fast.received.filter((r) => r.path.startsWith(`/mix-fast/${k}/`)).length).toBeGreaterThan(10);
+        expect(held.slice(k * 10, k * 10 + 10).reduce((a, b) => a + b)).toBeGreaterThan(10);
+      }
+      expect({ took, within: took.every((ms) => ms <= FAN_OUT_BOUND_MS) }).toEqual({ took, within: true });
+    } finally {
+      await Promise.all([fast, ...ports].map((r) => r.close()));
     }
   }, 120_000);
 

@@ -158,17 +158,60 @@ describe('WorkerSlots', () => {
       expect(s.share()).toBe(11);
     });
 
-    it('lets a moving customer (fast ends, nothing stuck) past its share and into the reserve, up to the hard cap', () => {
+    /** Admits `customer`'s attempts to `destination` until one is refused; how many were held. */
+    const send = (s: WorkerSlots, customer: string, destination: string, max: number, prefix = customer) => {
+      let n = 0;
+      while (n < max && s.admit(`${prefix}_${n}`, customer, destination) === 'held') n++;
+      return n;
+    };
+
+    it('lets a moving customer (fast ends, every attempt at a destination answering fast) past its share, up to the hard cap but not into the reserve', () => {
       const s = big();
       s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d']), elsewhere: new Map(), workers: 1 });
-      expect(hang(s, 'cus_a', 100)).toBe(14);
+      expect(send(s, 'cus_b', 'b.test:443', 2)).toBe(2);
+      expect(send(s, 'cus_a', 'a.test:443', 100)).toBe(14);
       s.release('cus_a_0'); // ended fast
-      expect(hang(s, 'cus_a', 100)).toBe(56 - 13);
-      expect(s.heldByCustomer('cus_a')).toBe(56);
+      // Past its share of 14 up to what leaves the reserve (8) free: 64 - 8 - B's 2.
+      expect(send(s, 'cus_a', 'a.test:443', 100, 'more')).toBe(54 - 13);
+      expect(s.heldByCustomer('cus_a')).toBe(54);
+      expect(s.admit('reserve', 'cus_a', 'a.test:443')).toBe('customer_at_share');
+      // The others still start, each in its slice of the reserve (8 / 4 customers).
+      expect(send(s, 'cus_c', 'c.test:443', 100)).toBe(2);
       // Once one of its attempts is stuck past FAST_ATTEMPT_MS it is held to its share again.
+      s.release('more_0');
       nowMs += FAST_ATTEMPT_MS + 1;
       s.release('cus_a_1');
-      expect(s.admit('again', 'cus_a', 'again.test:443')).toBe('customer_at_share');
+      expect(s.admit('again', 'cus_a', 'a.test:443')).toBe('customer_at_share');
+    });
+
+    it('holds a customer mixing fast endpoints with hanging ones to its share: an attempt at a destination not seen answering fast is not counted on', () => {
+      const s = big();
+      s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d']), elsewhere: new Map(), workers: 1 });
+      expect(send(s, 'cus_a', 'fast.test:443', 10)).toBe(10);
+      s.release('cus_a_0'); // the fast endpoint answers
+      s.release('cus_a_1');
+      // Moving, but its attempts at new destinations (which hang) are held to its share of 14.
+      expect(hang(s, 'cus_a', 100)).toBe(6);
+      expect(s.heldByCustomer('cus_a')).toBe(14);
+      nowMs += 1;
+      s.release('cus_a_2');
+      expect(s.admit('fast_again', 'cus_a', 'fast.test:443')).toBe('held');
+      expect(s.admit('fast_more', 'cus_a', 'fast.test:443')).toBe('customer_at_share');
+    });
+
+    it('leaves the reserve to a third customer when two customers each mix fast and hanging paths on one host', () => {
+      const s = big();
+      s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_v']), elsewhere: new Map(), workers: 1 });
+      expect(send(s, 'cus_a', 'a.test:443', 1)).toBe(1);
+      s.release('cus_a_0');
+      // Hanging paths on a host that answered fast look alike until they are stuck: A fills
+      // what is outside the reserve.
+      expect(send(s, 'cus_a', 'a.test:443', 100, 'a')).toBe(56);
+      expect(send(s, 'cus_b', 'b.test:443', 1)).toBe(1);
+      s.release('cus_b_0');
+      // B, moving as well, gets its slice of the reserve (8 / 3 customers) and no more.
+      expect(send(s, 'cus_b', 'b.test:443', 100, 'b')).toBe(2);
+      expect(send(s, 'cus_v', 'v.test:443', 100)).toBe(2);
     });
   });
 

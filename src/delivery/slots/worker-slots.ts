@@ -53,14 +53,18 @@ export interface WorkerSlotsOptions {
  *   together (what the others hold comes from `QueueActivity`, read every few hundred ms). Active:
  *   customers with due deliveries or attempts in flight on any worker, and those holding slots here.
  * - Reserve: an attempt that would leave fewer than `fairReserve` slots free starts only for a
- *   customer holding fewer than `reserveSlice()` (max(1, floor(fairReserve / active))) slots, or
- *   a moving one: a customer that arrives while others hold every slot outside the reserve (hanging
- *   attempts, 10 s each) still starts at once, however many customers hold the rest.
+ *   customer holding fewer than `reserveSlice()` (max(1, floor(fairReserve / active))) slots,
+ *   moving or not: a customer that arrives while others hold every slot outside the reserve
+ *   (hanging attempts, 10 s each) still starts at once.
  * - Moving: an attempt of it ended fast (within FAST_ATTEMPT_MS of its start) in the last
- *   MOVING_MS, and, for a customer, none of its attempts here is stuck (in flight past
- *   FAST_ATTEMPT_MS). A healthy customer or destination frees its slots within milliseconds: it
- *   may go past the share (up to the hard cap) and into the reserve, so a healthy fan-out keeps
- *   every slot busy. A customer with hanging attempts is not moving once they are stuck.
+ *   MOVING_MS, and, for a customer, each of its attempts here is neither stuck (in flight past
+ *   FAST_ATTEMPT_MS) nor at a destination that is not moving. A healthy customer or destination
+ *   frees its slots within milliseconds: it may go past the share (up to the hard cap, outside
+ *   the reserve), so a healthy fan-out keeps the slots busy. A customer with an attempt at a
+ *   destination not seen answering fast (a new or hanging one) is not moving, so one mixing fast
+ *   endpoints with hanging ones goes past its share by one attempt at most. Hanging and fast
+ *   paths on ONE host and port look alike until the hanging ones are stuck: such a customer may
+ *   fill the slots outside the reserve for one attempt timeout, and the reserve stays for others.
  * An attempt's share is held from `admit` to `release` (its outcome committed). With no reserve
  * (`fairReserve` 0) there is no share: fair scheduling is off.
  */
@@ -225,20 +229,31 @@ export class WorkerSlots {
     const held = (this.byCustomer.get(customer) ?? 0) - ending;
     if (held >= this.shareCap) return false;
     // No reserve: fair scheduling is off (one customer may take every slot).
-    if (this.fairReserve === 0 || this.customerMoving(customer, now)) return true;
+    if (this.fairReserve === 0) return true;
+    // The reserve: what would be left free after this one. Moving or not, no customer goes past
+    // its slice of it: a customer whose attempts only look fast (those younger than a second
+    // may yet hang) would otherwise take it all.
+    if (this.concurrency - (this.heldBy.size - endingAll) - 1 < this.fairReserve && held >= this.reserveSlice()) return false;
+    if (this.customerMoving(customer, now)) return true;
     const share = this.share();
     if (held >= share) return false;
     const everywhere = Math.max(1, this.activity.workers) * share;
-    if (held + (this.activity.elsewhere.get(customer) ?? 0) >= everywhere) return false;
-    // The reserve: what would be left free after this one.
-    if (this.concurrency - (this.heldBy.size - endingAll) - 1 < this.fairReserve && held >= this.reserveSlice()) return false;
-    return true;
+    return held + (this.activity.elsewhere.get(customer) ?? 0) < everywhere;
   }
 
+  /**
+   * Moving: an attempt of the customer ended fast within MOVING_MS, and each of its attempts in
+   * flight is young (not stuck) and goes to a destination where an attempt ended fast within
+   * MOVING_MS. An attempt to a destination not seen answering fast is not counted on: a customer
+   * mixing fast endpoints with hanging ones is held to its share from its first hanging attempt.
+   */
   private customerMoving(customer: string, now: number): boolean {
     const fastAt = this.customerFastAt.get(customer);
     if (fastAt === undefined || now - fastAt > MOVING_MS) return false;
-    for (const h of this.heldBy.values()) if (h.customer === customer && now - h.since > FAST_ATTEMPT_MS) return false;
+    for (const h of this.heldBy.values()) {
+      if (h.customer !== customer) continue;
+      if (now - h.since > FAST_ATTEMPT_MS || !this.destinationMoving(h.destination, now)) return false;
+    }
     return true;
   }
 
