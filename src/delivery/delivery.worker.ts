@@ -173,7 +173,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     else this.pollTimer = timer;
     this.renewTimer = setInterval(() => this.renewLeases(), this.opts.leaseRenewMs);
     this.renewTimer.unref();
-    this.activityTimer = setInterval(() => void this.refreshActivity(), ACTIVITY_REFRESH_MS);
+    this.activityTimer = setInterval(() => {
+      this.claimOverflow();
+      void this.refreshActivity();
+    }, ACTIVITY_REFRESH_MS);
     this.activityTimer.unref();
     this.waker.onWake(() => this.wakeForNewWork());
     await this.waker.start();
@@ -210,6 +213,18 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private pollTimer?: NodeJS.Timeout;
+  /** What `slots.overflow()` was at the last tick (see claimOverflow). */
+  private overflowSeen = 0;
+
+  /**
+   * Borrowed attempts that got stuck since the last tick gave their slots back (WorkerSlots
+   * `overflow`): a claim for them, since no attempt's end wakes one.
+   */
+  private claimOverflow(): void {
+    const overflow = this.slots.overflow();
+    if (overflow > this.overflowSeen) this.wake();
+    this.overflowSeen = overflow;
+  }
 
   /**
    * Reads who uses the queue as a whole (DeliveryQueue.activity: customers with due deliveries,

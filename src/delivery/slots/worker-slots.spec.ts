@@ -165,18 +165,14 @@ describe('WorkerSlots', () => {
       return n;
     };
 
-    it('lets a moving customer (fast ends, every attempt at a destination answering fast) past its share, up to the hard cap but not into the reserve', () => {
+    it('lets a moving customer (fast ends, every attempt at a destination answering fast) past its share and into the reserve, up to the hard cap', () => {
       const s = big();
       s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d']), elsewhere: new Map(), workers: 1 });
-      expect(send(s, 'cus_b', 'b.test:443', 2)).toBe(2);
+      expect(send(s, 'cus_b', 'b.test:443', 6)).toBe(6);
       expect(send(s, 'cus_a', 'a.test:443', 100)).toBe(14);
       s.release('cus_a_0'); // ended fast
-      // Past its share of 14 up to what leaves the reserve (8) free: 64 - 8 - B's 2.
-      expect(send(s, 'cus_a', 'a.test:443', 100, 'more')).toBe(54 - 13);
-      expect(s.heldByCustomer('cus_a')).toBe(54);
-      expect(s.admit('reserve', 'cus_a', 'a.test:443')).toBe('customer_at_share');
-      // The others still start, each in its slice of the reserve (8 / 4 customers).
-      expect(send(s, 'cus_c', 'c.test:443', 100)).toBe(2);
+      expect(send(s, 'cus_a', 'a.test:443', 100, 'more')).toBe(56 - 13);
+      expect(s.heldByCustomer('cus_a')).toBe(56);
       // Once one of its attempts is stuck past FAST_ATTEMPT_MS it is held to its share again.
       s.release('more_0');
       nowMs += FAST_ATTEMPT_MS + 1;
@@ -199,19 +195,41 @@ describe('WorkerSlots', () => {
       expect(s.admit('fast_more', 'cus_a', 'fast.test:443')).toBe('customer_at_share');
     });
 
-    it('leaves the reserve to a third customer when two customers each mix fast and hanging paths on one host', () => {
+    it('gives back the slots of borrowed attempts that get stuck: two customers mixing fast and hanging paths on one host keep no slot from a third past a second', () => {
       const s = big();
       s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_v']), elsewhere: new Map(), workers: 1 });
       expect(send(s, 'cus_a', 'a.test:443', 1)).toBe(1);
-      s.release('cus_a_0');
-      // Hanging paths on a host that answered fast look alike until they are stuck: A fills
-      // what is outside the reserve.
-      expect(send(s, 'cus_a', 'a.test:443', 100, 'a')).toBe(56);
       expect(send(s, 'cus_b', 'b.test:443', 1)).toBe(1);
+      s.release('cus_a_0');
       s.release('cus_b_0');
-      // B, moving as well, gets its slice of the reserve (8 / 3 customers) and no more.
-      expect(send(s, 'cus_b', 'b.test:443', 100, 'b')).toBe(2);
-      expect(send(s, 'cus_v', 'v.test:443', 100)).toBe(2);
+      // Hanging paths on a host that answered fast look alike until they are stuck: A takes its
+      // share (56 / 3 customers) and borrows up to the hard cap, B the reserve (the 8 slots the
+      // worker has left free).
+      expect(send(s, 'cus_a', 'a.test:443', 100, 'a')).toBe(56);
+      expect(send(s, 'cus_b', 'b.test:443', 8, 'b')).toBe(8);
+      expect(s.free(64)).toBe(0);
+      expect(s.overflow()).toBe(0);
+      nowMs += FAST_ATTEMPT_MS + 1;
+      // Stuck: what each borrowed past its share (A 56 - 18, B 8 - 2, its slice of the reserve
+      // counting as its own) is given back; both are held to their shares, and V starts.
+      expect(s.overflow()).toBe(38 + 6);
+      expect(s.free(64)).toBe(38 + 6);
+      expect(s.admit('a_more', 'cus_a', 'a.test:443')).toBe('customer_at_share');
+      expect(send(s, 'cus_b', 'b.test:443', 100, 'b_more')).toBe(18 - 8);
+      expect(send(s, 'cus_v', 'v.test:443', 100)).toBe(18);
+      expect(s.heldByCustomer('cus_a')).toBe(56);
+    });
+
+    it('gives back no more than `concurrency` slots of stuck borrowed attempts', () => {
+      const s = new WorkerSlots({ concurrency: 4, fairReserve: 1 }, clock);
+      s.setActivity({ customers: new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d']), elsewhere: new Map(), workers: 1 });
+      for (const c of ['cus_a', 'cus_b', 'cus_c']) {
+        expect(send(s, c, `${c}.test:443`, 1, `${c}_first`)).toBe(1);
+        s.release(`${c}_first_0`);
+        expect(send(s, c, `${c}.test:443`, 3)).toBe(3); // the hard cap: 4 - 1
+      }
+      nowMs += FAST_ATTEMPT_MS + 1;
+      expect(s.overflow()).toBe(4);
     });
   });
 

@@ -53,18 +53,20 @@ export interface WorkerSlotsOptions {
  *   together (what the others hold comes from `QueueActivity`, read every few hundred ms). Active:
  *   customers with due deliveries or attempts in flight on any worker, and those holding slots here.
  * - Reserve: an attempt that would leave fewer than `fairReserve` slots free starts only for a
- *   customer holding fewer than `reserveSlice()` (max(1, floor(fairReserve / active))) slots,
- *   moving or not: a customer that arrives while others hold every slot outside the reserve
+ *   customer holding fewer than `reserveSlice()` (max(1, floor(fairReserve / active))) slots, or
+ *   a moving one: a customer that arrives while others hold every slot outside the reserve
  *   (hanging attempts, 10 s each) still starts at once.
  * - Moving: an attempt of it ended fast (within FAST_ATTEMPT_MS of its start) in the last
  *   MOVING_MS, and, for a customer, each of its attempts here is neither stuck (in flight past
  *   FAST_ATTEMPT_MS) nor at a destination that is not moving. A healthy customer or destination
- *   frees its slots within milliseconds: it may go past the share (up to the hard cap, outside
- *   the reserve), so a healthy fan-out keeps the slots busy. A customer with an attempt at a
+ *   frees its slots within milliseconds: it may go past the share (up to the hard cap) and into
+ *   the reserve, so a healthy fan-out keeps every slot busy. A customer with an attempt at a
  *   destination not seen answering fast (a new or hanging one) is not moving, so one mixing fast
- *   endpoints with hanging ones goes past its share by one attempt at most. Hanging and fast
- *   paths on ONE host and port look alike until the hanging ones are stuck: such a customer may
- *   fill the slots outside the reserve for one attempt timeout, and the reserve stays for others.
+ *   endpoints with hanging ones on other hosts goes past its share by one attempt at most.
+ * - Borrowed: an attempt started past its customer's share or slice only because the customer
+ *   was moving. Hanging and fast paths on ONE host and port look alike until the hanging ones are
+ *   stuck; a borrowed attempt that is stuck gives its slot back (`overflow`) and goes on outside
+ *   `concurrency`, so what a customer borrowed keeps no slot from others past a second.
  * An attempt's share is held from `admit` to `release` (its outcome committed). With no reserve
  * (`fairReserve` 0) there is no share: fair scheduling is off.
  */
@@ -78,9 +80,11 @@ export class WorkerSlots {
   private emitReservedSlots = 0;
   private readonly byCustomer = new Map<string, number>();
   private readonly byDestination = new Map<string, number>();
-  private readonly heldBy = new Map<string, { customer: string; destination: string; since: number }>();
+  private readonly heldBy = new Map<string, { customer: string; destination: string; since: number; borrowed: boolean }>();
   /** When an attempt of each customer and to each destination last ended fast (clock ms). */
   private readonly customerFastAt = new Map<string, number>();
+  /** How many of `heldBy` are borrowed (see `overflow`). */
+  private borrowedHeld = 0;
   private readonly destinationFastAt = new Map<string, number>();
   private activity: QueueActivity = { customers: new Set(), elsewhere: new Map(), workers: 1 };
 
@@ -106,9 +110,28 @@ export class WorkerSlots {
     this.activity = activity;
   }
 
-  /** Slots neither taken by the `busy` attempts (sending or recording) nor promised to a claim in flight. */
+  /**
+   * Slots neither taken by the `busy` attempts (sending or recording) nor promised to a claim in
+   * flight. A borrowed attempt that is stuck has given its slot back (see `overflow`).
+   */
   free(busy: number): number {
-    return this.concurrency - busy - this.reservedSlots;
+    return this.concurrency - (busy - this.overflow()) - this.reservedSlots;
+  }
+
+  /**
+   * Borrowed attempts (started past their customer's share on the strength of its fast ends, see
+   * Moving) that turned out stuck: in flight past FAST_ATTEMPT_MS. Each has given its slot back
+   * and goes on outside `concurrency`, so what a customer only looked healthy enough to borrow
+   * never keeps a slot from others past a second. At most `concurrency` of them: a worker holds
+   * at most twice its concurrency in attempts. Its customer is not moving while one is stuck,
+   * so it borrows no more until they end, and they still count against its share.
+   */
+  overflow(): number {
+    if (this.borrowedHeld === 0) return 0;
+    const now = this.clock.now().getTime();
+    let n = 0;
+    for (const h of this.heldBy.values()) if (h.borrowed && now - h.since > FAST_ATTEMPT_MS) n++;
+    return Math.min(n, this.concurrency);
   }
 
   /** Promises `n` slots to a claim in flight (`forEmit`: an emit's lease) until `unreserve`. */
@@ -129,12 +152,12 @@ export class WorkerSlots {
    * batch, nor than `headroom`.
    */
   emitLimit(busy: number, batchSize: number): number {
-    return Math.min(batchSize, this.concurrency - busy - this.emitReservedSlots, this.headroom);
+    return Math.min(batchSize, this.concurrency - (busy - this.overflow()) - this.emitReservedSlots, this.headroom);
   }
 
   /** How many of what a claim answered may start with `busy` attempts in flight: the rest goes back unstarted. */
   roomToStart(busy: number): number {
-    return Math.max(0, this.concurrency - busy - this.emitReservedSlots);
+    return Math.max(0, this.concurrency - (busy - this.overflow()) - this.emitReservedSlots);
   }
 
   /** Customers active in the whole queue, as far as this worker knows (at least 1). */
@@ -189,7 +212,7 @@ export class WorkerSlots {
   customersAtShare(): string[] {
     const at: string[] = [];
     const now = this.clock.now().getTime();
-    for (const customer of this.byCustomer.keys()) if (!this.customerMayTake(customer, now)) at.push(customer);
+    for (const customer of this.byCustomer.keys()) if (this.customerMayTake(customer, now) === undefined) at.push(customer);
     return at;
   }
 
@@ -205,7 +228,7 @@ export class WorkerSlots {
     }
     const at: string[] = [];
     const now = this.clock.now().getTime();
-    for (const customer of this.byCustomer.keys()) if (!this.customerMayTake(customer, now, less.get(customer) ?? 0, total)) at.push(customer);
+    for (const customer of this.byCustomer.keys()) if (this.customerMayTake(customer, now, less.get(customer) ?? 0, total) === undefined) at.push(customer);
     return at;
   }
 
@@ -215,30 +238,39 @@ export class WorkerSlots {
    * over from a worker that died) is always held: its lost attempt is logged first.
    */
   admit(id: string, customer: string, destination: string, takeover = false): Admission {
+    let borrowed = false;
     if (!takeover) {
       const now = this.clock.now().getTime();
-      if (!this.customerMayTake(customer, now)) return 'customer_at_share';
+      const may = this.customerMayTake(customer, now);
+      if (may === undefined) return 'customer_at_share';
       if ((this.byDestination.get(destination) ?? 0) >= this.shareCap && !this.destinationMoving(destination, now)) return 'destination_busy';
+      borrowed = may === 'borrowed';
     }
-    this.hold(id, customer, destination);
+    this.hold(id, customer, destination, borrowed);
     return 'held';
   }
 
-  /** The rules of the class comment, for one more slot of `customer`. */
-  private customerMayTake(customer: string, now: number, ending = 0, endingAll = 0): boolean {
+  /**
+   * The rules of the class comment, for one more slot of `customer`: `own` within its share (and
+   * its slice of the reserve), `borrowed` past them as a moving customer, undefined when it may not.
+   */
+  private customerMayTake(customer: string, now: number, ending = 0, endingAll = 0): 'own' | 'borrowed' | undefined {
     const held = (this.byCustomer.get(customer) ?? 0) - ending;
-    if (held >= this.shareCap) return false;
+    if (held >= this.shareCap) return undefined;
     // No reserve: fair scheduling is off (one customer may take every slot).
-    if (this.fairReserve === 0) return true;
-    // The reserve: what would be left free after this one. Moving or not, no customer goes past
-    // its slice of it: a customer whose attempts only look fast (those younger than a second
-    // may yet hang) would otherwise take it all.
-    if (this.concurrency - (this.heldBy.size - endingAll) - 1 < this.fairReserve && held >= this.reserveSlice()) return false;
-    if (this.customerMoving(customer, now)) return true;
+    if (this.fairReserve === 0) return 'own';
+    if (this.withinShare(customer, held, endingAll)) return 'own';
+    return this.customerMoving(customer, now) ? 'borrowed' : undefined;
+  }
+
+  private withinShare(customer: string, held: number, endingAll: number): boolean {
     const share = this.share();
     if (held >= share) return false;
     const everywhere = Math.max(1, this.activity.workers) * share;
-    return held + (this.activity.elsewhere.get(customer) ?? 0) < everywhere;
+    if (held + (this.activity.elsewhere.get(customer) ?? 0) >= everywhere) return false;
+    // The reserve: what would be left free after this one (stuck borrowed attempts hold none).
+    const freeAfter = this.concurrency - (this.heldBy.size - this.overflow() - endingAll) - 1;
+    return freeAfter >= this.fairReserve || held < this.reserveSlice();
   }
 
   /**
@@ -263,8 +295,9 @@ export class WorkerSlots {
   }
 
   /** Counts the slot of an attempt that starts against its customer's and destination's share. */
-  hold(id: string, customer: string, destination: string): void {
-    this.heldBy.set(id, { customer, destination, since: this.clock.now().getTime() });
+  hold(id: string, customer: string, destination: string, borrowed = false): void {
+    this.heldBy.set(id, { customer, destination, since: this.clock.now().getTime(), borrowed });
+    if (borrowed) this.borrowedHeld++;
     this.byCustomer.set(customer, (this.byCustomer.get(customer) ?? 0) + 1);
     this.byDestination.set(destination, (this.byDestination.get(destination) ?? 0) + 1);
   }
@@ -274,6 +307,7 @@ export class WorkerSlots {
     const held = this.heldBy.get(id);
     if (!held) return;
     this.heldBy.delete(id);
+    if (held.borrowed) this.borrowedHeld--;
     const now = this.clock.now().getTime();
     if (now - held.since <= FAST_ATTEMPT_MS) {
       this.customerFastAt.set(held.customer, now);
