@@ -73,6 +73,25 @@ describe.each(testDatabases())('fairness under attack on %s', (dbName, makeDb) =
     return res.body.data.id as string;
   }
 
+  /**
+   * Three events emitted one second apart to `subreddit`, each fanned out to `deliveries`
+   * webhooks, three of them the victim's at `healthy`: how long after each emit each of the
+   * victim's deliveries arrived (ms).
+   */
+  async function victimFanOuts(subreddit: string, deliveries: number): Promise<number[]> {
+    const took: number[] = [];
+    for (let n = 1; n <= 3; n++) {
+      const before = healthy.received.length;
+      const t0 = Date.now();
+      const res = await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit, data: { n } });
+      expect(res.deliveries).toBe(deliveries);
+      await healthy.waitForCount(before + 3, 30_000);
+      took.push(...healthy.received.slice(before, before + 3).map((r) => r.at - t0));
+      await sleep(1000);
+    }
+    return took;
+  }
+
   function median(xs: number[]): number {
     const s = [...xs].sort((a, b) => a - b);
     return s[Math.floor(s.length / 2)];
@@ -140,16 +159,7 @@ describe.each(testDatabases())('fairness under attack on %s', (dbName, makeDb) =
       for (const [k, a] of attackers.entries()) for (let i = 0; i < HANGING; i++) await webhook(a.auth, ports[k * 10 + (i % 10)].url(`/two/${i}`), subreddit);
       for (let i = 0; i < 3; i++) await webhook(victim.auth, healthy.url(`/two-victim/${i}`), subreddit);
 
-      const took: number[] = [];
-      for (let n = 1; n <= 3; n++) {
-        const before = healthy.received.length;
-        const t0 = Date.now();
-        const res = await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit, data: { n } });
-        expect(res.deliveries).toBe(2 * HANGING + 3);
-        await healthy.waitForCount(before + 3, 30_000);
-        took.push(...healthy.received.slice(before, before + 3).map((r) => r.at - t0));
-        await sleep(1000);
-      }
+      const took = await victimFanOuts(subreddit, 2 * HANGING + 3);
       const held = ports.map((r) => r.received.length);
       process.stdout.write(`fairness [${dbName}] two attackers: victim deliveries ${took.join(', ')} ms after the emit; hanging requests per attacker ${held.slice(0, 10).reduce((a, b) => a + b)}, ${held.slice(10).reduce((a, b) => a + b)}\n`);
       // Both attackers were sent to (they hang): held to a share, not starved.
@@ -164,7 +174,7 @@ describe.each(testDatabases())('fairness under attack on %s', (dbName, makeDb) =
   it.each([
     ['on 10 other hosts each', false],
     ['as paths of the fast host itself', true],
-  ])("delivers a third customer's fan-out deliveries within 3 s while TWO customers each mix 100 hanging endpoints (%s) with 100 fast ones", async (_where, sameHost) => {
+  ])("delivers a third customer's fan-out deliveries within 3 s while TWO customers each mix 100 hanging endpoints (%s) with 100 fast ones", async (where, sameHost) => {
     // The fast endpoints' attempts end within milliseconds, so each attacker looked healthy
     // ("moving") while its hanging attempts were younger than a second: past its share, up to
     // the hard cap (56 of 64) for the first and into the reserve for the second, so the third
@@ -202,18 +212,9 @@ describe.each(testDatabases())('fairness under attack on %s', (dbName, makeDb) =
       }
       for (let i = 0; i < 3; i++) await webhook(victim.auth, healthy.url(`/mix-victim/${i}`), subreddit);
 
-      const took: number[] = [];
-      for (let n = 1; n <= 3; n++) {
-        const before = healthy.received.length;
-        const t0 = Date.now();
-        const res = await t.app.get(EventsService).emit({ type: 'trends.surge', subreddit, data: { n } });
-        expect(res.deliveries).toBe(4 * HANGING + 3);
-        await healthy.waitForCount(before + 3, 30_000);
-        took.push(...healthy.received.slice(before, before + 3).map((r) => r.at - t0));
-        await sleep(1000);
-      }
+      const took = await victimFanOuts(subreddit, 4 * HANGING + 3);
       process.stdout.write(
-        `fairness [${dbName}] two mixed attackers, hanging ${_where}: victim deliveries ${took.join(', ')} ms after the emit; ` +
+        `fairness [${dbName}] two mixed attackers, hanging ${where}: victim deliveries ${took.join(', ')} ms after the emit; ` +
           `hanging requests per attacker ${hangingRequests(0)}, ${hangingRequests(1)}; fast ${fastRequests(0)}, ${fastRequests(1)}\n`,
       );
       // Both attackers were sent to, fast and hanging alike (held to a share, not starved).
