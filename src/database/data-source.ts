@@ -39,6 +39,30 @@ export function rawStatement(ds: DataSource, sql: string): SqliteStatement<unkno
   return stmt;
 }
 
+/**
+ * @internal Like sqliteHandle. A store's statements, prepared by `prepare` once per connection: a
+ * statement belongs to the better-sqlite3 handle that prepared it, and a data source destroyed and
+ * initialised again has a new handle (the old one closed), so they are prepared again for it.
+ */
+export class StatementsPerHandle<T> {
+  private handle?: SqliteDatabase;
+  private statements?: T;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly prepare: (db: SqliteDatabase) => T,
+  ) {}
+
+  get(): T {
+    const db = sqliteHandle(this.ds);
+    if (this.handle !== db || this.statements === undefined) {
+      this.statements = this.prepare(db);
+      this.handle = db;
+    }
+    return this.statements;
+  }
+}
+
 /** @internal The node-postgres pool under TypeORM (its `options` are the connection settings); not in the published types, like sqliteHandle. */
 export function pgPool(ds: DataSource): Pool {
   return (ds.driver as unknown as { master: Pool }).master;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../database/data-source.token';
 import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import { sqliteHandle } from '../../database/data-source';
+import { StatementsPerHandle } from '../../database/data-source';
 import { applyFailures } from '../lifecycle/disable-rule';
 import { clockOf, ClockRow, failedAttempt } from './clock-row';
 import { clockOfSql, DisabledWebhook, failureClockSets, WebhookDeliveryStatus, WebhookFailure, WebhookOutcome } from './webhook-delivery-status';
@@ -23,21 +23,16 @@ function prepare(db: Database) {
 /** SQLite: one guarded UPDATE per outcome, oldest first, synchronously (see recordLatest). */
 @Injectable()
 export class SqliteWebhookDeliveryStatus extends WebhookDeliveryStatus {
-  private stmts?: ReturnType<typeof prepare>;
+  /** Prepared once per connection, like the queue's (see StatementsPerHandle). */
+  private readonly statements: StatementsPerHandle<ReturnType<typeof prepare>>;
 
-  constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
+  constructor(@InjectTrendhooksDataSource() ds: DataSource) {
     super();
+    this.statements = new StatementsPerHandle(ds, prepare);
   }
 
-  /**
-   * The statements, prepared once per connection like the queue's: a statement belongs to the
-   * better-sqlite3 handle that prepared it, and a data source destroyed and initialised again has
-   * a new handle (the old one closed), so they are prepared again for it.
-   */
   private get sq(): ReturnType<typeof prepare> {
-    const db = sqliteHandle(this.ds);
-    if (this.stmts?.db !== db) this.stmts = prepare(db);
-    return this.stmts;
+    return this.statements.get();
   }
 
   recordLatest(outcomes: WebhookOutcome[]): Promise<void> {

@@ -2,9 +2,35 @@ import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../database/data-source.token';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import { sqliteHandle } from '../../database/data-source';
+import { sqliteHandle, StatementsPerHandle } from '../../database/data-source';
 import type { SourceRecord } from '../coverage';
 import { ClaimResult, PollOutcome, sourceRecord, sourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
+
+function prepare(db: SqliteDatabase) {
+  return {
+    insert: db.prepare('INSERT INTO trend_sources (subreddit, consecutive_failures, updated_at) VALUES (?, 0, ?) ON CONFLICT (subreddit) DO NOTHING'),
+    claim: db.prepare(
+      `UPDATE trend_sources SET lease_owner = @owner, lease_until = @until, updated_at = @now
+       WHERE subreddit = @sub AND (lease_until IS NULL OR lease_until < @now) AND (next_poll_at IS NULL OR next_poll_at <= @now)
+         AND (lease_owner IS NULL OR lease_owner = @owner OR next_poll_at IS NULL OR next_poll_at <= @strangerFrom)
+       RETURNING consecutive_failures, last_error, last_polled_at`,
+    ),
+    state: db.prepare('SELECT lease_owner, lease_until, next_poll_at FROM trend_sources WHERE subreddit = ?'),
+    renew: db.prepare('UPDATE trend_sources SET lease_until = ?, updated_at = ? WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL'),
+    finishOk: db.prepare(
+      `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_polled_at = ?, last_error = NULL, consecutive_failures = 0, updated_at = ?
+       WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
+    ),
+    finishFailed: db.prepare(
+      `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_error = ?, consecutive_failures = ?, updated_at = ?
+       WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
+    ),
+    releaseAll: db.prepare('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE lease_owner = ?'),
+    sources: db.prepare(
+      'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at FROM trend_sources WHERE subreddit IN (SELECT value FROM json_each(?))',
+    ),
+  };
+}
 
 /**
  * Statements prepared once on the better-sqlite3 handle; the claim (insert + conditional update +
@@ -12,46 +38,20 @@ import { ClaimResult, PollOutcome, sourceRecord, sourceState, TrendSourceLeaseSt
  */
 @Injectable()
 export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
-  private stmts?: ReturnType<SqliteTrendSourceLeaseStore['prepare']>;
+  /** Prepared once per connection (see StatementsPerHandle). */
+  private readonly statements: StatementsPerHandle<ReturnType<typeof prepare>>;
 
   constructor(@InjectTrendhooksDataSource() private readonly ds: DataSource) {
     super();
+    this.statements = new StatementsPerHandle(ds, prepare);
   }
 
   private get sqlite(): SqliteDatabase {
     return sqliteHandle(this.ds);
   }
 
-  private prepare() {
-    const db = this.sqlite;
-    return {
-      insert: db.prepare('INSERT INTO trend_sources (subreddit, consecutive_failures, updated_at) VALUES (?, 0, ?) ON CONFLICT (subreddit) DO NOTHING'),
-      claim: db.prepare(
-        `UPDATE trend_sources SET lease_owner = @owner, lease_until = @until, updated_at = @now
-         WHERE subreddit = @sub AND (lease_until IS NULL OR lease_until < @now) AND (next_poll_at IS NULL OR next_poll_at <= @now)
-           AND (lease_owner IS NULL OR lease_owner = @owner OR next_poll_at IS NULL OR next_poll_at <= @strangerFrom)
-         RETURNING consecutive_failures, last_error, last_polled_at`,
-      ),
-      state: db.prepare('SELECT lease_owner, lease_until, next_poll_at FROM trend_sources WHERE subreddit = ?'),
-      renew: db.prepare('UPDATE trend_sources SET lease_until = ?, updated_at = ? WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL'),
-      finishOk: db.prepare(
-        `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_polled_at = ?, last_error = NULL, consecutive_failures = 0, updated_at = ?
-         WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
-      ),
-      finishFailed: db.prepare(
-        `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_error = ?, consecutive_failures = ?, updated_at = ?
-         WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
-      ),
-      releaseAll: db.prepare('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE lease_owner = ?'),
-      sources: db.prepare(
-        'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at FROM trend_sources WHERE subreddit IN (SELECT value FROM json_each(?))',
-      ),
-    };
-  }
-
   private get sq() {
-    this.stmts ??= this.prepare();
-    return this.stmts;
+    return this.statements.get();
   }
 
   async claim(subreddit: string, owner: string, now: number, leaseUntil: number, strangerFrom: number): Promise<ClaimResult> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../../database/data-source.token';
 import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import { sqliteHandle } from '../../../database/data-source';
+import { sqliteHandle, StatementsPerHandle } from '../../../database/data-source';
 import { WebhookDeliveryStatus, WebhookOutcome } from '../../status/webhook-delivery-status';
 import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
@@ -90,7 +90,7 @@ function prepare(db: Database) {
  */
 @Injectable()
 export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
-  private stmts?: ReturnType<typeof prepare>;
+  private readonly statements: StatementsPerHandle<ReturnType<typeof prepare>>;
 
   /**
    * The pre-send existence checks asked together share one statement (see webhookExists): a
@@ -107,6 +107,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     private readonly webhookStatus: WebhookDeliveryStatus,
   ) {
     super(ds);
+    this.statements = new StatementsPerHandle(ds, prepare);
   }
 
   private get db(): Database {
@@ -114,8 +115,7 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
   }
 
   private get sq() {
-    this.stmts ??= prepare(this.db);
-    return this.stmts;
+    return this.statements.get();
   }
 
   async insertEventWithDeliveries(
