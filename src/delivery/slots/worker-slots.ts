@@ -83,9 +83,9 @@ export class WorkerSlots {
   private readonly heldBy = new Map<string, { customer: string; destination: string; since: number; borrowed: boolean }>();
   /** When an attempt of each customer and to each destination last ended fast (clock ms). */
   private readonly customerFastAt = new Map<string, number>();
+  private readonly destinationFastAt = new Map<string, number>();
   /** How many of `heldBy` are borrowed (see `overflow`). */
   private borrowedHeld = 0;
-  private readonly destinationFastAt = new Map<string, number>();
   private activity: QueueActivity = { customers: new Set(), elsewhere: new Map(), workers: 1 };
 
   constructor(
