@@ -212,7 +212,8 @@ export class WorkerSlots {
   customersAtShare(): string[] {
     const at: string[] = [];
     const now = this.clock.now().getTime();
-    for (const customer of this.byCustomer.keys()) if (this.customerMayTake(customer, now) === undefined) at.push(customer);
+    const inUse = this.inUse();
+    for (const customer of this.byCustomer.keys()) if (this.customerMayTake(customer, now, inUse) === undefined) at.push(customer);
     return at;
   }
 
@@ -228,7 +229,8 @@ export class WorkerSlots {
     }
     const at: string[] = [];
     const now = this.clock.now().getTime();
-    for (const customer of this.byCustomer.keys()) if (this.customerMayTake(customer, now, less.get(customer) ?? 0, total) === undefined) at.push(customer);
+    const inUse = this.inUse() - total;
+    for (const customer of this.byCustomer.keys()) if (this.customerMayTake(customer, now, inUse, less.get(customer) ?? 0) === undefined) at.push(customer);
     return at;
   }
 
@@ -241,7 +243,7 @@ export class WorkerSlots {
     let borrowed = false;
     if (!takeover) {
       const now = this.clock.now().getTime();
-      const may = this.customerMayTake(customer, now);
+      const may = this.customerMayTake(customer, now, this.inUse());
       if (may === undefined) return 'customer_at_share';
       if ((this.byDestination.get(destination) ?? 0) >= this.shareCap && !this.destinationMoving(destination, now)) return 'destination_busy';
       borrowed = may === 'borrowed';
@@ -250,27 +252,32 @@ export class WorkerSlots {
     return 'held';
   }
 
+  /** Slots the held attempts take: all but the stuck borrowed ones (see `overflow`). */
+  private inUse(): number {
+    return this.heldBy.size - this.overflow();
+  }
+
   /**
-   * The rules of the class comment, for one more slot of `customer`: `own` within its share (and
-   * its slice of the reserve), `borrowed` past them as a moving customer, undefined when it may not.
+   * The rules of the class comment, for one more slot of `customer` with `inUse` slots taken
+   * (`ending` of them its own, about to be given back): `own` within its share (and its slice of
+   * the reserve), `borrowed` past them as a moving customer, undefined when it may not.
    */
-  private customerMayTake(customer: string, now: number, ending = 0, endingAll = 0): 'own' | 'borrowed' | undefined {
+  private customerMayTake(customer: string, now: number, inUse: number, ending = 0): 'own' | 'borrowed' | undefined {
     const held = (this.byCustomer.get(customer) ?? 0) - ending;
     if (held >= this.shareCap) return undefined;
     // No reserve: fair scheduling is off (one customer may take every slot).
     if (this.fairReserve === 0) return 'own';
-    if (this.withinShare(customer, held, endingAll)) return 'own';
+    if (this.withinShare(customer, held, inUse)) return 'own';
     return this.customerMoving(customer, now) ? 'borrowed' : undefined;
   }
 
-  private withinShare(customer: string, held: number, endingAll: number): boolean {
+  private withinShare(customer: string, held: number, inUse: number): boolean {
     const share = this.share();
     if (held >= share) return false;
     const everywhere = Math.max(1, this.activity.workers) * share;
     if (held + (this.activity.elsewhere.get(customer) ?? 0) >= everywhere) return false;
-    // The reserve: what would be left free after this one (stuck borrowed attempts hold none).
-    const freeAfter = this.concurrency - (this.heldBy.size - this.overflow() - endingAll) - 1;
-    return freeAfter >= this.fairReserve || held < this.reserveSlice();
+    // The reserve: what would be left free after this one.
+    return this.concurrency - inUse - 1 >= this.fairReserve || held < this.reserveSlice();
   }
 
   /**
