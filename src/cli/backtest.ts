@@ -33,7 +33,7 @@ export function addBacktestCommand(program: Command): void {
         'With --posts (repeatable): {"surges": [{"start", "end", "note"?}], "stories": [{"first_post_at", "words": [...], "note"?}]}; prints each label caught or missed with its delay, and false alarms per day',
       (file: string, prev: string[] | undefined) => [...(prev ?? []), file],
     )
-    .option('--plot <file>', 'write an SVG of the series, the baseline and threshold band, the detections and the labelled windows (with --posts: the busiest subreddit\'s posts per 30 min, stretches of 3 h or more without a post hatched as no data, each event marked by kind, labelled surges and stories)')
+    .option('--plot <file>', 'write an SVG of the series, the baseline and threshold band, the detections and the labelled windows (with --posts: the busiest subreddit\'s posts per 30 min, stretches with no post for 60 times the usual spacing (at least 30 min) hatched as no data, each event marked by kind, labelled surges and stories)')
     .action((opts: BacktestCommandOptions) => {
       runBacktestCommand(
         opts,

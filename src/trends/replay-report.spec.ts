@@ -42,11 +42,21 @@ describe('eventOnset', () => {
 });
 
 describe('dataSpan', () => {
-  it('finds stretches of 3 h or more without a post and leaves them out of the days', () => {
-    const times = [0, 60, 120, 120 + 72 * 60, 120 + 72 * 60 + 179].map((m) => T + m * MIN);
+  it('finds stretches with no post of 60 × the median spacing (at least 30 min) and leaves them out of the days', () => {
+    // A post a minute for two hours, a 70-minute hole, two hours, a 3-day hole, an hour.
+    const times = [...Array.from({ length: 121 }, (_, m) => m), ...Array.from({ length: 121 }, (_, m) => 190 + m), ...Array.from({ length: 61 }, (_, m) => 310 + 4320 + m)].map(
+      (m) => T + m * MIN,
+    );
     const span = dataSpan(times)!;
-    expect(span.gaps).toEqual([{ startMs: T + 120 * MIN, endMs: T + (120 + 72 * 60) * MIN }]);
-    expect(span.days).toBeCloseTo((120 + 179) / (24 * 60), 9);
+    expect(span.gaps).toEqual([
+      { startMs: T + 120 * MIN, endMs: T + 190 * MIN },
+      { startMs: T + 310 * MIN, endMs: T + (310 + 4320) * MIN },
+    ]);
+    expect(span.days).toBeCloseTo((120 + 120 + 60) / (24 * 60), 9);
+    // 59 minutes is not 60 spacings; 30 min is the floor however dense the posts.
+    expect(dataSpan([...Array.from({ length: 100 }, (_, m) => T + m * MIN), T + 158 * MIN])!.gaps).toEqual([]);
+    expect(dataSpan([...Array.from({ length: 100 }, (_, m) => T + m * 1000), T + 99_000 + 31 * MIN])!.gaps).toHaveLength(1);
+    expect(dataSpan([...Array.from({ length: 100 }, (_, m) => T + m * 1000), T + 99_000 + 29 * MIN])!.gaps).toHaveLength(0);
     expect(dataSpan([])).toBeNull();
     expect(dataSpan([T])!.days).toBe(0);
   });

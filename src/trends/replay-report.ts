@@ -17,11 +17,15 @@ const HOUR = 60 * MIN;
 export const DAY_MS = 24 * HOUR;
 
 /**
- * A stretch of at least this long with no post of the file is missing data, not a quiet spell: it
- * is drawn as a gap and left out of the days events are counted over. (The shared January file has
- * no posts from 01-13 to 01-15; a subreddit worth replaying posts more often than every 3 hours.)
+ * A stretch with no post of at least DATA_GAP_SPACINGS × the file's median spacing between posts,
+ * and at least MIN_DATA_GAP_MS, is missing data, not a quiet spell: it is drawn as a gap and left
+ * out of the days events are counted over. On r/wallstreetbets (a post every 30–45 s) that is any
+ * stretch of 45 minutes or more: the shared January file's missing 01-13 to 01-15, and a 51-minute
+ * hole in the May file, but not the 30 quiet minutes of New Year's Day; a subreddit posting every
+ * half hour needs more than a day without a post.
  */
-export const DATA_GAP_MS = 3 * HOUR;
+export const DATA_GAP_SPACINGS = 60;
+export const MIN_DATA_GAP_MS = 30 * MIN;
 
 /** The story fallback walks back through posts with the event's keyword while they are at most this far apart… */
 export const STORY_CHAIN_GAP_MS = 30 * MIN;
@@ -134,24 +138,25 @@ export const ONSET_WORDS: Readonly<Record<OnsetSource, string>> = {
 export interface DataSpan {
   readonly firstMs: number;
   readonly lastMs: number;
-  /** Stretches of at least DATA_GAP_MS with no post: [last post before, first post after]. */
+  /** Stretches with no post long enough to be missing data: [last post before, first post after]. */
   readonly gaps: readonly { readonly startMs: number; readonly endMs: number }[];
   /** Days with data: last − first, less the gaps. */
   readonly days: number;
 }
 
-/** The span of post times (any order) and its gaps; null without posts. */
-export function dataSpan(times: readonly number[], gapMs = DATA_GAP_MS): DataSpan | null {
+/** The span of post times (any order) and its gaps (see DATA_GAP_SPACINGS unless `gapMs` is given); null without posts. */
+export function dataSpan(times: readonly number[], gapMs?: number): DataSpan | null {
   if (times.length === 0) return null;
   const ts = [...times].sort((a, b) => a - b);
+  const spacings = ts.slice(1).map((t, i) => t - ts[i]);
+  const threshold = gapMs ?? Math.max(MIN_DATA_GAP_MS, DATA_GAP_SPACINGS * (median(spacings) ?? 0));
   const gaps: { startMs: number; endMs: number }[] = [];
   let missing = 0;
-  for (let i = 1; i < ts.length; i++) {
-    if (ts[i] - ts[i - 1] >= gapMs) {
-      gaps.push({ startMs: ts[i - 1], endMs: ts[i] });
-      missing += ts[i] - ts[i - 1];
-    }
-  }
+  spacings.forEach((d, i) => {
+    if (d < threshold) return;
+    gaps.push({ startMs: ts[i], endMs: ts[i + 1] });
+    missing += d;
+  });
   return { firstMs: ts[0], lastMs: ts[ts.length - 1], gaps, days: (ts[ts.length - 1] - ts[0] - missing) / DAY_MS };
 }
 
