@@ -1,6 +1,7 @@
 /**
  * `trendhooks backtest` as a real process (dist/, rebuilt by global-setup when stale): row
- * timestamps, --bucket, --labels (NAB standard profile), --plot, and one-line errors for bad input.
+ * timestamps, --bucket, --labels (NAB standard profile), --plot, and one-line errors for bad input;
+ * `--posts` over generated posts: delays, the summary line, --labels in the lab's format, gaps.
  * No database is involved, so the suite is the same on SQLite and PostgreSQL.
  */
 import { execFile } from 'node:child_process';
@@ -179,11 +180,16 @@ describeWsb('trendhooks backtest --posts on r/wallstreetbets', () => {
   async function replay(file: string): Promise<ReplayLine[]> {
     const run = await trendhooks(['backtest', '--posts', path.join(WSB, file), '--json']);
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    return run.stdout
+    const lines = run.stdout
       .trim()
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as ReplayLine);
+      .map((l) => JSON.parse(l) as ReplayLine & { summary?: { events: number } });
+    // Every line is JSON; those with a `type` are the events, the last is the summary (no `type`).
+    const events = lines.filter((l) => 'type' in l);
+    expect(lines[lines.length - 1]).not.toHaveProperty('type');
+    expect(lines[lines.length - 1].summary!.events).toBe(events.length);
+    return events;
   }
   /** Velocity events emitted in [from, to] whose keywords include one of `words`. */
   const about = (events: ReplayLine[], from: string, to: string, words: string[]) =>
@@ -236,15 +242,166 @@ describeWsb('trendhooks backtest --posts on r/wallstreetbets', () => {
     try {
       const run = await trendhooks(['backtest', '--posts', path.join(WSB, 'wsb-2021-05.ndjson'), '--plot', svg]);
       expect(run.code).toBe(0);
-      const events = run.stdout.trim().split('\n').filter(Boolean);
+      const events = run.stdout.trim().split('\n').filter((l) => /^\d{4}-/.test(l));
+      expect(run.stdout.trim().split('\n').pop()).toMatch(new RegExp(`^summary: ${events.length} events? in `));
       expect(run.stderr).toMatch(new RegExp(`replayed 9406 posts \\(r/wallstreetbets 9406\\), 0 skipped; ${events.length} events`));
       const text = fs.readFileSync(svg, 'utf8');
-      expect(text).toMatch(new RegExp(`events \\(${events.length}\\)`));
+      expect(text).toMatch(new RegExp(`velocity events \\(${events.length}\\)`));
       expect(text).toMatch(/velocity: [a-z]*sos/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+/**
+ * Generated posts (not the shared data): six days of background chatter at one post per two minutes,
+ * six hours with no data on day 3, one story (14 authors, 28 minutes) and one surge (300 posts in an
+ * hour), so the events, their delays and the label scores are known.
+ */
+describe('trendhooks backtest --posts: delays, summary, --labels', () => {
+  const DAY = 1440 * MIN;
+  const START = Date.UTC(2024, 2, 4);
+  const STORY = START + 4 * DAY + 14 * 60 * MIN;
+  const SURGE = START + 5 * DAY + 10 * 60 * MIN;
+  const GAP = START + 3 * DAY;
+  const isoZ = (ms: number) => new Date(ms).toISOString();
+  let dir: string;
+  let posts: string;
+  const file = (name: string, body: unknown) => {
+    const f = path.join(dir, name);
+    fs.writeFileSync(f, typeof body === 'string' ? body : JSON.stringify(body));
+    return f;
+  };
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'th-replay-labels-'));
+    const r = mulberry32(7);
+    const words = 'market stock price call option put earnings trade money week chart volume short squeeze hold sell buy dividend portfolio index fund rate bond yield growth value loss gain'.split(' ');
+    const word = () => words[Math.floor(r() * words.length)];
+    const lines: string[] = [];
+    const add = (ms: number, author: string, title: string) =>
+      lines.push(JSON.stringify({ id: `p${lines.length.toString(36)}`, subreddit: 'testsub', author, title, selftext: '', created_utc: Math.floor(ms / 1000), score: 1, num_comments: 0, permalink: `/r/testsub/comments/p${lines.length.toString(36)}/x/` }));
+    for (let m = 0; m < 6 * 1440; m += 2) {
+      const t = START + m * MIN + Math.floor(r() * 2 * MIN);
+      if (t >= GAP && t < GAP + 6 * 60 * MIN) continue;
+      add(t, `u${Math.floor(r() * 400)}`, `${word()} ${word()} ${word()} ${word()}`);
+    }
+    for (let i = 0; i < 14; i++) add(STORY + i * 2 * MIN, `story${i}`, `Zorblax merger announced ${word()}`);
+    for (let i = 0; i < 300; i++) add(SURGE + Math.floor(r() * 60 * MIN), `s${i}`, `${word()} ${word()} ${word()}`);
+    posts = file('posts.ndjson', lines.join('\n') + '\n');
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  interface Line {
+    type?: string;
+    time?: string;
+    onset?: string | null;
+    onset_from?: string | null;
+    delay_min?: number | null;
+    false_alarm?: boolean;
+    data?: { event_id: string };
+    label?: { ref: string; kind: string; caught: boolean; delay_min: number | null; event_id: string | null };
+    summary?: {
+      events: number;
+      days: number;
+      data_gaps: { from: string; to: string }[];
+      by_kind: Record<string, { events: number; median_delay_min: number | null }>;
+      labels?: Record<string, { labels: number; caught: number; missed: number; median_delay_min: number | null; false_alarms: number; false_alarms_per_day: number }>;
+    };
+  }
+  const jsonLines = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l) as Line);
+
+  it('--json: each event with its delay after its onset, then one summary line without a `type`', async () => {
+    const run = await trendhooks(['backtest', '--posts', posts, '--json']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const lines = jsonLines(run.stdout);
+    const events = lines.filter((l) => l.type !== undefined);
+    expect(events.map((e) => e.type)).toEqual(['trends.velocity', 'trends.surge']);
+    const [story, surge] = events;
+    // The story's first post is in the file: its delay is measured from it.
+    expect(story.onset_from).toMatch(/^(first_post_at|first_visible_post)$/);
+    expect(story.onset).toBe(isoZ(STORY));
+    expect(story.delay_min).toBe((Date.parse(story.time!) - STORY) / MIN);
+    expect(story.delay_min).toBeLessThanOrEqual(60);
+    expect(surge.onset_from).toBe('window_start');
+    expect(surge.delay_min).toBe((Date.parse(surge.time!) - Date.parse(surge.onset!)) / MIN);
+    const summary = lines[lines.length - 1];
+    expect(summary).not.toHaveProperty('type');
+    expect(lines.filter((l) => l.summary !== undefined)).toHaveLength(1);
+    expect(summary.summary).toMatchObject({ events: 2, by_kind: { 'trends.velocity': { events: 1, median_delay_min: story.delay_min }, 'trends.surge': { events: 1 } } });
+    // The six hours without posts are a gap in the data, not counted as days.
+    expect(summary.summary!.data_gaps).toHaveLength(1);
+    expect(Date.parse(summary.summary!.data_gaps[0].to) - Date.parse(summary.summary!.data_gaps[0].from)).toBeGreaterThanOrEqual(6 * 60 * MIN);
+    expect(summary.summary!.days).toBeGreaterThan(5.6);
+    expect(summary.summary!.days).toBeLessThan(5.8);
+  });
+
+  it('--labels (given twice) scores surges and stories: caught with their delay, missed, and false alarms per day', async () => {
+    const surges = file('surges.json', { surges: [{ start: isoZ(SURGE), end: isoZ(SURGE + 60 * MIN), note: 'planted' }, { start: isoZ(START + DAY), end: isoZ(START + DAY + 60 * MIN) }] });
+    const stories = file('stories.json', { stories: [{ first_post_at: isoZ(STORY), words: ['ZORBLAX'] }, { first_post_at: isoZ(START + 2 * DAY), words: ['quuxcorp'] }] });
+    const text = await trendhooks(['backtest', '--posts', posts, '--labels', surges, '--labels', stories]);
+    expect(text.code).toBe(0);
+    const out = text.stdout.trim().split('\n');
+    expect(out.filter((l) => /^label /.test(l))).toEqual([
+      expect.stringMatching(/^label surges\.json surges\[0\] "planted" \(surge from 2024-03-09T10:00:00\.000Z\): caught by the trends\.surge event at \S+, \d+ min after its start$/),
+      expect.stringMatching(/^label surges\.json surges\[1\] \(surge from 2024-03-05T00:00:00\.000Z\): missed$/),
+      expect.stringMatching(/^label stories\.json stories\[0\] \(story, first post 2024-03-08T14:00:00\.000Z\): caught by the trends\.velocity event at \S+, \d+ min after its first post$/),
+      expect.stringMatching(/^label stories\.json stories\[1\] .*: missed$/),
+    ]);
+    expect(out[out.length - 1]).toMatch(
+      /^summary: 2 events in 5\.\d days with posts \(0\.3\d a day\): surge 1 .*, velocity 1 .*; labels: surges caught 1 of 2, missed 1 \(median delay \d+ min\), false alarms 0 \(0\.00 a day\); stories caught 1 of 2, missed 1 \(median delay \d+ min\), false alarms 0 \(0\.00 a day\)$/,
+    );
+
+    // Stories only, and an empty surge list: the surge is a false alarm, counted per day.
+    const none = file('no-surges.json', { surges: [] });
+    const json = await trendhooks(['backtest', '--posts', posts, '--labels', none, '--labels', stories, '--json']);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    const lines = jsonLines(json.stdout);
+    const events = lines.filter((l) => l.type !== undefined);
+    expect(events.find((e) => e.type === 'trends.surge')!.false_alarm).toBe(true);
+    expect(events.find((e) => e.type === 'trends.velocity')!.false_alarm).toBe(false);
+    const labels = lines.filter((l) => l.label !== undefined).map((l) => l.label!);
+    expect(labels.map((l) => [l.ref, l.caught])).toEqual([
+      ['stories.json stories[0]', true],
+      ['stories.json stories[1]', false],
+    ]);
+    expect(labels[0].event_id).toBe(events.find((e) => e.type === 'trends.velocity')!.data!.event_id);
+    const { summary } = lines[lines.length - 1];
+    expect(summary!.labels!.surges).toMatchObject({ labels: 0, caught: 0, false_alarms: 1 });
+    expect(summary!.labels!.surges.false_alarms_per_day).toBeCloseTo(1 / summary!.days, 2);
+    expect(summary!.labels!.stories).toMatchObject({ labels: 2, caught: 1, missed: 1, false_alarms: 0, median_delay_min: labels[0].delay_min });
+  });
+
+  it('one error line naming the labels file and the field, exit 1, nothing else printed', async () => {
+    const bad = file('bad.json', { stories: [{ first_post_at: 'Tuesday', words: ['x'] }] });
+    const nab = file('windows.json', { 'posts.ndjson': [] });
+    for (const [f, msg] of [
+      [bad, /^error: labels \S+bad\.json: stories\[0\]\.first_post_at: expected an ISO 8601 time/],
+      [nab, /^error: labels \S+windows\.json: has neither a "surges" nor a "stories" array/],
+      [path.join(dir, 'missing.json'), /^error: cannot read labels \S+missing\.json: ENOENT/],
+    ] as const) {
+      const run = await trendhooks(['backtest', '--posts', posts, '--labels', f]);
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toMatch(/^error: [^\n]+\n$/);
+      expect(run.stderr).toMatch(msg);
+    }
+    const two = await trendhooks(['backtest', '--kind', 'surge', '--series', posts, '--labels', bad, '--labels', bad]);
+    expect(two.stderr).toMatch(/^error: --series takes one --labels file/);
+  });
+
+  it('--plot: the gap hatched as no data, a marker per event, the labels, a legend of what is drawn', async () => {
+    const svg = path.join(dir, 'replay.svg');
+    const stories = file('plot-stories.json', { stories: [{ first_post_at: isoZ(STORY), words: ['zorblax'] }] });
+    const run = await trendhooks(['backtest', '--posts', posts, '--labels', stories, '--plot', svg]);
+    expect(run.code).toBe(0);
+    const text = fs.readFileSync(svg, 'utf8');
+    expect(text).toContain('no data (1 gap)');
+    expect(text).toContain('velocity events (1)');
+    expect(text).toContain('surge events (1)');
+    expect(text).toContain('labelled stories, at their first post (1)');
+    expect(text.match(/<circle /g)).toHaveLength(2);
+    expect(text).not.toMatch(/expected \(baseline\)|detections \(0\)|NaN/);
+  });
 });
 
 describe('trendhooks backtest --posts, bad input', () => {

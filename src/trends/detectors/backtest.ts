@@ -326,7 +326,8 @@ function parseCount(f: string): number | null {
   return Number.isFinite(v) && v >= 0 ? v : null;
 }
 
-function parseTimestamp(f: string): number | null {
+/** A time as series CSVs and labels write it: ISO 8601 (UTC unless an offset is given) or unix seconds/milliseconds; null when it is neither. */
+export function parseTimestamp(f: string): number | null {
   if (NUMBER_RE.test(f)) {
     const n = Number(f);
     if (!Number.isFinite(n)) return null;

@@ -79,4 +79,43 @@ describe('backtestSvg', () => {
     expect(svg).toContain('events (1)');
     expect(svg).toContain('velocity: josh + brown');
   });
+
+  it('draws a replay: a line broken at a gap with no data (hatched, not zeros), a marker per event in its kind\'s colour, and a legend of only what is drawn', () => {
+    const bucket = 30 * MIN;
+    // 48 buckets, then two days with no data, then 48 buckets.
+    const pts = [...Array.from({ length: 48 }, (_, i) => i), ...Array.from({ length: 48 }, (_, i) => 144 + i)].map((i) => ({
+      ...points(1)[0],
+      timestamp: T0 + i * bucket,
+      rowTimestamp: T0 + i * bucket,
+      value: 10 + (i % 5),
+      expected: NaN,
+      upper: NaN,
+    }));
+    const gap = { startMs: T0 + 47 * bucket + 20 * MIN, endMs: T0 + 144 * bucket + MIN };
+    const svg = backtestSvg(pts, {
+      title: 'replay',
+      yLabel: 'posts per 30 min',
+      gaps: [gap],
+      events: [
+        { timeMs: T0 + 10 * bucket, kind: 'trends.velocity', label: 'trends.velocity: cohen' },
+        { timeMs: T0 + 150 * bucket, kind: 'trends.surge', label: 'trends.surge' },
+      ],
+      marks: [{ timeMs: T0 + 9 * bucket, label: 'cohen ryan' }],
+    });
+    // One path for the series, two runs: M…L…, then a new M after the gap (never a point at 0 inside it).
+    const series = /<path d="(M[^"]+)" stroke="#333333" stroke-width="1.2"/.exec(svg)![1];
+    expect(series.match(/M/g)).toHaveLength(2);
+    expect(svg).toContain('fill="url(#nodata)"');
+    expect(svg).toContain('no data (1 gap)');
+    // Markers: a dot on the series and a triangle on the top edge per event, each kind its colour.
+    expect(svg.match(/<circle [^>]*fill="#7b2cbf"/g)).toHaveLength(1);
+    expect(svg.match(/<circle [^>]*fill="#e8590c"/g)).toHaveLength(1);
+    expect(svg).toContain('velocity events (1)');
+    expect(svg).toContain('surge events (1)');
+    expect(svg).toContain('labelled stories, at their first post (1)');
+    expect(svg).toContain('posts per 30 min</text>');
+    // Nothing of a series backtest is in the legend when it is not drawn.
+    for (const absent of ['expected (baseline)', 'band up to', 'detections (', 'labelled windows']) expect(svg).not.toContain(absent);
+    expect(svg).not.toMatch(/NaN|Infinity/);
+  });
 });

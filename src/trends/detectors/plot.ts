@@ -6,7 +6,9 @@
  * A long series is drawn per pixel column: the series as its min–max range (so a one-bucket spike is
  * never averaged away), the baseline and band as the column's mean. The y axis is log(1 + value):
  * counts span decades, and a linear axis would flatten the baseline under the bursts. Detections are drawn at their
- * exact bucket, as a red tick and dot on the value that fired.
+ * exact bucket, as a red tick and dot on the value that fired. A series sparser than the pixel columns
+ * (a replay's posts per 30 min) is a line, broken wherever a bucket is missing; stretches given as
+ * `gaps` (no data) are hatched and never drawn as zeros. The legend lists only what was drawn.
  */
 import type { BacktestPoint } from './backtest';
 
@@ -23,14 +25,31 @@ export interface PlotOptions {
   readonly yLabel?: string;
   readonly width?: number;
   readonly height?: number;
-  /** Events to mark at their time (a replay's deliveries), each with a short label. */
-  readonly events?: readonly { readonly timeMs: number; readonly label: string }[];
+  /** Events to mark at their time (a replay's deliveries), each with a short label and its kind (`trends.velocity`). */
+  readonly events?: readonly PlotEvent[];
+  /** What the shaded `windows` are, for the legend (default "labelled windows"). */
+  readonly windowsName?: string;
+  /** Labelled instants (a story's first post), marked on the time axis with their label on hover. */
+  readonly marks?: readonly { readonly timeMs: number; readonly label: string }[];
+  /** Stretches with no data, hatched. The caller leaves the points out of them: a missing bucket breaks the line, a zero does not. */
+  readonly gaps?: readonly PlotWindow[];
 }
+
+export interface PlotEvent {
+  readonly timeMs: number;
+  readonly label: string;
+  readonly kind?: string;
+}
+
+/** One colour per event kind, so a legend entry says which markers are which. */
+const EVENT_COLORS: Readonly<Record<string, string>> = { 'trends.velocity': '#7b2cbf', 'trends.surge': '#e8590c', 'trends.rising': '#2b8a3e' };
+const OTHER_EVENT_COLOR = '#555555';
 
 const MARGIN = { left: 64, right: 16, top: 40, bottom: 64 };
 const DAY_MS = 86_400_000;
 
 export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions): string {
+  const gaps = opts.gaps ?? [];
   const width = Math.max(opts.width ?? 1600, 320);
   const height = Math.max(opts.height ?? 480, 200);
   const plotW = width - MARGIN.left - MARGIN.right;
@@ -69,6 +88,20 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     const b = Math.min(x(w.endMs), MARGIN.left + plotW);
     if (b <= a) continue;
     out.push(`<rect x="${f(a)}" y="${MARGIN.top}" width="${f(b - a)}" height="${plotH}" fill="#f2c200" fill-opacity="0.22"/>`);
+  }
+
+  // Stretches with no data: hatched, so a missing day never reads as a day of zeros.
+  if (gaps.length > 0) {
+    out.push(
+      '<defs><pattern id="nodata" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="8" stroke="#c8c8c8" stroke-width="3"/></pattern></defs>',
+    );
+    for (const g of gaps) {
+      const a = Math.max(x(g.startMs), MARGIN.left);
+      const b = Math.min(x(g.endMs), MARGIN.left + plotW);
+      if (b <= a) continue;
+      out.push(`<rect x="${f(a)}" y="${MARGIN.top}" width="${f(b - a)}" height="${plotH}" fill="url(#nodata)"><title>no data ${esc(span(g))}</title></rect>`);
+      if (b - a > 60) out.push(`<text x="${f((a + b) / 2)}" y="${MARGIN.top + plotH / 2}" text-anchor="middle" fill="#777777">no data</text>`);
+    }
   }
 
   // Axes and grid.
@@ -127,15 +160,19 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
   }
   flushBand();
 
-  // Series: min–max per column.
-  const seg: string[] = [];
-  for (let c = 0; c < cols; c++) {
-    if (lo[c] === Infinity) continue;
-    const top = y(hi[c]);
-    const bottom = Math.max(y(lo[c]), top + 0.8);
-    seg.push(`M${f(colX(c))} ${f(bottom)}V${f(top)}`);
+  // Series: a line through the buckets when they are fewer than the columns (broken where one is
+  // missing), else each column's min–max.
+  if (points.length < cols) out.push(seriesLine(points, x, y));
+  else {
+    const seg: string[] = [];
+    for (let c = 0; c < cols; c++) {
+      if (lo[c] === Infinity) continue;
+      const top = y(hi[c]);
+      const bottom = Math.max(y(lo[c]), top + 0.8);
+      seg.push(`M${f(colX(c))} ${f(bottom)}V${f(top)}`);
+    }
+    out.push(`<path d="${seg.join('')}" stroke="#333333" stroke-width="1" fill="none"/>`);
   }
-  out.push(`<path d="${seg.join('')}" stroke="#333333" stroke-width="1" fill="none"/>`);
   // Sparse counts (a keyword in a few buckets) are one-pixel ticks on a zero line: mark each non-zero column.
   let nonZero = 0;
   let seen = 0;
@@ -175,42 +212,109 @@ export function backtestSvg(points: readonly BacktestPoint[], opts: PlotOptions)
     );
   }
 
-  // Events of a replay: a marker at the time each was emitted, its label on hover and, sparse enough, in the plot.
   const events = opts.events ?? [];
-  let lastLabelX = -Infinity;
-  let row = 0;
-  for (const e of events) {
-    const xx = x(e.timeMs);
-    if (xx < MARGIN.left || xx > MARGIN.left + plotW) continue;
-    out.push(
-      `<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#7b2cbf" stroke-width="1.2" stroke-dasharray="3 2"><title>${esc(
-        `${new Date(e.timeMs).toISOString()} ${e.label}`,
-      )}</title></line>`,
-    );
-    row = xx - lastLabelX < 90 ? (row + 1) % 4 : 0;
-    lastLabelX = xx;
-    out.push(`<text x="${f(xx + 3)}" y="${MARGIN.top + 12 + row * 13}" fill="#7b2cbf" font-size="10">${esc(e.label.replace(/^trends\./, ''))}</text>`);
+  drawEvents(out, events, points, { x, y, plotW, plotH });
+  const marks = (opts.marks ?? []).filter((m) => x(m.timeMs) >= MARGIN.left && x(m.timeMs) <= MARGIN.left + plotW);
+  for (const m of marks) {
+    const xx = x(m.timeMs);
+    const b = MARGIN.top + plotH;
+    out.push(`<path d="M${f(xx)} ${f(b - 11)}l-5 10h10z" fill="#f2c200" stroke="#8a6d00" stroke-width="0.8"><title>${esc(`${new Date(m.timeMs).toISOString()} ${m.label}`)}</title></path>`);
   }
 
-  // Legend.
-  const ly = height - 18;
-  const legend: [string, string][] = [
-    ['#333333', 'series'],
-    ['#1f5fbf', 'expected (baseline)'],
-    ['#9dbbe8', 'band up to the value that fires (dashed)'],
-    ['#d62728', `detections (${detections.length})`],
-  ];
+  // Legend: only what was drawn.
+  const legend: [string, string][] = [];
+  if (points.length > 0) legend.push(['#333333', opts.yLabel ?? 'series']);
+  if (nWarm.some((n) => n > 0)) legend.push(['#1f5fbf', 'expected (baseline)'], ['#9dbbe8', 'band up to the value that fires (dashed)']);
+  if (detections.length > 0) legend.push(['#d62728', `detections (${detections.length})`]);
   if (windows > 0) legend.push(['#eea9a9', 'window each detection scored (its sum, not one bucket)']);
-  if ((opts.windows ?? []).length > 0) legend.push(['#f2c200', `labelled windows (${opts.windows!.length})`]);
-  if (events.length > 0) legend.push(['#7b2cbf', `events (${events.length})`]);
+  if ((opts.windows ?? []).length > 0) legend.push(['#f2c200', `${opts.windowsName ?? 'labelled windows'} (${opts.windows!.length})`]);
+  if (marks.length > 0) legend.push(['#f2c200', `labelled stories, at their first post (${marks.length})`]);
+  const kinds = [...new Set(events.map((e) => e.kind ?? 'event'))].sort();
+  for (const k of kinds) {
+    const n = events.filter((e) => (e.kind ?? 'event') === k).length;
+    legend.push([eventColor(k), k === 'event' ? `events (${n})` : `${k.replace(/^trends\./, '')} events (${n})`]);
+  }
+  if (gaps.length > 0) legend.push(['url(#nodata)', `no data (${gaps.length} ${gaps.length === 1 ? 'gap' : 'gaps'})`]);
+  const ly = height - 18;
   let lx = MARGIN.left;
   for (const [color, label] of legend) {
-    out.push(`<rect x="${lx}" y="${ly - 9}" width="14" height="10" fill="${color}"/>`);
+    out.push(`<rect x="${lx}" y="${ly - 9}" width="14" height="10" fill="${color}" stroke="${color.startsWith('url') ? '#999999' : 'none'}"/>`);
     out.push(`<text x="${lx + 20}" y="${ly}">${esc(label)}</text>`);
     lx += 30 + label.length * 6.6;
   }
   out.push('</svg>');
   return out.join('\n');
+}
+
+interface Frame {
+  readonly x: (t: number) => number;
+  readonly y: (v: number) => number;
+  readonly plotW: number;
+  readonly plotH: number;
+}
+
+function eventColor(kind: string | undefined): string {
+  return (kind !== undefined && EVENT_COLORS[kind]) || OTHER_EVENT_COLOR;
+}
+
+/**
+ * Each event: a dashed line at the time it was emitted, a triangle on the top edge and a dot on the
+ * series' value at that time (the bucket it falls in), in its kind's colour; the label in the plot
+ * when there is room, always on hover.
+ */
+function drawEvents(out: string[], events: readonly PlotEvent[], points: readonly BacktestPoint[], { x, y, plotW, plotH }: Frame): void {
+  // Labels go in the first of four rows where they do not run into the previous one (widths estimated at 5.6 px a character).
+  const rowEnds = [-Infinity, -Infinity, -Infinity, -Infinity];
+  const right = MARGIN.left + plotW;
+  for (const e of events) {
+    const xx = x(e.timeMs);
+    if (xx < MARGIN.left || xx > right) continue;
+    const color = eventColor(e.kind);
+    const title = `<title>${esc(`${new Date(e.timeMs).toISOString()} ${e.label}`)}</title>`;
+    out.push(`<line x1="${f(xx)}" x2="${f(xx)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="${color}" stroke-width="1.2" stroke-dasharray="3 2" stroke-opacity="0.7">${title}</line>`);
+    out.push(`<path d="M${f(xx)} ${MARGIN.top + 9}l-6 -9h12z" fill="${color}">${title}</path>`);
+    const at = valueAt(points, e.timeMs);
+    if (at !== null) out.push(`<circle cx="${f(xx)}" cy="${f(y(at))}" r="5" fill="${color}" stroke="#ffffff" stroke-width="1.5">${title}</circle>`);
+    const text = e.label.replace(/^trends\./, '');
+    const w = text.length * 5.6;
+    // Near the right edge the label ends at the line instead of starting there.
+    const [a, b, anchor] = xx + 5 + w <= right ? [xx + 5, xx + 5 + w, 'start'] : [xx - 5 - w, xx - 5, 'end'];
+    let row = rowEnds.findIndex((end) => end + 6 <= a);
+    if (row < 0) row = rowEnds.indexOf(Math.min(...rowEnds));
+    rowEnds[row] = b;
+    out.push(`<text x="${f(anchor === 'start' ? a : b)}" y="${MARGIN.top + 20 + row * 13}" fill="${color}" font-size="10" text-anchor="${anchor}" stroke="#ffffff" stroke-width="3" stroke-opacity="0.85" paint-order="stroke">${esc(text)}</text>`);
+  }
+}
+
+/** The value of the last point at or before t (null before the first). */
+function valueAt(points: readonly BacktestPoint[], t: number): number | null {
+  let lo = 0;
+  let hi = points.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (points[m].timestamp <= t) lo = m + 1;
+    else hi = m;
+  }
+  return lo === 0 ? null : points[lo - 1].value;
+}
+
+/** The series as a polyline, broken where consecutive points are more than 1.5 × their usual spacing apart. */
+function seriesLine(points: readonly BacktestPoint[], x: (t: number) => number, y: (v: number) => number): string {
+  const steps = points.slice(1).map((p, i) => p.rowTimestamp - points[i].rowTimestamp).sort((a, b) => a - b);
+  const step = steps.length > 0 ? steps[steps.length >> 1] : Infinity;
+  let d = '';
+  points.forEach((p, i) => {
+    const joined = i > 0 && p.rowTimestamp - points[i - 1].rowTimestamp <= 1.5 * step;
+    d += `${joined ? 'L' : 'M'}${f(x(p.rowTimestamp))} ${f(y(p.value))}`;
+    // A point with no neighbour on either side is still visible.
+    const next = points[i + 1];
+    if (!joined && (next === undefined || next.rowTimestamp - p.rowTimestamp > 1.5 * step)) d += 'h0.01';
+  });
+  return `<path d="${d}" stroke="#333333" stroke-width="1.2" fill="none" stroke-linejoin="round" stroke-linecap="round"/>`;
+}
+
+function span(w: PlotWindow): string {
+  return `${new Date(w.startMs).toISOString()} – ${new Date(w.endMs).toISOString()}`;
 }
 
 function runsPath(cols: number, n: Float64Array, point: (c: number) => string, color: string, width: string, extra: string): string {
