@@ -2,17 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { TrendhooksPrincipal } from '../auth/principal';
 import { RateLimitService } from '../auth/rate-limit.service';
 import { AppError } from '../common/errors';
-import { RECOVER_MAX_EVENTS } from './recover-window';
 
 /**
  * Recovers and dry runs a customer may start per minute, whatever its plan. With at most
- * RECOVER_MAX_EVENTS rows read per call, a customer's recover work is at most 300,000 rows a
- * minute: the plan's request limit alone let one customer keep the database busy for everyone.
+ * RECOVER_MAX_EVENTS (10,000) rows read per call, a customer's recover work is at most 300,000
+ * rows a minute: the plan's request limit alone let one customer keep the database busy for everyone.
  */
 export const RECOVER_CALLS_PER_MINUTE = 30;
-
-/** Rows of the events table one customer's recovers may read per minute, at most. */
-export const RECOVER_ROWS_PER_MINUTE = RECOVER_CALLS_PER_MINUTE * RECOVER_MAX_EVENTS;
 
 /**
  * The per-customer budget of recover work, dry runs included: one walk at a time per customer
