@@ -2,6 +2,11 @@ import { deliveryId } from '../src/delivery/delivery-id';
 import { EventsService } from '../src/delivery/events.service';
 import { DeliveryQueue } from '../src/delivery/queue/delivery-queue';
 import { newId } from '../src/common/ids';
+import { TRENDHOOKS_DATA_SOURCE } from '../src/database/data-source.token';
+import { EventEntity } from '../src/delivery/event.entity';
+import { RECOVER_CALLS_PER_MINUTE } from '../src/webhooks/recover-budget';
+import { RECOVER_MAX_EVENTS } from '../src/webhooks/recover-window';
+import type { DataSource } from 'typeorm';
 import { testDatabases } from './support/databases';
 import { ShiftedClock, startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, TestCert } from './support/receiver';
@@ -229,6 +234,78 @@ describe.each(testDatabases())('POST /v1/webhooks/{id}/recover on %s', (_name, m
     await settled(c, w, ids, 'delivered');
     const got = receivedSince(from);
     expect(ids.map((id) => got.get(id))).toEqual([1, 1]);
+  });
+
+  /** `n` events of the subscription stamped one second apart from `fromMs`, written in bulk (no delivery). */
+  async function backfill(subreddit: string, fromMs: number, n: number, idPrefix = 'evt'): Promise<void> {
+    const repo = t.app.get<DataSource>(TRENDHOOKS_DATA_SOURCE).getRepository(EventEntity);
+    for (let i = 0; i < n; i += 500) {
+      const chunk = Array.from({ length: Math.min(500, n - i) }, (_, j) => {
+        const at = fromMs + (i + j) * 1000;
+        return { id: newId(idPrefix, at), type: 'trends.surge', subreddit, payload: '{}', createdAt: new Date(at) };
+      });
+      await repo.insert(chunk);
+    }
+  }
+
+  it('walks from the webhook\'s creation: past 10,000 events from before it, next_since names none of them and the one event since is found', async () => {
+    const c = await t.customer();
+    const subreddit = `rec${Math.random().toString(36).slice(2, 12)}`;
+    const start = now() - DAY;
+    // More events before the webhook than one call looks at.
+    await backfill(subreddit, start, RECOVER_MAX_EVENTS + 1);
+    clock.offsetMs += MINUTE;
+    const w = await subscribe(c, subreddit);
+    const created = (await t.http().get(`/v1/webhooks/${w}`).set(c.auth)).body.data.created_at as string;
+    clock.offsetMs += MINUTE;
+    const after = { id: newId('evt', now()), type: 'trends.surge', subreddit, payload: '{}', createdAt: clock.now() };
+    await t.app.get(DeliveryQueue).insertEventWithDeliveries(after, [], (x) => deliveryId(after.id, x), clock.now());
+    clock.offsetMs += MINUTE;
+
+    const dry = await recover(c, w, { since: iso(start - 1), dry_run: true });
+    expect(dry.status).toBe(202);
+    expect(dry.body.data).toMatchObject({ queued: 1, dry_run: true, next_since: null });
+    // The store read the one event since the webhook, none of the 10,001 before it.
+    const scope = { webhookId: w, customerId: c.customerId, type: 'trends.surge', subreddit, subscribedAt: new Date(created), since: new Date(start - 1), until: clock.now() };
+    expect(await t.app.get(DeliveryQueue).recover(scope, clock.now(), { dryRun: true, maxEvents: RECOVER_MAX_EVENTS })).toEqual({ queued: 1, nextSince: null, read: 1 });
+    down = true;
+    const res = await recover(c, w, { since: iso(start - 1) });
+    expect(res.body.data).toMatchObject({ queued: 1, next_since: null });
+  });
+
+  it('counts test events in a range as rows read and never queues them; next_since, when the cap stops the walk, is not before the webhook', async () => {
+    const c = await t.customer();
+    const subreddit = `rec${Math.random().toString(36).slice(2, 12)}`;
+    const w = await subscribe(c, subreddit);
+    const created = new Date((await t.http().get(`/v1/webhooks/${w}`).set(c.auth)).body.data.created_at as string).getTime();
+    clock.offsetMs += MINUTE;
+    await backfill(subreddit, now(), 3, 'evt_test');
+    await backfill(subreddit, now() + 10_000, 2);
+    clock.offsetMs += MINUTE;
+    const scope = { webhookId: w, customerId: c.customerId, type: 'trends.surge', subreddit, subscribedAt: new Date(created), since: new Date(created - DAY), until: clock.now() };
+    const queue = t.app.get(DeliveryQueue);
+    expect(await queue.recover(scope, clock.now(), { dryRun: true, maxEvents: 100 })).toEqual({ queued: 2, nextSince: null, read: 5 });
+    const capped = await queue.recover(scope, clock.now(), { dryRun: true, maxEvents: 4 });
+    expect(capped).toMatchObject({ queued: 1, read: 4 });
+    expect(capped.nextSince!.getTime()).toBeGreaterThanOrEqual(created);
+  });
+
+  it(`refuses a customer's recover past ${RECOVER_CALLS_PER_MINUTE} a minute, dry runs included, with 429 RATE_LIMITED and Retry-After; another customer's still runs`, async () => {
+    const c = await t.customer();
+    const other = await t.customer();
+    const subreddit = `rec${Math.random().toString(36).slice(2, 12)}`;
+    const w = await subscribe(c, subreddit);
+    const theirs = await subscribe(other, subreddit);
+    // At the start of a minute of the shifted clock: every call below falls in one window.
+    clock.offsetMs += MINUTE - (now() % MINUTE) + 100;
+    const since = iso(now() - DAY);
+    for (let i = 0; i < RECOVER_CALLS_PER_MINUTE; i++) expect((await recover(c, w, { since, dry_run: true })).status).toBe(202);
+    const refused = await recover(c, w, { since, dry_run: true });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('recovers per minute'), request_id: refused.headers['x-request-id'] });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await recover(c, w, { since })).status).toBe(429);
+    expect((await recover(other, theirs, { since, dry_run: true })).status).toBe(202);
   });
 
   it.each([

@@ -30,7 +30,9 @@ export class RecoverController {
       "Queues once, oldest first, every event of the webhook's subscription (its `event` and `subreddit`) created in [`since`, `until`) that did not end delivered to it: " +
       'failed or cancelled deliveries go out again under their own `webhook-id` (their attempts count from 1 again; earlier attempts stay in the log), ' +
       'and events that never got a delivery (created since the webhook was) get one, with the `webhook-id` they would have had. Deliveries pending or in flight are left alone. ' +
-      'At most 14 days per call, and 10,000 events (`next_since` says where to go on). `dry_run` only counts. Counts as a manual retry against the send limit (a dry run does not). ' +
+      "The walk starts at `since` or the webhook's `created_at`, whichever is later: events from before the webhook are not looked at. " +
+      'At most 14 days per call, and 10,000 rows, test events included (`next_since` says where to go on; never before the webhook). `dry_run` only counts. Counts as a manual retry against the send limit (a dry run does not). ' +
+      'Recovers, dry runs included, run one at a time per customer and at most 30 a minute. ' +
       'Answers `202` either way.',
   })
   @ApiBody({ type: RecoverDto })
@@ -40,7 +42,7 @@ export class RecoverController {
     404: "`NOT_FOUND`: no such webhook, or another customer's.",
     409: '`WEBHOOK_DISABLED`: the webhook is disabled (a dry run still counts); resume it with `PATCH` first.',
     415: '`UNSUPPORTED_MEDIA_TYPE`: the body is not `application/json`.',
-    429: '`RATE_LIMITED`: too many test events, manual retries and recovers this minute; retry after `Retry-After` seconds.',
+    429: '`RATE_LIMITED`: another recover of the customer is running, more than 30 recovers (dry runs included) this minute, or (not a dry run) too many test events, manual retries and recovers this minute; retry after `Retry-After` seconds.',
   })
   // The parameter is typed by an interface so a host app's global ValidationPipe skips it.
   async recover(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('webhook_id') webhookId: string, @Body(new BodyValidationPipe(RecoverDto)) body: RecoverInput, @RequestId() requestId: string) {

@@ -9,6 +9,7 @@ import { DeliveryQueue } from '../delivery/queue/delivery-queue';
 import { QueueWaker } from '../delivery/queue/queue-waker';
 import { refuseDisabled, sendsPerMinute } from './deliveries.service';
 import type { RecoveryResource } from './dto/recover.dto';
+import { RecoverBudget } from './recover-budget';
 import { parseRecoverWindow, RECOVER_MAX_EVENTS, RecoverInput } from './recover-window';
 import { WebhookStore } from './webhook.store';
 import { parseWebhookId } from './webhooks.service';
@@ -25,6 +26,7 @@ export class RecoverService {
     private readonly waker: QueueWaker,
     private readonly plans: PlanService,
     private readonly limits: RateLimitService,
+    private readonly budget: RecoverBudget,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -35,21 +37,22 @@ export class RecoverService {
     const { since, until, dryRun } = parseRecoverWindow(input, now);
     // A real recover sends: refused while the webhook is disabled (a dry run still counts what
     // resuming and recovering would send), and it counts as one of the customer's test events and
-    // manual retries.
-    if (!dryRun) {
-      refuseDisabled(w);
-      const state = await this.limits.consume(`sends:tenant:${caller.tenantId}`, sendsPerMinute(this.plans.limits(caller.plan).requestsPerMinute));
-      if (!state.allowed) {
-        throw new AppError('RATE_LIMITED', `at most ${state.limit} test events, manual retries and recovers per minute; retry in ${state.resetSeconds} s`, { 'Retry-After': String(state.resetSeconds) });
+    // manual retries. Either is charged to the customer's budget of recover work first.
+    if (!dryRun) refuseDisabled(w);
+    const res = await this.budget.run(caller, async () => {
+      if (!dryRun) {
+        const state = await this.limits.consume(`sends:tenant:${caller.tenantId}`, sendsPerMinute(this.plans.limits(caller.plan).requestsPerMinute));
+        if (!state.allowed) {
+          throw new AppError('RATE_LIMITED', `at most ${state.limit} test events, manual retries and recovers per minute; retry in ${state.resetSeconds} s`, { 'Retry-After': String(state.resetSeconds) });
+        }
       }
-    }
-    const res = isEventKind(w.event)
-      ? await this.queue.recover(
-          { webhookId: w.id, customerId: w.customerId, type: w.event, subreddit: w.subreddit, subscribedAt: w.createdAt, since, until },
-          now,
-          { dryRun, maxEvents: RECOVER_MAX_EVENTS },
-        )
-      : { queued: 0, nextSince: null };
+      if (!isEventKind(w.event)) return { queued: 0, nextSince: null };
+      return this.queue.recover(
+        { webhookId: w.id, customerId: w.customerId, type: w.event, subreddit: w.subreddit, subscribedAt: w.createdAt, since, until },
+        now,
+        { dryRun, maxEvents: RECOVER_MAX_EVENTS },
+      );
+    });
     if (!dryRun && res.queued > 0) this.waker.wake();
     return {
       queued: res.queued,

@@ -13,6 +13,7 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 import { EventsController } from './events.controller';
 import { EventsHistoryService } from './events-history.service';
+import { RecoverBudget } from './recover-budget';
 import { RecoverController } from './recover.controller';
 import { RecoverService } from './recover.service';
 import { WebhooksController } from './webhooks.controller';
@@ -37,6 +38,7 @@ import { WebhooksService } from './webhooks.service';
     WebhooksService,
     DeliveriesService,
     RecoverService,
+    RecoverBudget,
     EventsHistoryService,
     // Our bodies are read by us even when the host keeps Nest's body parser on.
     ownJsonBodies(WebhooksController, RecoverController),

@@ -110,25 +110,28 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
   }
 
   async recover(scope: RecoverScope, now: Date, opts: RecoverOptions): Promise<RecoverResult> {
-    const events = [...this.events.values()]
-      .filter((e) => e.type === scope.type && e.subreddit === scope.subreddit && e.createdAt >= scope.since && e.createdAt < scope.until && !isTestEventId(e.id))
+    const from = Math.max(scope.since.getTime(), scope.subscribedAt.getTime());
+    const rows = [...this.events.values()]
+      .filter((e) => e.type === scope.type && e.subreddit === scope.subreddit && e.createdAt.getTime() >= from && e.createdAt < scope.until)
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+    const read = rows.slice(0, opts.maxEvents);
     let queued = 0;
-    for (const [i, e] of events.slice(0, opts.maxEvents).entries()) {
+    for (const [i, e] of read.entries()) {
+      if (isTestEventId(e.id)) continue;
       const id = deliveryId(e.id, scope.webhookId);
       const dueAt = new Date(now.getTime() - opts.maxEvents + i);
       const d = this.deliveries.find((x) => x.id === id);
       if (d && (d.state === 'failed' || d.state === 'cancelled')) {
         if (!opts.dryRun) Object.assign(d, { state: 'pending', attempts: 0, nextAttemptAt: dueAt, leaseOwner: null, updatedAt: now });
         queued++;
-      } else if (!d && e.createdAt >= scope.subscribedAt) {
+      } else if (!d) {
         if (!opts.dryRun) {
           this.deliveries.push({ id, eventId: e.id, webhookId: scope.webhookId, customerId: scope.customerId, state: 'pending', attempts: 0, nextAttemptAt: dueAt, leaseOwner: null, lastError: null, lastResponseCode: null, createdAt: now, updatedAt: now, deliveredAt: null });
         }
         queued++;
       }
     }
-    return { queued, nextSince: events.length > opts.maxEvents ? events[opts.maxEvents].createdAt : null };
+    return { queued, nextSince: rows.length > opts.maxEvents ? rows[opts.maxEvents].createdAt : null, read: read.length };
   }
 
   async eventsPage(subscriptions: readonly EventSubscription[], req: PageRequest, since?: Date): Promise<EventRow[]> {

@@ -5,12 +5,18 @@ import { AttemptEntity } from '../attempt.entity';
 import { DeliveryEntity } from '../delivery.entity';
 import { deliveryId } from '../delivery-id';
 import { EventEntity } from '../event.entity';
-import { notTestEventSql } from './events-keyset';
+import { isTestEventId } from '../../events/catalogue';
 import { DeliveryQueue } from './delivery-queue';
 import type { DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
 
-/** Events recover reads and writes per round trip. */
-export const RECOVER_BATCH = 500;
+/**
+ * Rows recover reads (and writes) per round trip: on SQLite one batch holds the event loop, and
+ * 200 keep that to a few milliseconds.
+ */
+export const RECOVER_BATCH = 200;
+
+/** Lets timers and I/O of other requests run before the next batch (a resolved promise would not). */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Ids per statement of bringForward (well under either database's bound on parameters). */
 const BRING_FORWARD_CHUNK = 1000;
@@ -25,8 +31,18 @@ export interface RecoverCandidate {
 }
 
 /**
- * Up to `limit` events of the scope's subscription in [since, until), oldest first, after the
+ * Where recover's walk starts: `since`, or the webhook's creation when later. Events before the
+ * subscription are never read, so their number costs nothing and `next_since` never names one.
+ */
+export function recoverStart(scope: RecoverScope): number {
+  return Math.max(scope.since.getTime(), scope.subscribedAt.getTime());
+}
+
+/**
+ * Up to `limit` rows of the scope's subscription in [recoverStart, until), oldest first, after the
  * keyset position `after` (created_at, id): one range of idx_events_type_subreddit_created.
+ * Test events are read too and skipped by the caller, so `limit` bounds the rows a read touches
+ * however many test events a customer put in the range (a filter in SQL would read past them all).
  */
 export function subscriptionEventsQuery(ds: DataSource, scope: RecoverScope, after: [number, string] | null, limit: number): SelectQueryBuilder<EventEntity> {
   const qb = ds
@@ -37,10 +53,9 @@ export function subscriptionEventsQuery(ds: DataSource, scope: RecoverScope, aft
     .where('e.type = :type AND e.subreddit = :subreddit AND e.created_at >= :since AND e.created_at < :until', {
       type: scope.type,
       subreddit: scope.subreddit,
-      since: scope.since.getTime(),
+      since: recoverStart(scope),
       until: scope.until.getTime(),
-    })
-    .andWhere(notTestEventSql('e.id'));
+    });
   // The redundant `created_at >= :t` keeps it one index range scan, as in deliveryPageQuery.
   if (after) qb.andWhere('e.created_at >= :t AND (e.created_at > :t OR (e.created_at = :t AND e.id > :id))', { t: after[0], id: after[1] });
   return qb.orderBy('e.created_at', 'ASC').addOrderBy('e.id', 'ASC').limit(limit);
@@ -93,34 +108,38 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
   }
 
   /**
-   * The walk of DeliveryQueue.recover, the same on both databases: batches of RECOVER_BATCH
-   * events in (created_at, id) order, each written (or counted) by the dialect's recoverBatch in
-   * one transaction. Due times follow the walk, one millisecond apart and all at or before `now`
-   * (the last one `now` - maxEvents + its position): due at once, and claimed oldest first.
+   * The walk of DeliveryQueue.recover, the same on both databases: batches of RECOVER_BATCH rows
+   * in (created_at, id) order from recoverStart, each written (or counted) by the dialect's
+   * recoverBatch in one transaction, with the event loop let go between batches (on SQLite each
+   * batch runs synchronously: a few milliseconds, then other requests get their turn). Test
+   * events count as rows read and are skipped. Due times follow the walk, one millisecond apart
+   * and all at or before `now` (the last one `now` - maxEvents + its position): due at once, and
+   * claimed oldest first.
    */
   async recover(scope: RecoverScope, now: Date, opts: RecoverOptions): Promise<RecoverResult> {
     let after: [number, string] | null = null;
-    let looked = 0;
+    let read = 0;
     let queued = 0;
     for (;;) {
-      const take = Math.min(RECOVER_BATCH, opts.maxEvents - looked);
+      if (read > 0) await yieldToEventLoop();
+      const take = Math.min(RECOVER_BATCH, opts.maxEvents - read);
       // One row beyond what fits says whether the cap, not the range, ended the walk.
       const rows: { id: string; created_at: string | number }[] = await subscriptionEventsQuery(this.ds, scope, after, take + 1).getRawMany();
       const batch = rows.slice(0, take);
-      if (batch.length > 0) {
-        const candidates = batch.map((e, i): RecoverCandidate => ({
+      const events = batch.filter((e) => !isTestEventId(e.id));
+      if (events.length > 0) {
+        const candidates = events.map((e, i): RecoverCandidate => ({
           id: deliveryId(e.id, scope.webhookId),
           eventId: e.id,
           insertable: Number(e.created_at) >= scope.subscribedAt.getTime(),
-          dueAt: now.getTime() - opts.maxEvents + looked + i,
+          dueAt: now.getTime() - opts.maxEvents + read + i,
         }));
         queued += await this.recoverBatch(scope, candidates, now, opts.dryRun);
-        looked += batch.length;
-        const last = batch[batch.length - 1];
-        after = [Number(last.created_at), last.id];
       }
-      if (rows.length <= take) return { queued, nextSince: null };
-      if (looked >= opts.maxEvents) return { queued, nextSince: new Date(Number(rows[take].created_at)) };
+      read += batch.length;
+      if (batch.length > 0) after = [Number(batch[batch.length - 1].created_at), batch[batch.length - 1].id];
+      if (rows.length <= take) return { queued, nextSince: null, read };
+      if (read >= opts.maxEvents) return { queued, nextSince: new Date(Number(rows[take].created_at)), read };
     }
   }
 

@@ -133,8 +133,9 @@ export interface RecoverScope {
   type: string;
   subreddit: string;
   /**
-   * When the webhook was created. An event before it gets no new delivery (the webhook did not
-   * subscribe then); a delivery row it has anyway (an event stamped with an earlier time) is still re-queued.
+   * When the webhook was created: the walk starts there when `since` is earlier. An event stamped
+   * before it is not looked at, even if it has a delivery of this webhook (fanned out after the
+   * webhook was created); POST …/retry resends such a delivery.
    */
   subscribedAt: Date;
   since: Date;
@@ -144,15 +145,20 @@ export interface RecoverScope {
 export interface RecoverOptions {
   /** Only count what would be queued. */
   dryRun: boolean;
-  /** Events looked at per call, at most; the walk stops there and answers where to go on. */
+  /** Rows looked at per call, at most (test events among them); the walk stops there and answers where to go on. */
   maxEvents: number;
 }
 
 export interface RecoverResult {
   /** Deliveries queued (or, dry run, that would be): re-queued rows and new ones. */
   queued: number;
-  /** Creation time of the first event not looked at when `maxEvents` stopped the walk; null when the range was covered. */
+  /**
+   * Creation time of the first row not looked at when `maxEvents` stopped the walk (never before
+   * the subscription); null when the range was covered.
+   */
   nextSince: Date | null;
+  /** Rows of the events table the walk read: its cost, charged to the customer's budget. */
+  read: number;
 }
 
 /** One subscription of a customer, as the events history reads it: its events from `from` on. */
