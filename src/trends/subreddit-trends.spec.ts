@@ -210,6 +210,7 @@ describe('trend events', () => {
   it('says why each kind fired: observed, expected, lift, threshold and the window', () => {
     const surge = toTrendEvent('t', {
       kind: 'trends.surge',
+      trigger: 'score',
       bucketStart: T0,
       bucketEnd: T0 + 15 * MIN,
       count: 40,
@@ -232,6 +233,11 @@ describe('trend events', () => {
       stddev: 3.2,
       score: 10,
       window_buckets: 3,
+      trigger: 'score',
+      update: false,
+      episode_start: new Date(T0).toISOString(),
+      previous_lift: 0,
+      previous_observed: 0,
       seasonal: true,
       distinct_authors: 0,
     });

@@ -4,6 +4,15 @@ import { EventKindDefinition, EVIDENCE_FIELDS, field, fixed, iso, lift, minutes,
 /** What the surge detector reports when a window of buckets fires. */
 export interface SurgeDetection {
   readonly kind: 'trends.surge';
+  /**
+   * What fired: `lift`, the window's posts reached `liftTrigger` times the seasonal expectation
+   * (then `score` is that lift and `threshold` the trigger); `score`, the learnt-bar score did.
+   */
+  readonly trigger: 'lift' | 'score';
+  /** On an update of an episode already reported: the start of its first window. */
+  readonly episodeStart?: number;
+  /** On an update: the highest lift reported before in the episode, and that report's posts and window end. */
+  readonly previous?: { readonly lift: number; readonly count: number; readonly windowEnd: number };
   /** Start of the first bucket of the evidence window (ms since epoch). */
   readonly bucketStart: number;
   /** End (exclusive) of the bucket that fired. */
@@ -45,6 +54,15 @@ export interface SurgeEventData extends TrendEvidence {
   seasonal: boolean;
   /** Distinct known authors of the window's posts; 0 when no author is known (deleted accounts). */
   distinct_authors: number;
+  /** What fired: `lift` (the window reached `threshold` times the seasonal expectation; `score` is then that lift) or `score` (the subreddit's own learnt bar). */
+  trigger: 'lift' | 'score';
+  /** Whether this is a later event of an episode already reported (it grew well past what was reported). */
+  update: boolean;
+  /** Start of the window of the episode's first event (= window_start unless `update`). */
+  episode_start: string;
+  /** On an update, what was reported before: the episode's highest lift so far, and the previous event's posts in its window; 0 on an episode's first event. */
+  previous_lift: number;
+  previous_observed: number;
 }
 
 export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEventData> = {
@@ -59,27 +77,38 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
     window_buckets: field('integer', 'Five-minute buckets in the window that fired (3 or 36 by default: a 15-minute burst or a 3-hour lift).'),
     seasonal: field('boolean', 'Whether the hour-of-day pattern was part of `baseline`.'),
     distinct_authors: field('integer', "Distinct known authors of the window's posts; 0 when no author is known (deleted accounts)."),
+    trigger: field('string', 'What fired: `lift` (the window reached `threshold` times the seasonal expectation, `score` is that lift) or `score` (the learnt-bar score reached `threshold`).'),
+    update: field('boolean', 'True on a later event of an episode already reported: it grew well past what was reported.'),
+    episode_start: field('date-time', "Start of the window of the episode's first event (= window_start unless `update`)."),
+    previous_lift: field('number', 'On an update, the highest lift reported before in the episode; 0 on its first event.'),
+    previous_observed: field('integer', "On an update, the previous event's posts in its window; 0 on an episode's first event."),
   },
   example: {
+    // An update of an episode (every field present): first reported at 2.8× (12:05–12:20), it grew to 9×.
     type: 'trends.surge',
     timestamp: '2026-03-03T13:05:00.000Z',
     data: {
       event_id: 'evt_01KJSX4M8G0000000000000000',
       webhook_id: '01KJSX4M8G0000000000000001',
       subreddit: 'demo',
-      window_start: '2026-03-03T10:05:00.000Z',
+      window_start: '2026-03-03T12:20:00.000Z',
       window_end: '2026-03-03T13:05:00.000Z',
-      observed: 27,
-      expected: 5,
-      lift: 5.4,
-      threshold: 4,
-      count: 27,
-      baseline: 5,
-      stddev: 2.292,
-      score: 9.6,
-      window_buckets: 36,
+      observed: 270,
+      expected: 30,
+      lift: 9,
+      threshold: 6,
+      count: 270,
+      baseline: 30,
+      stddev: 26.667,
+      score: 9,
+      window_buckets: 9,
       seasonal: true,
-      distinct_authors: 23,
+      distinct_authors: 231,
+      trigger: 'lift',
+      update: true,
+      episode_start: '2026-03-03T12:05:00.000Z',
+      previous_lift: 2.8,
+      previous_observed: 28,
     },
   },
   toData: (d) => ({
@@ -96,8 +125,14 @@ export const SURGE: EventKindDefinition<'trends.surge', SurgeDetection, SurgeEve
     window_buckets: d.windowBuckets,
     seasonal: d.seasonal,
     distinct_authors: d.distinctAuthors ?? 0,
+    trigger: d.trigger,
+    update: d.previous !== undefined,
+    episode_start: iso(d.episodeStart ?? d.bucketStart),
+    previous_lift: d.previous ? round(d.previous.lift) : 0,
+    previous_observed: d.previous ? d.previous.count : 0,
   }),
   identity: (d) => ({ windowStartMs: d.bucketStart, discriminator: '', createdAtMs: d.bucketEnd }),
   visibleAt: 'window_end',
-  describe: (data) => `${data.count} posts in ${minutes(data.window_start, data.window_end)} vs ${fixed(data.baseline)} expected (z=${fixed(data.score)})`,
+  describe: (data) =>
+    `${data.update ? `grew to ` : ''}${data.count} posts in ${minutes(data.window_start, data.window_end)} vs ${fixed(data.baseline)} expected (${data.trigger === 'lift' ? `${fixed(data.lift)}×` : `z=${fixed(data.score)}`})${data.update ? `, was ${fixed(data.previous_lift)}×` : ''}`,
 };

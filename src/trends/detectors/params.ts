@@ -44,6 +44,21 @@ export interface SurgeParams {
   readonly barDays: number;
   /** Added to that daily maximum (score units): an ordinary day must beat the history clearly, not just tie it. */
   readonly barMargin: number;
+  /**
+   * The lift trigger: fire when the posts of the short window or of the last `liftWindowBuckets`
+   * reach this many times the seasonal expectation ((posts + windowPseudoCount) / (expected +
+   * windowPseudoCount)), with at least `minCount` posts, whatever the subreddit's learnt
+   * burstiness; 0 turns it off (the learnt bars alone).
+   */
+  readonly liftTrigger: number;
+  /** Buckets of the lift trigger's window. */
+  readonly liftWindowBuckets: number;
+  /** The lift trigger also needs ln(lift) ≥ this × the window's robust scale of ln lift (a series whose every hour swings 5× is not surging at 5×). */
+  readonly liftMinScore: number;
+  /** An episode lasts while some lift window's lift is at least this (or some score is over its bar). */
+  readonly episodeEndLift: number;
+  /** Within an episode, a later event only when some lift window's lift reaches this many times the highest lift reported (0: never). */
+  readonly regrowFactor: number;
   /** Buckets after a detection during which the subreddit cannot fire again (after it, the score must also drop below the threshold once). */
   readonly cooldownBuckets: number;
   /** Buckets observed before any detection (level and scale need history). */
@@ -134,6 +149,11 @@ export const DEFAULT_SURGE_PARAMS: Readonly<SurgeParams> = Object.freeze({
   barRank: 3,
   barDays: 14,
   barMargin: 1,
+  liftTrigger: 6,
+  liftWindowBuckets: 9,
+  liftMinScore: 5,
+  episodeEndLift: 1.5,
+  regrowFactor: 3,
   cooldownBuckets: 288,
   warmupBuckets: 72,
   clipZ: 2,
@@ -211,10 +231,12 @@ export function resolveSurgeParams(overrides: Partial<SurgeParams> = {}): Readon
     'clipZ',
     'maxGapBuckets',
   ]);
-  nonNegative(p, ['minCount', 'minLift', 'cooldownBuckets', 'warmupBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barMargin']);
-  integers(p, ['bucketMs', 'windowBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barDays', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalDays', 'seasonalMinDays']);
+  nonNegative(p, ['liftTrigger', 'liftWindowBuckets', 'liftMinScore', 'episodeEndLift', 'regrowFactor', 'minCount', 'minLift', 'cooldownBuckets', 'warmupBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barMargin']);
+  integers(p, ['bucketMs', 'windowBuckets', 'liftWindowBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barDays', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalDays', 'seasonalMinDays']);
   check(p.shortWindowBuckets < p.windowBuckets, 'shortWindowBuckets', '< windowBuckets');
   check(p.trimBuckets <= 1, 'trimBuckets', '0 or 1');
+  check(p.liftWindowBuckets <= 288, 'liftWindowBuckets', '≤ 288');
+  check(p.regrowFactor === 0 || p.regrowFactor > 1, 'regrowFactor', '0 or > 1');
   check(p.barRank <= p.barDays, 'barRank', '≤ barDays');
   check(p.barDays <= 60, 'barDays', '≤ 60');
   check(p.seasonalMinDays <= p.seasonalDays, 'seasonalMinDays', '≤ seasonalDays');

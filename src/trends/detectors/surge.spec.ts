@@ -314,3 +314,80 @@ describe('trends.surge detector', () => {
     expect(fillSurgeGaps([])).toEqual([]);
   });
 });
+
+describe('trends.surge: seasonal lift, episodes and growth', () => {
+  const DAY = 288;
+  /** Gamma-Poisson draw (shape k: extra per-bucket noise of 1/√k), for bursty backgrounds. */
+  function burstyCount(r: () => number, mean: number, k = 8): number {
+    let g = 0;
+    for (let i = 0; i < k; i++) g -= Math.log(r() || 1e-12);
+    return poisson(r, (mean * g) / k);
+  }
+  /** Weekdays: 20 posts a bucket with a 4× peak 14:00–16:00 UTC (a market open); weekends: a third of that. */
+  const weekly = (i: number): number => {
+    const t = T0 + i * B;
+    const weekend = [0, 6].includes(new Date(t).getUTCDay());
+    const peak = !weekend && [14, 15].includes(hourOfDay(t)) ? 4 : 1;
+    return 20 * peak * (weekend ? 1 / 3 : 1);
+  };
+
+  it('a daily routine peak and quiet weekends are the expectation, not surges', () => {
+    const r = rng(21);
+    const state = createSurgeState();
+    const fired: number[] = [];
+    for (let i = 0; i < 4 * 7 * DAY; i++) if (observeSurgeBucket(state, T0 + i * B, burstyCount(r, weekly(i)))) fired.push(i);
+    // The first days learn the peak; from the second week on, neither peaks nor Mondays fire.
+    expect(fired.filter((i) => i >= 7 * DAY)).toEqual([]);
+    expect(state.weekendShift).toBeLessThan(Math.log(0.5));
+  });
+
+  /** Three bursty weeks (with ordinary 2.5× half hours twice a day), then a `factor`× surge from bucket `at` for `len` buckets. */
+  function surgeRun(seed: number, factor: (j: number) => number, len: number, params = {}) {
+    const r = rng(seed);
+    const state = createSurgeState(params);
+    const at = 3 * 7 * DAY + 2 * DAY + 10 * 12 + 7; // a Wednesday, 10:35 UTC
+    const out: { index: number; d: SurgeDetection }[] = [];
+    for (let i = 0; i < at + len + DAY; i++) {
+      const burst = i % (DAY / 2) < 6 && i % DAY !== i % (DAY / 2) ? 2.5 : 1;
+      const j = i - at;
+      const mean = weekly(i) * burst * (j >= 0 && j < len ? factor(j) : 1);
+      const d = observeSurgeBucket(state, T0 + i * B, burstyCount(r, mean));
+      if (d && i >= 7 * DAY) out.push({ index: i, d });
+    }
+    return { at, out };
+  }
+
+  it('a 6× surge on a bursty background fires within 30 minutes of its start, once per episode', () => {
+    for (const seed of [1, 2, 3]) {
+      const { at, out } = surgeRun(seed, () => 6, 16);
+      const inSurge = out.filter((o) => o.index >= at && o.index < at + 16 + 12);
+      expect(inSurge).toHaveLength(1);
+      const d = inSurge[0].d;
+      expect(d.bucketEnd - (T0 + at * B)).toBeLessThanOrEqual(30 * 60_000);
+      expect(d.count / d.baseline).toBeGreaterThan(3);
+      expect(d.previous).toBeUndefined();
+      // Nothing else outside the surge after the first week.
+      expect(out.filter((o) => o.index < at || o.index >= at + 16 + 12)).toEqual([]);
+    }
+  });
+
+  it('a surge that grows well past what was reported sends updates saying what each reported before', () => {
+    // 6× for an hour, then 30×: the first event, then updates only as the lift triples.
+    const { at, out } = surgeRun(4, (j) => (j < 12 ? 6 : 30), 3 * 12);
+    const inSurge = out.filter((o) => o.index >= at && o.index < at + 4 * 12).map((o) => o.d);
+    expect(inSurge.length).toBeGreaterThanOrEqual(2);
+    expect(inSurge.length).toBeLessThanOrEqual(3);
+    expect(inSurge[0].previous).toBeUndefined();
+    for (let i = 1; i < inSurge.length; i++) {
+      const u = inSurge[i];
+      expect(u.trigger).toBe('lift');
+      expect(u.episodeStart).toBe(inSurge[0].bucketStart);
+      expect(u.previous!.count).toBe(inSurge[i - 1].count);
+      expect(u.previous!.windowEnd).toBe(inSurge[i - 1].bucketEnd);
+      expect(u.score).toBeGreaterThanOrEqual(3 * u.previous!.lift);
+    }
+    // The same surge held at 6× (no growth) gives the first event alone.
+    const flat = surgeRun(4, () => 6, 16);
+    expect(flat.out.filter((o) => o.index >= flat.at && o.index < flat.at + 4 * 12)).toHaveLength(1);
+  });
+});

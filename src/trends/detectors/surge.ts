@@ -31,6 +31,9 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 const SLOTS_PER_DAY = 24;
 const SLOTS_PER_WEEK = 168;
+/** Weekend hours whose residuals give the weekend's shift (one weekend), and how many it needs first. */
+const WEEKEND_RING_HOURS = 48;
+const WEEKEND_MIN_HOURS = 12;
 /** 1970-01-01 was a Thursday; shifting by 72 h makes slot 0 Monday 00:00 UTC. */
 const EPOCH_SLOT_SHIFT = 72;
 /** √(π/2): mean absolute deviation → standard deviation for a normal variable. */
@@ -51,12 +54,17 @@ export interface SurgeState {
   level: number;
   /** Robust scale of one bucket's log residual (winsorises the level's updates). */
   bucketScale: number;
-  /** Per hour-of-day slot, the last `seasonalDays` hourly mean log residuals, ring-ordered. */
+  /** Per hour of the day (UTC), the last `seasonalDays` weekdays' hourly mean log residuals, ring-ordered. */
   readonly seasonalResiduals: Float64Array;
   /** Per slot: full hours recorded so far. */
   readonly seasonalHours: Float64Array;
   /** Per slot: the log offset in use (0 until `seasonalMinDays` hours are recorded). */
   readonly seasonalOffset: Float64Array;
+  /** The last weekend hours' mean log residuals net of their hour's offset, ring-ordered, and how many were recorded. */
+  readonly weekendResiduals: Float64Array;
+  weekendHours: number;
+  /** Log shift of a Saturday or Sunday hour (UTC) against a weekday's same hour: their median, once `WEEKEND_MIN_HOURS` were recorded. */
+  weekendShift: number;
   /** Accumulator of the hour in progress. */
   hourSlot: number;
   hourStart: number;
@@ -64,8 +72,21 @@ export interface SurgeState {
   hourBuckets: number;
   /** First bucket start allowed to fire again. */
   cooldownUntil: number;
-  /** True from an alert until every scale's score drops below its bar (one alert per episode). */
+  /**
+   * True from an alert until every scale's score drops below its bar and every lift window's lift
+   * below `episodeEndLift` (one alert per episode, growth aside).
+   */
   inEpisode: boolean;
+  /** The episode's highest lift reported so far (an update needs `regrowFactor` times it), its posts and window end. */
+  reportedLift: number;
+  reportedCount: number;
+  reportedWindowEnd: number;
+  /** Start of the window of the episode's first alert. */
+  episodeStart: number;
+  /** Window lengths of the lift trigger (the short window and `liftWindowBuckets`; none when `liftTrigger` is 0). */
+  readonly liftWindows: readonly number[];
+  /** Per lift window: robust scale of its ln lift (winsorised like `scales`), which `liftMinScore` is measured in. */
+  readonly liftScales: Float64Array;
   /** Ring of the last buckets' count and expected count, for the windows. */
   readonly ringCount: Float64Array;
   readonly ringExpected: Float64Array;
@@ -113,14 +134,23 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     seasonalResiduals: new Float64Array(SLOTS_PER_DAY * p.seasonalDays),
     seasonalHours: new Float64Array(SLOTS_PER_DAY),
     seasonalOffset: new Float64Array(SLOTS_PER_DAY),
+    weekendResiduals: new Float64Array(WEEKEND_RING_HOURS),
+    weekendHours: 0,
+    weekendShift: 0,
     hourSlot: -1,
     hourStart: -1,
     hourResidual: 0,
     hourBuckets: 0,
     cooldownUntil: -Infinity,
     inEpisode: false,
-    ringCount: new Float64Array(p.windowBuckets),
-    ringExpected: new Float64Array(p.windowBuckets),
+    reportedLift: 0,
+    reportedCount: 0,
+    reportedWindowEnd: 0,
+    episodeStart: 0,
+    liftWindows: p.liftTrigger > 0 ? [p.liftWindowBuckets] : [],
+    liftScales: new Float64Array(1).fill(INITIAL_LOG_SCALE),
+    ringCount: new Float64Array(Math.max(p.windowBuckets, p.liftWindowBuckets)),
+    ringExpected: new Float64Array(Math.max(p.windowBuckets, p.liftWindowBuckets)),
     ringPos: 0,
     ringFilled: 0,
     scaleWindows,
@@ -144,6 +174,13 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
 export function hourOfWeek(ms: number): number {
   const h = Math.floor(ms / HOUR_MS) + EPOCH_SLOT_SHIFT;
   return ((h % SLOTS_PER_WEEK) + SLOTS_PER_WEEK) % SLOTS_PER_WEEK;
+}
+
+/** Seasonal slot of a timestamp: its UTC hour of the day, plus 24 on Saturdays and Sundays (UTC). */
+export function seasonalSlot(ms: number): number {
+  const day = Math.floor(ms / DAY_MS);
+  const weekday = (((day + 4) % 7) + 7) % 7; // 0 = Sunday (1970-01-01 was a Thursday)
+  return hourOfDay(ms) + (weekday === 0 || weekday === 6 ? SLOTS_PER_DAY : 0);
 }
 
 /** Hour-of-day slot (0 = 00:00–01:00 UTC) of a timestamp. */
@@ -203,6 +240,7 @@ function resetLevels(state: SurgeState): void {
   state.level = 0;
   state.bucketScale = INITIAL_LOG_SCALE;
   state.scales.fill(INITIAL_LOG_SCALE);
+  state.liftScales.fill(INITIAL_LOG_SCALE);
   state.bars.fill(state.params.threshold);
   state.dayMax.fill(-Infinity);
   state.days = 0;
@@ -222,14 +260,14 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   const p = state.params;
   const k1 = p.bucketPseudoCount;
   const kw = p.windowPseudoCount;
-  const slot = hourOfDay(start);
+  const slot = seasonalSlot(start);
   const logCount = Math.log(count + k1);
   const n = state.observed;
   state.lastBucketStart = start;
 
   if (n === 0) {
     // The first bucket seeds the level; there is nothing to score it against.
-    state.level = logCount - state.seasonalOffset[slot];
+    state.level = logCount - offsetOf(state, slot);
     accumulateHour(state, start, slot, logCount - state.level);
     state.lastScore = 0;
     state.lastExpected = NaN;
@@ -239,11 +277,11 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   }
   accumulateHour(state, start, slot, logCount - state.level);
   const seasonalReady = state.seasonalHours[slot] >= p.seasonalMinDays;
-  const logExpected = state.level + state.seasonalOffset[slot];
+  const logExpected = state.level + offsetOf(state, slot);
   const expected = Math.max(Math.exp(logExpected) - k1, 0);
 
   // Ring holds the most recent buckets including this one, newest at ringPos − 1.
-  const cap = p.windowBuckets;
+  const cap = state.ringCount.length;
   state.ringCount[state.ringPos] = count;
   state.ringExpected[state.ringPos] = expected;
   state.ringPos = (state.ringPos + 1) % cap;
@@ -301,6 +339,7 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   for (let k = 1; k < nScales; k++) if (s.score[k] - state.bars[k] > s.score[lead] - state.bars[lead]) lead = k;
   state.lastScore = warm ? s.score[lead] : 0;
   state.lastExpected = warm ? expected : NaN;
+  const lf = liftFigures(state);
   state.lastUpper = warm ? upperBound(state, s, nScales) : NaN;
 
   let anyOver = false;
@@ -309,26 +348,32 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
     if (s.score[k] >= state.bars[k]) anyOver = true;
     if (fired < 0 && s.score[k] >= state.bars[k] && Math.exp(s.logLift[k]) >= p.minLift && s.trimmed[k] >= p.minCount) fired = k;
   }
-  if (state.inEpisode && !anyOver) state.inEpisode = false;
-  if (evaluate && warm && !state.inEpisode && start >= state.cooldownUntil && fired >= 0) {
-    const filled = s.filled[fired];
-    const score = s.score[fired];
-    detection = {
-      kind: 'trends.surge',
-      bucketStart: start - (filled - 1) * p.bucketMs,
-      bucketEnd: start + p.bucketMs,
-      count: s.sum[fired],
-      baseline: round4(s.expected[fired]),
-      // The spread under which the score reads as a z-score, so (count − baseline) / stddev = score
-      // holds for every kind of detection the payload documents.
-      stddev: round4((s.sum[fired] - s.expected[fired]) / score),
-      score: round4(score),
-      threshold: round4(state.bars[fired]),
-      windowBuckets: filled,
-      seasonal: seasonalReady,
-    };
-    state.cooldownUntil = start + (p.cooldownBuckets + 1) * p.bucketMs;
-    state.inEpisode = true;
+  // The lift trigger: the seasonal lift alone, whatever the subreddit's learnt burstiness (bars).
+  let liftFired = -1;
+  let maxLift = 0;
+  let maxLiftAt = -1;
+  for (let k = 0; k < lf.n; k++) {
+    if (lf.lift[k] > maxLift) [maxLift, maxLiftAt] = [lf.lift[k], k];
+    if (liftFired < 0 && lf.lift[k] >= p.liftTrigger && Math.log(lf.lift[k]) >= p.liftMinScore * state.liftScales[k] && lf.sum[k] >= p.minCount) liftFired = k;
+  }
+  if (state.inEpisode && !anyOver && maxLift < p.episodeEndLift) state.inEpisode = false;
+  if (evaluate && warm) {
+    if (!state.inEpisode && start >= state.cooldownUntil && (liftFired >= 0 || fired >= 0)) {
+      detection = liftFired >= 0 ? liftDetection(state, lf, liftFired, start, seasonalReady) : scoreDetection(state, s, fired, start, seasonalReady);
+      state.episodeStart = detection.bucketStart;
+      state.reportedLift = Math.max(maxLift, (detection.count + kw) / (detection.baseline + kw));
+      state.reportedCount = detection.count;
+      state.reportedWindowEnd = detection.bucketEnd;
+      state.cooldownUntil = start + (p.cooldownBuckets + 1) * p.bucketMs;
+      state.inEpisode = true;
+    } else if (state.inEpisode && p.regrowFactor > 0 && maxLiftAt >= 0 && maxLift >= p.regrowFactor * state.reportedLift && lf.sum[maxLiftAt] >= p.minCount) {
+      // The episode grew well past what was reported: one update, saying what it reported before.
+      const grown = liftDetection(state, lf, maxLiftAt, start, seasonalReady);
+      detection = { ...grown, episodeStart: state.episodeStart, previous: { lift: round4(state.reportedLift), count: state.reportedCount, windowEnd: state.reportedWindowEnd } };
+      state.reportedLift = maxLift;
+      state.reportedCount = grown.count;
+      state.reportedWindowEnd = grown.bucketEnd;
+    }
   }
 
   // Winsorised updates: a surge moves neither its own baseline nor the scales it is measured with much.
@@ -341,9 +386,90 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
     const liftResidual = clip(s.logLift[k], p.clipZ * state.scales[k]);
     state.scales[k] = Math.max(MIN_LOG_SCALE, state.scales[k] + a * (MAD_TO_SD * Math.abs(liftResidual) - state.scales[k]));
   }
+  for (let k = 0; k < lf.n; k++) {
+    const liftResidual = clip(Math.log(lf.lift[k]), p.clipZ * state.liftScales[k]);
+    state.liftScales[k] = Math.max(MIN_LOG_SCALE, state.liftScales[k] + a * (MAD_TO_SD * Math.abs(liftResidual) - state.liftScales[k]));
+  }
   if (warm) trackBars(state, s.score, nScales);
   state.observed = kObs;
   return detection;
+}
+
+/** A detection by the learnt bar of time scale `k`. */
+function scoreDetection(state: SurgeState, s: typeof scratch, k: number, start: number, seasonal: boolean): SurgeDetection {
+  const p = state.params;
+  const filled = s.filled[k];
+  const score = s.score[k];
+  return {
+    kind: 'trends.surge',
+    trigger: 'score',
+    bucketStart: start - (filled - 1) * p.bucketMs,
+    bucketEnd: start + p.bucketMs,
+    count: s.sum[k],
+    baseline: round4(s.expected[k]),
+    // The spread under which the score reads as a z-score, so (count − baseline) / stddev = score
+    // holds for every kind of detection the payload documents.
+    stddev: round4((s.sum[k] - s.expected[k]) / score),
+    score: round4(score),
+    threshold: round4(state.bars[k]),
+    windowBuckets: filled,
+    seasonal,
+  };
+}
+
+/** A detection by the lift trigger over lift window `k`: its score is the lift, its threshold `liftTrigger`. */
+function liftDetection(state: SurgeState, lf: typeof liftScratch, k: number, start: number, seasonal: boolean): SurgeDetection {
+  const p = state.params;
+  const filled = lf.filled[k];
+  const score = lf.lift[k];
+  return {
+    kind: 'trends.surge',
+    trigger: 'lift',
+    bucketStart: start - (filled - 1) * p.bucketMs,
+    bucketEnd: start + p.bucketMs,
+    count: lf.sum[k],
+    baseline: round4(lf.expected[k]),
+    stddev: round4((lf.sum[k] - lf.expected[k]) / score),
+    score: round4(score),
+    threshold: p.liftTrigger,
+    windowBuckets: filled,
+    seasonal,
+  };
+}
+
+/** Lift windows' figures of the bucket being scored (module scratch, like `scratch`). */
+const liftScratch = { n: 0, sum: new Float64Array(4), expected: new Float64Array(4), lift: new Float64Array(4), filled: new Float64Array(4), othersSum: new Float64Array(4) };
+
+/** Posts, expected posts and lift (pseudo-counts added) of each lift window, newest bucket included. */
+function liftFigures(state: SurgeState): typeof liftScratch {
+  const lf = liftScratch;
+  const kw = state.params.windowPseudoCount;
+  const cap = state.ringCount.length;
+  const windows = state.liftWindows;
+  lf.n = windows.length;
+  for (let k = 0; k < windows.length; k++) {
+    const filled = Math.min(windows[k], state.ringFilled);
+    let sum = 0;
+    let exp = 0;
+    let max = 0;
+    let second = 0;
+    for (let i = 0; i < filled; i++) {
+      const idx = (state.ringPos - 1 - i + cap) % cap;
+      const c = state.ringCount[idx];
+      sum += c;
+      exp += state.ringExpected[idx];
+      if (c > max) [second, max] = [max, c];
+      else if (c > second) second = c;
+    }
+    lf.filled[k] = filled;
+    lf.sum[k] = sum;
+    lf.expected[k] = exp;
+    // The busiest bucket counts as the second busiest: one bucket's spike is not a surge.
+    const trimmed = filled > 1 ? sum - max + second : sum;
+    lf.lift[k] = (trimmed + kw) / (exp + kw);
+    lf.othersSum[k] = sum - state.ringCount[(state.ringPos - 1 + cap) % cap];
+  }
+  return lf;
 }
 
 /**
@@ -399,6 +525,11 @@ function upperBound(state: SurgeState, s: typeof scratch, nScales: number): numb
     }
     best = Math.min(best, Math.max(x, 0));
   }
+  const lf = liftScratch;
+  for (let k = 0; k < lf.n; k++) {
+    const needed = Math.max(Math.max(p.liftTrigger, Math.exp(p.liftMinScore * state.liftScales[k])) * (lf.expected[k] + kw) - kw, p.minCount);
+    best = Math.min(best, Math.max(needed - lf.othersSum[k], 0));
+  }
   return best;
 }
 
@@ -424,8 +555,23 @@ function accumulateHour(state: SurgeState, start: number, slot: number, residual
   state.hourBuckets++;
 }
 
+/**
+ * The log offset of a seasonal slot: the hour of the day's (learnt on weekdays), plus on a weekend
+ * day the weekend's shift (a whole weekend is quieter, its daily shape is the weekdays' one).
+ */
+function offsetOf(state: SurgeState, slot: number): number {
+  return state.seasonalOffset[slot % SLOTS_PER_DAY] + (slot >= SLOTS_PER_DAY ? state.weekendShift : 0);
+}
+
 function recordHour(state: SurgeState): void {
   const p = state.params;
+  if (state.hourSlot >= SLOTS_PER_DAY) {
+    const ring = state.weekendResiduals;
+    ring[state.weekendHours % ring.length] = state.hourResidual / state.hourBuckets - state.seasonalOffset[state.hourSlot - SLOTS_PER_DAY];
+    state.weekendHours++;
+    if (state.weekendHours >= WEEKEND_MIN_HOURS) state.weekendShift = median(ring, 0, Math.min(state.weekendHours, ring.length));
+    return;
+  }
   const slot = state.hourSlot;
   const days = p.seasonalDays;
   const hours = state.seasonalHours[slot];
