@@ -101,5 +101,5 @@ if [ "$stack" = oldest ]; then npx --no-install tsc -p tsconfig.node10.json --no
 
 echo "--- [$((SECONDS - t0)) s] e2e on SQLite and PostgreSQL"
 psql "$pg/postgres" -qc "CREATE DATABASE $db"
-PACKED_HOST_PG_URL="$pg/$db" node --test --test-concurrency=1 out/test/
+PACKED_HOST_PG_URL="$pg/$db" node --test --test-concurrency=1 'out/test/*.js'
 echo "packed-host test ($stack) passed in $((SECONDS - t0)) s"
