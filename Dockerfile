@@ -1,4 +1,4 @@
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
@@ -7,10 +7,10 @@ COPY scripts ./scripts
 COPY src ./src
 # The standalone image serves every configuration, so it keeps the optional peers a host app may
 # leave out (PostgreSQL, Redis, the fastify adapter, the docs UI), at the lockfile's versions.
-RUN npm ci && npm prune --omit=dev --ignore-scripts \
+RUN npm ci && npm run build && npm prune --omit=dev --ignore-scripts \
   && npm install --no-save --no-audit --no-fund --ignore-scripts --omit=dev pg ioredis @nestjs/platform-fastify @nestjs/swagger
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
 COPY --from=build /app/node_modules ./node_modules

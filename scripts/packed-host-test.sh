@@ -45,7 +45,7 @@ else
     for (const [name, range] of Object.entries(peers)) if (!meta[name]?.optional || name === "pg") console.log(`${name}@${semver.minVersion(range)}`);
   ' "$root")
   deps+=("$sqlite")
-  devs=(typescript@5.9 @types/node@20 supertest @types/supertest)
+  devs=(typescript@5.9 @types/node@22 supertest @types/supertest)
 fi
 
 echo "--- [$((SECONDS - t0)) s] a fresh $stack host app: test/packed-host/ + ${deps[*]}"
@@ -66,8 +66,12 @@ mkdir -p "node_modules/better-sqlite3/$(dirname "$native")"
 cp "$root/node_modules/better-sqlite3/$native" "node_modules/better-sqlite3/$native"
 before_kb="$(du -sk node_modules | cut -f1)"
 
-echo "--- [$((SECONDS - t0)) s] npm install the tarball"
-host_install "$tarball"
+echo "--- [$((SECONDS - t0)) s] npm install the tarball (its scripts allowed: npm's install-scripts notice must not name trendhooks)"
+# The host's package.json allows no install script (allowScripts: better-sqlite3's binary is copied
+# above); trendhooks itself has none to run, so npm has nothing to note.
+npm install --no-audit --no-fund --prefer-offline "$tarball" 2>&1 | tee "$tmp/npm-tarball.log" | tee -a "$tmp/npm.log"
+if grep -q 'install-scripts' "$tmp/npm-tarball.log"; then echo "npm noted install scripts when the host installed trendhooks (above)"; exit 1; fi
+if grep -q 'EBADENGINE' "$tmp/npm.log"; then echo "npm warned about an engine (above)"; exit 1; fi
 after_kb="$(du -sk node_modules | cut -f1)"
 added_mb="$(node -p "((${after_kb} - ${before_kb}) / 1024).toFixed(1)")"
 echo "trendhooks adds ${added_mb} MB to the host's node_modules (${before_kb} kB before, ${after_kb} kB after; at most ${max_mb} MB)"
@@ -84,11 +88,18 @@ for unused in @nestjs/platform-fastify fastify @nestjs/swagger swagger-ui-dist i
 done
 echo "versions: $(node -p 'const v = (n) => require(require("node:path").resolve("node_modules", n, "package.json")).version; ["@nestjs/core", "@nestjs/typeorm", "@nestjs/schedule", "typeorm", "typescript"].map((n) => n + " " + v(n)).join(", ")')"
 
-echo "--- [$((SECONDS - t0)) s] tsc (strict, skipLibCheck false)"
+# The published types name no type of a package the host did not choose: not pino (its types need
+# esModuleInterop), not an optional peer. Only the shared peers, Node's and trendhooks' own.
+imports="$(find node_modules/trendhooks/dist -name '*.d.ts' -exec grep -hoE "(from '|import\(\")[^.'\"][^'\"]*" {} + | sed -E "s/^(from '|import\(\")//" | sort -u)"
+echo "the published .d.ts import: $(echo $imports)"
+foreign="$(echo "$imports" | grep -vE '^(node:.*|@nestjs/(common|core|schedule)|typeorm|rxjs|commander|ulid|undici|prom-client|ipaddr\.js)$' || true)"
+if [ -n "$foreign" ]; then echo "published .d.ts import packages a host does not choose:"; echo "$foreign"; exit 1; fi
+
+echo "--- [$((SECONDS - t0)) s] tsc (strict, skipLibCheck false, no esModuleInterop)"
 npx --no-install tsc -p tsconfig.json
 if [ "$stack" = oldest ]; then npx --no-install tsc -p tsconfig.node10.json --noEmit; fi
 
 echo "--- [$((SECONDS - t0)) s] e2e on SQLite and PostgreSQL"
 psql "$pg/postgres" -qc "CREATE DATABASE $db"
-PACKED_HOST_PG_URL="$pg/$db" node --test --test-concurrency=1 out/test/
+PACKED_HOST_PG_URL="$pg/$db" node --test --test-concurrency=1 'out/test/*.js'
 echo "packed-host test ($stack) passed in $((SECONDS - t0)) s"

@@ -3,7 +3,7 @@ import { DynamicModule, ExecutionContext, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { DestinationStream } from 'pino';
+import type { LogStream } from './common/log-types';
 import { ApiKeysModule } from './auth/api-keys.module';
 import { AuthModule } from './auth/auth.module';
 import { PrincipalGuard } from './auth/principal.guard';
@@ -59,7 +59,7 @@ export interface AppModuleOverrides {
   /** Tests move time (e.g. past a 24 h window) without sleeping; SystemClock otherwise. */
   clock?: Clock;
   /** JSON logs (pino) to `stream` (stdout when absent); false: none, the caller's Nest logger only. */
-  logs?: { stream?: DestinationStream } | false;
+  logs?: { stream?: LogStream } | false;
 }
 
 /** The standalone service: the only place that wires things globally (error filter, request ids). */

@@ -99,6 +99,26 @@ describe.each(testDatabases())('trendhooks CLI on a host database (%s)', (_name,
     expect(run).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^re-encrypted 0 of 0 webhooks under key /) });
   });
 
+  it('emits a test event through the host migrations table, changing no table', async () => {
+    const before = { recorded: await recorded(), tables: await tables() };
+    const run = await trendhooks(['events', 'emit', '--event', 'trends.surge', '--subreddit', 'typescript', '--example', '--json', '--migrations-table', 'host_migrations', '--features', 'core,api-keys'], env);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const { event_id } = JSON.parse(run.stdout) as { event_id: string };
+    expect(await host.query(`SELECT type, subreddit FROM events WHERE id = '${event_id}'`)).toEqual([{ type: 'trends.surge', subreddit: 'typescript' }]);
+    expect({ recorded: await recorded(), tables: await tables() }).toEqual(before);
+  });
+
+  it('refuses the standalone series on the host database without its table, naming TRENDHOOKS_MIGRATIONS_TABLE, and changes nothing', async () => {
+    const before = { recorded: await recorded(), tables: await tables() };
+    for (const args of [['events', 'emit', '--event', 'trends.surge', '--subreddit', 'typescript', '--example'], ['migrate']]) {
+      const run = await trendhooks(args, env);
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toMatch(/^error: this database has trendhooks' tables but no trendhooks_migrations table.*--migrations-table NAME \(or TRENDHOOKS_MIGRATIONS_TABLE\).*nothing was changed\n$/);
+    }
+    // No empty trendhooks_migrations table left behind, nothing else created or recorded.
+    expect({ recorded: await recorded(), tables: await tables() }).toEqual(before);
+  });
+
   it('still refuses to start on secrets it cannot decrypt when the database has no settings table', async () => {
     await host.query(
       `INSERT INTO webhooks (id, customer_id, url, allow_nonstandard_port, secret, created_at)

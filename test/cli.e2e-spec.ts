@@ -55,6 +55,13 @@ describe('trendhooks CLI', () => {
     );
   });
 
+  it("names every command in the README's list (Command line), as --help lists them", () => {
+    const readme = fs.readFileSync(path.resolve(__dirname, '../README.md'), 'utf8');
+    const line = readme.slice(readme.indexOf('\n## Command line'));
+    const listed = new Set([...line.slice(0, line.indexOf('); `trendhooks <command> --help`')).matchAll(/`([a-z-]+)[ `|]/g)].map((m) => m[1]));
+    expect(commands.filter((c) => c.path.length === 1).map((c) => c.path[0]).filter((name) => !listed.has(name))).toEqual([]);
+  });
+
   it.each(commands.map((c) => [c.path.join(' '), c.cmd] as const))('describes "%s" and every option and argument of it', (_name, cmd) => {
     expect(cmd.description().length).toBeGreaterThan(10);
     for (const o of cmd.options) expect({ option: o.flags, description: o.description.length > 5 }).toEqual({ option: o.flags, description: true });

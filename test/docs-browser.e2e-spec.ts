@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { launchChromium } from './support/browser';
+import { describeWithBrowser, launchChromium } from './support/browser';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 
@@ -13,7 +13,7 @@ import { startTestApp, TestApp } from './support/app';
  */
 const ARTIFACTS = path.resolve(__dirname, 'artifacts');
 
-describe.each(testDatabases())('/docs in a headless browser (%s)', (name, db) => {
+describeWithBrowser.each(testDatabases())('/docs in a headless browser (%s)', (name, db) => {
   let t: TestApp;
   let browser: Browser;
   let base: string;

@@ -61,6 +61,8 @@ describe('trendhooks listen', () => {
     for (let i = 0; i < 200 && !err.some((l) => l.startsWith('listening on')); i++) await new Promise((r) => setTimeout(r, 50));
     const ca = fs.readFileSync(path.join(dir, 'receiver-cert.pem'), 'utf8');
     expect(err).toContain(`  export SSRF_ALLOW_DESTINATIONS=127.0.0.1:${port}`);
+    // The path the README registers, not a bare `/`.
+    expect(err).toContain(`register the webhook with "url": "https://127.0.0.1:${port}/hooks", "allow_nonstandard_port": true`);
 
     const body = JSON.stringify({ type: 'trends.surge', timestamp: new Date().toISOString(), data: { subreddit: 'typescript', count: 42 } });
     const now = Math.floor(Date.now() / 1000);

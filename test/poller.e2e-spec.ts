@@ -12,7 +12,7 @@ import { startTestApp, TestApp } from './support/app';
 import { makeCert, Receiver, sleep, TestCert } from './support/receiver';
 import { until } from './support/until';
 
-const UA = /^node:trendhooks:\d+\.\d+\.\d+ \(by \/u\/trendhooks; \+https:\/\/github\.com\/\S+\)$/;
+const UA = /^node:trendhooks:\d+\.\d+\.\d+ \(\+https:\/\/github\.com\/\S+; set REDDIT_USER_AGENT to your own\)$/;
 /** Short enough that a test sees several polls in a second or two. */
 const POLL_MS = 200;
 // A quota far above what polls every 200 ms cost, so re-reads are never held back by the budget here.

@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './support/browser';
+import { describeWithBrowser, launchChromium } from './support/browser';
 import { PrivateDestinationsService } from '../src/auth/private-destinations.service';
 import { EventsService } from '../src/delivery/events.service';
 import { EVENT_CATALOGUE, EVENT_KINDS } from '../src/events/catalogue';
@@ -19,7 +19,7 @@ import { makeCert, Receiver, TestCert } from './support/receiver';
  */
 const ARTIFACTS = path.resolve(__dirname, 'artifacts');
 
-describe.each(testDatabases())('the portal in a headless browser (%s)', (name, db) => {
+describeWithBrowser.each(testDatabases())('the portal in a headless browser (%s)', (name, db) => {
   let t: TestApp;
   let browser: Browser;
   let base: string;

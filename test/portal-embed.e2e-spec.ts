@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
-import { launchChromium } from './support/browser';
+import { describeWithBrowser, launchChromium } from './support/browser';
 import { testDatabases } from './support/databases';
 import { startTestApp, TestApp } from './support/app';
 
@@ -11,7 +11,7 @@ import { startTestApp, TestApp } from './support/app';
  * Strict one is withheld there); a site not listed cannot frame it.
  */
 
-describe.each(testDatabases())('the portal in an iframe of another site (%s)', (_name, db) => {
+describeWithBrowser.each(testDatabases())('the portal in an iframe of another site (%s)', (_name, db) => {
   let t: TestApp;
   let browser: Browser;
   let base: string;

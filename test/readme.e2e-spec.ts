@@ -159,12 +159,12 @@ describe('README', () => {
   it('quick start: npm start serves the API on the port it names', async () => {
     const [block] = shellBlocks('Quick start');
     const lines = block.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
-    expect(lines.map((l) => l.replace(/\s*#.*$/, ''))).toEqual(['npm ci', 'npm start']);
+    expect(lines.map((l) => l.replace(/\s*#.*$/, ''))).toEqual(['npm ci', 'npm run build', 'npm start']);
     const port = await freePort();
     const dir = scratchClone();
     dirs.push(dir);
-    // `npm ci` already ran for this checkout (the scratch folder borrows its node_modules/ and dist/).
-    const script = block.replace(/^npm ci\b.*$/m, '').replace(/8080/g, String(port)).replace(/^npm start\b.*$/m, 'npm start > start.log 2>&1 &'); // it serves until stopped
+    // `npm ci` and the build already ran for this checkout (the scratch folder borrows its node_modules/ and dist/).
+    const script = block.replace(/^npm ci\b.*$/m, '').replace(/^npm run build$/m, '').replace(/8080/g, String(port)).replace(/^npm start\b.*$/m, 'npm start > start.log 2>&1 &'); // it serves until stopped
     const ran = await runBash(
       `${script}\nuntil curl -sf http://127.0.0.1:${port}/healthz; do sleep 0.5; done\ncurl -sf http://127.0.0.1:${port}/readyz\nkill %1; wait %1 || true`,
       dir,

@@ -51,7 +51,7 @@ export function addListenCommand(program: Command, env: Record<string, string | 
     .option('--port <port>', 'port on 127.0.0.1', '9443')
     .option('--secret-file <path>', `a file holding the webhook's secret (whsec_…, one a line for several webhooks; repeatable). Or set ${LISTEN_SECRET_ENV}`, (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--secret <whsec>', `deprecated: visible to every local user in the process list; use --secret-file or ${LISTEN_SECRET_ENV}`, (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--forward-to <url>', 'POST each verified delivery, as received, to your plain-HTTP app on this machine (e.g. http://localhost:3000/webhooks)')
+    .option('--forward-to <url>', 'POST each verified delivery, as received, to your plain-HTTP app on this machine (e.g. http://localhost:3000/hooks)')
     .option('--count <n>', 'exit 0 after this many verified deliveries (0: run until interrupted)', '0')
     .option('--dir <path>', 'where its certificate is kept (made on first use)', 'data/listen')
     .option('--print-env', 'print the settings for trendhooks serve (export lines) and exit')

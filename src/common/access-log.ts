@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
+import type { JsonLineLogger as Logger } from './log-types';
 import { ensureRequestId, WithRequestId } from './request-id';
 
 // A client may wrongly put its key (or a webhook secret) in a query string; the URL is logged.
@@ -73,7 +73,9 @@ export function accessLogMiddleware(logger: Logger, options: AccessLogOptions = 
   return function accessLog(req: LoggedRequest, res: LoggedResponse, next: () => void): void {
     const id = ensureRequestId(req, res);
     req.id = id;
-    req.log = lazyChild(logger, id);
+    // Through the declared field: pino-http's typings (its spec compares lines with it) widen
+    // IncomingMessage's `log` to pino's full Logger, which this narrower logger need not be.
+    (req as { log?: Logger }).log = lazyChild(logger, id);
     const start = Date.now();
     const done = (err?: unknown) => {
       res.removeListener('close', done);

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { LoggerService } from '@nestjs/common';
-import type { Level, Logger } from 'pino';
+import type { JsonLineLogger as Logger, LogLineLevel as Level } from './log-types';
 
 /** The logger of the request being served (its `req.log`, which carries its request_id). */
 const requestLogger = new AsyncLocalStorage<Logger>();

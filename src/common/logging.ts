@@ -1,7 +1,8 @@
 import { DynamicModule, Inject, Injectable, LoggerService, MiddlewareConsumer, Module, NestModule, OnModuleInit, Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
-import pino, { DestinationStream, Logger } from 'pino';
+import pino from 'pino';
+import type { JsonLineLogger as Logger, LogStream } from './log-types';
 import { expressAppLayer, ExpressAppLayerState } from './express-app-layer';
 import { accessLogMiddleware, LoggedRequest as AccessLoggedRequest, REDACTED_REQUEST_HEADERS, REDACTED_RESPONSE_HEADERS } from './access-log';
 import { isoString } from './iso-time';
@@ -30,7 +31,7 @@ const isQuietPath = (req: IncomingMessage & { originalUrl?: string }): boolean =
 export interface StructuredLogOptions {
   level: LogLevelName;
   /** Where the JSON lines go; stdout (synchronous, so nothing is lost at exit) by default. */
-  stream?: DestinationStream;
+  stream?: LogStream;
 }
 
 type LoggedRequest = IncomingMessage & WithRequestId;

@@ -289,7 +289,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     try {
       return parse(raw);
     } catch (err) {
-      throw new ConfigError(`${name}: ${(err as Error).message}`);
+      const message = (err as Error).message;
+      throw new ConfigError(message.startsWith(name) ? message : `${name}: ${message}`);
     }
   };
   parsed('SSRF_ALLOW_CIDRS', parseCidrList);

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EncryptionKey, generateEncryptionKey, parseEncryptionKeys } from './key-ring';
+import { EncryptionKey, generateEncryptionKey, parseKeyEntries } from './key-ring';
 
 /**
  * The embedded default's key ring: a file kept apart from the database (a stolen database
@@ -56,7 +56,7 @@ export function loadOrCreateKeyFile(file: string): { keys: EncryptionKey[]; crea
     .filter((l) => !l.trim().startsWith('#'))
     .join('\n');
   try {
-    return { keys: parseEncryptionKeys(body), created };
+    return { keys: parseKeyEntries(body), created };
   } catch (err) {
     throw new Error(`encryption key file ${file}: ${(err as Error).message}`, { cause: err });
   }

@@ -55,6 +55,16 @@ export class SecretDecryptionError extends Error {
  * by its position and id, never by its key.
  */
 export function parseEncryptionKeys(raw: string): EncryptionKey[] {
+  try {
+    return parseKeyEntries(raw);
+  } catch (err) {
+    // A host calls this on its own setting: the message says which one.
+    throw new Error(`ENCRYPTION_KEYS: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** parseEncryptionKeys without the setting's name: the key file's errors name the file instead. */
+export function parseKeyEntries(raw: string): EncryptionKey[] {
   const entries = raw.split(/[\s,]+/).filter((e) => e.length > 0);
   if (entries.length === 0) throw new Error('no key given (expected id:base64key[,id:base64key…])');
   const seen = new Set<string>();

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { SettingsStore } from '../settings/settings.store';
 import { CRYPTO_OPTIONS, CryptoModuleOptions } from './crypto.options';
 import { loadOrCreateKeyFile } from './key-file';
-import { ENCRYPTED_PREFIX, EncryptionKeyRing, generateEncryptionKey, isKeyId, keyIdOf, SecretDecryptionError, SecretPlace } from './key-ring';
+import { ENCRYPTED_PREFIX, EncryptionKey, EncryptionKeyRing, generateEncryptionKey, isKeyId, keyIdOf, SecretDecryptionError, SecretPlace } from './key-ring';
 import { StoredSecrets, StoredSecretValue } from './stored-secrets';
 
 /** Decrypted values kept in memory: the delivery worker signs every attempt with one. */
@@ -41,7 +41,12 @@ export class SecretBox implements OnModuleInit {
   ) {
     this.settings = settings ?? new SettingsStore(ds);
     this.settingSecrets = new SettingSecrets(this.settings);
-    if (options.keys?.length) this.ring = new EncryptionKeyRing(options.keys);
+    // An empty ring given (ENCRYPTION_KEYS unset in a host's settings) is a mistake, not "generate one": a
+    // key made up here would leave every stored secret unreadable after the next restart.
+    if (options.keys && options.keys.length === 0 && !options.keyFile) {
+      throw new Error("ENCRYPTION_KEYS (CryptoModule's keys) is empty: give at least one key, id:base64key (k1:$(openssl rand -base64 32)), or keyFile");
+    }
+    if (options.keys?.length) this.ring = ringOf(options.keys);
     else if (options.keyFile) this.ring = new EncryptionKeyRing(loadOrCreateKeyFile(options.keyFile).keys);
     // Neither (an in-memory SQLite database, e.g. the OpenAPI generator): nothing outlives the process, nor may its key.
     else this.ring = new EncryptionKeyRing([generateEncryptionKey()]);
@@ -240,4 +245,13 @@ function describeValues(rows: StoredValue[]): string {
 
 function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The key ring of the keys a host gave, its errors naming the setting they came from. */
+function ringOf(keys: readonly EncryptionKey[]): EncryptionKeyRing {
+  try {
+    return new EncryptionKeyRing(keys);
+  } catch (err) {
+    throw new Error(`ENCRYPTION_KEYS (CryptoModule's keys): ${(err as Error).message}`, { cause: err });
+  }
 }

@@ -182,7 +182,32 @@ type MigrationClasses = NonNullable<DataSourceOptions['migrations']>;
  * serialised by an advisory lock; the losers then find nothing pending.
  */
 export async function runMigrations(ds: DataSource): Promise<string[]> {
+  await refuseHostDatabase(ds);
   return MIGRATION_RUNS[dialectOf(ds)](ds);
+}
+
+/**
+ * The standalone series on a host's database (trendhooks' tables there, recorded in the host's own
+ * migrations table) would replay them from the first ("table webhooks already exists") and leave
+ * an empty trendhooks_migrations table behind: refused before anything is created.
+ */
+async function refuseHostDatabase(ds: DataSource): Promise<void> {
+  if (ds.options.migrationsTableName !== STANDALONE_MIGRATIONS_TABLE) return;
+  const runner = ds.createQueryRunner();
+  try {
+    if ((await runner.hasTable(STANDALONE_MIGRATIONS_TABLE)) || !(await runner.hasTable('webhooks'))) return;
+  } finally {
+    await runner.release();
+  }
+  throw new HostDatabaseError(
+    `this database has trendhooks' tables but no ${STANDALONE_MIGRATIONS_TABLE} table: a host app's database, whose migrations table records them. ` +
+      'Name it with --migrations-table NAME (or TRENDHOOKS_MIGRATIONS_TABLE), and its features with --features (TRENDHOOKS_FEATURES); nothing was changed',
+  );
+}
+
+/** A command pointed at a host's database without its migrations table (refuseHostDatabase). */
+export class HostDatabaseError extends Error {
+  override name = 'HostDatabaseError';
 }
 
 const MIGRATION_RUNS: Record<Dialect, (ds: DataSource) => Promise<string[]>> = {

@@ -155,10 +155,12 @@ export async function runListen(opts: ListenOptions): Promise<number> {
     throw err;
   }
   const url = receiver.url('/');
+  // The path the README and the host example register (any path is received; one name everywhere).
+  const hooksUrl = receiver.url('/hooks');
   opts.err(`listening on ${url} (certificate ${path.relative(process.cwd(), cert.caFile) || cert.caFile})`);
   opts.err(`trendhooks serve delivers here, and only here, with these settings:`);
   for (const line of serveSettings(opts.port || Number(new URL(url).port), cert.caFile)) opts.err(`  ${line}`);
-  opts.err(`register the webhook with "url": "${url}", "allow_nonstandard_port": true`);
+  opts.err(`register the webhook with "url": "${hooksUrl}", "allow_nonstandard_port": true`);
   if (opts.secrets.length === 0) opts.err('no secret given (--secret-file, or TRENDHOOKS_WEBHOOK_SECRET): deliveries are printed but cannot be verified (answered 401)');
   if (opts.forwardTo) opts.err(`verified deliveries are forwarded to ${opts.forwardTo.href}`);
 

@@ -142,6 +142,11 @@ export function parseCursorSecrets(text: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   if (secrets.length === 0) throw new Error('CURSOR_SECRET must contain at least one secret');
+  return checkCursorSecrets(secrets);
+}
+
+/** The secrets as given (CURSOR_SECRET's entries, or PaginationModule's `secrets`), refused when short, a placeholder or twice. */
+export function checkCursorSecrets(secrets: string[]): string[] {
   secrets.forEach(assertSecretLength);
   // A value copied from an example is public: cursors signed with it could be forged by anyone.
   const placeholder = secrets.findIndex((s) => PLACEHOLDER_SECRET.test(s));

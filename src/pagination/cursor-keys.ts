@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { SecretPlace } from '../crypto/key-ring';
 import { SecretBox } from '../crypto/secret-box';
 import { SettingsStore } from '../settings/settings.store';
-import { CursorKeyRing } from './cursor-codec';
+import { checkCursorSecrets, CursorKeyRing } from './cursor-codec';
 import { PAGINATION_OPTIONS, PaginationModuleOptions } from './pagination.options';
 
 const SETTING_KEY = 'cursor_secret';
@@ -13,17 +13,22 @@ const PLACE: SecretPlace = { row: `setting:${SETTING_KEY}`, column: 'value' };
 /**
  * The cursor key ring: from CURSOR_SECRET when set; otherwise a secret generated on first use and
  * stored in the database (encrypted by SecretBox), so cursors survive restarts and are shared by every instance.
- * Loaded lazily (first list request), after migrations have run.
+ * Given secrets are checked at start (PaginationModule's forRoot / forRootAsync); the stored one is
+ * loaded lazily (first list request), after migrations have run.
  */
 @Injectable()
 export class CursorKeys {
   private ring?: Promise<CursorKeyRing>;
+  /** The ring of the secrets the host gave, checked when the module starts: a bad one stops the start, not every list request later. */
+  private readonly given?: CursorKeyRing;
 
   constructor(
-    @Inject(PAGINATION_OPTIONS) private readonly options: PaginationModuleOptions,
+    @Inject(PAGINATION_OPTIONS) options: PaginationModuleOptions,
     private readonly settings: SettingsStore,
     private readonly secrets: SecretBox,
-  ) {}
+  ) {
+    if (options.secrets?.length) this.given = CursorKeyRing.fromSecrets(checkCursorSecrets(options.secrets));
+  }
 
   get(): Promise<CursorKeyRing> {
     if (!this.ring) {
@@ -34,7 +39,7 @@ export class CursorKeys {
   }
 
   private async load(): Promise<CursorKeyRing> {
-    if (this.options.secrets?.length) return CursorKeyRing.fromSecrets(this.options.secrets);
+    if (this.given) return this.given;
     const existing = await this.settings.get(SETTING_KEY);
     if (existing !== null) return CursorKeyRing.fromSecrets([this.secrets.decrypt(existing, PLACE)]);
     // Two processes may race here: both insert-or-ignore, then both read the winner.

@@ -1,6 +1,7 @@
 import { execSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CHROMIUM, MISSING_BROWSER } from './browser-path';
 import { isPgAvailable } from './databases';
 import { ensureRedis } from './redis';
 
@@ -27,6 +28,11 @@ function ensureFreshBuild(): void {
 /** Makes sure PostgreSQL and Redis are up (starting them if they are down) and dist/ is built. */
 export default async function globalSetup(): Promise<void> {
   ensureFreshBuild();
+  if (!fs.existsSync(CHROMIUM)) {
+    // Once, before any suite, rather than each browser suite failing on its own launch.
+    console.warn(`\n*** ${MISSING_BROWSER}. They are skipped${process.env.CI === 'true' ? ' (CI=true: a failure)' : ''}. ***\n`);
+    process.env.TRENDHOOKS_TEST_BROWSER = '0';
+  }
   process.env.TRENDHOOKS_TEST_REDIS ??= (await ensureRedis()) ? '1' : '0';
   if (process.env.TRENDHOOKS_TEST_PG) return;
   try {

@@ -85,7 +85,9 @@ describe('RedditClient', () => {
     ]);
     expect(srv.seen[0].url).toBe('/r/node/new.json?limit=100&raw_json=1');
     expect(srv.seen[0].headers['user-agent']).toBe(USER_AGENT);
-    expect(USER_AGENT).toMatch(/^node:trendhooks:\d+\.\d+\.\d+ \(by \/u\/trendhooks; \+https:\/\/github\.com\/.+\)$/);
+    expect(USER_AGENT).toMatch(/^node:trendhooks:\d+\.\d+\.\d+ \(\+https:\/\/github\.com\/.+; set REDDIT_USER_AGENT to your own\)$/);
+    // It names no Reddit account: the operator's is theirs to give (Reddit forbids a misleading User-Agent).
+    expect(USER_AGENT).not.toMatch(/\/u\//);
     expect(srv.seen[0].headers.authorization).toBeUndefined();
   });
 

@@ -21,8 +21,12 @@ export const SYSTEM_RUNTIME: RedditRuntime = {
 /** Reddit allows up to 100 fullnames per /by_id call. */
 export const BY_ID_BATCH = 100;
 
-/** Reddit asks for `<platform>:<app id>:<version> (by /u/<user>)`; generic agents get throttled hard. */
-export const USER_AGENT = `node:trendhooks:${packageVersion()} (by /u/trendhooks; +https://github.com/trendhooks/trendhooks)`;
+/**
+ * Reddit asks for `<platform>:<app id>:<version> (by /u/<user>)` and forbids a misleading one; generic
+ * agents get throttled hard. The default names the software only, no account: the account is the
+ * operator's, in their own REDDIT_USER_AGENT (README "What trendhooks fetches from Reddit").
+ */
+export const USER_AGENT = `node:trendhooks:${packageVersion()} (+https://github.com/trendhooks/trendhooks; set REDDIT_USER_AGENT to your own)`;
 
 function packageVersion(): string {
   // src/trends/reddit and dist/trends/reddit are both three levels below the package root.

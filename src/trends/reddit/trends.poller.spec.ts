@@ -220,6 +220,24 @@ describe('TrendsPoller', () => {
     expect(outcomes[1]).toMatchObject({ ok: true, lastError: null });
   });
 
+  it('says it polls only once there is something to poll, and sends nothing before', async () => {
+    const log = jest.spyOn(Logger.prototype, 'log');
+    tracked = [];
+    await pollOnce();
+    expect(calls).toEqual([]);
+    expect(log.mock.calls.map(([m]) => String(m))).toEqual([
+      'nothing to poll on Reddit yet (no webhook and no TRACKED_SUBREDDITS): no request is sent; looking for a subreddit every 10 s',
+    ]);
+    tracked = ['node'];
+    t += 10_000;
+    await poller.tick();
+    await poller.settled();
+    expect(calls[0]).toBe('claim node 60000');
+    const polling = log.mock.calls.map(([m]) => String(m)).filter((m) => m.startsWith('polling Reddit'));
+    expect(polling).toHaveLength(1);
+    expect(polling[0]).toMatch(/^polling Reddit \(.*, public endpoints\) every 60000 ms for 1 subreddit\(s\)/);
+  });
+
   it('releases its leases when the application stops', async () => {
     await pollOnce();
     await poller.beforeApplicationShutdown();

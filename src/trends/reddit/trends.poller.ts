@@ -81,6 +81,8 @@ export interface SourcesPlan {
 @Injectable()
 export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('TrendsPoller');
+  /** What the last start-up line said: undefined before the first look at the subreddits. */
+  private announcedIdle: boolean | undefined;
   /** Lease owner: unique per process start. */
   readonly owner = `${hostname().slice(0, 40)}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly opts: ResolvedPollerOptions;
@@ -144,13 +146,28 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   onApplicationBootstrap(): void {
     if (!this.opts.enabled) return;
     this.running = true;
-    const what = this.client.oauth || this.clients.length > 1 ? `app-only OAuth, ${this.clients.length} client(s)` : 'public endpoints';
-    this.logger.log(`polling Reddit (${this.opts.baseUrl}, ${what}) every ${this.opts.pollIntervalMs} ms, ${this.opts.concurrency} listings at a time`);
     // Not unref'd: in a pipeline-only process this timer is what keeps the process alive.
     const timer = setInterval(() => void this.tick(), this.opts.tickMs);
     if (this.scheduler) this.scheduler.addInterval(TICK_INTERVAL_NAME, timer);
     else this.timer = timer;
     void this.tick();
+  }
+
+  /**
+   * Says what the poller does, at its first look and whenever that changes: polling, or nothing to
+   * poll (it then sends nothing, and an operator reading "polling every 60000 ms" would think otherwise).
+   */
+  private announce(): void {
+    const idle = this.tracked.length === 0;
+    if (idle === this.announcedIdle) return;
+    this.announcedIdle = idle;
+    const lookMs = Math.min(TRACKED_REFRESH_MS, this.opts.pollIntervalMs);
+    if (idle) {
+      this.logger.log(`nothing to poll on Reddit yet (no webhook and no TRACKED_SUBREDDITS): no request is sent; looking for a subreddit every ${lookMs / 1000} s`);
+      return;
+    }
+    const what = this.client.oauth || this.clients.length > 1 ? `app-only OAuth, ${this.clients.length} client(s)` : 'public endpoints';
+    this.logger.log(`polling Reddit (${this.opts.baseUrl}, ${what}) every ${this.opts.pollIntervalMs} ms for ${this.tracked.length} subreddit(s), ${this.opts.concurrency} listings at a time`);
   }
 
   /** Starts polls of due subreddits, grouped, while there is room. */
@@ -162,6 +179,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       if (now - this.trackedAt >= Math.min(TRACKED_REFRESH_MS, this.opts.pollIntervalMs)) {
         this.tracked = await this.trackedSubreddits();
         this.trackedAt = now;
+        this.announce();
         const unknown = this.tracked.filter((s) => !this.rates.has(s));
         if (now - this.ratesAt >= this.opts.rateRefreshMs) await this.refreshRates(this.tracked, now);
         else if (unknown.length > 0) await this.refreshRates(unknown, now);

@@ -32,19 +32,19 @@ export const FEATURES: TrendhooksFeatures = { apiKeys: false, settings: false, p
 @Entity('host_user')
 export class HostUser {
   @PrimaryColumn('varchar', { length: 64 })
-  token: string;
+  token!: string;
 
   @Column('varchar', { name: 'tenant_id', length: 40 })
-  tenantId: string;
+  tenantId!: string;
 }
 
 @Entity('host_tenant')
 export class HostTenant {
   @PrimaryColumn('varchar', { length: 40 })
-  id: string;
+  id!: string;
 
   @Column('varchar', { length: 20 })
-  plan: Plan;
+  plan!: Plan;
 }
 
 export class CreateHostUsers1700000000000 implements MigrationInterface {

@@ -13,10 +13,15 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import request from 'supertest';
+import { agent } from 'supertest';
 import { DataSource } from 'typeorm';
 import { HOST_CONNECTION, HostModule, HostSettings } from '../src/host.module.js';
 import { PortalHostModule } from '../src/portal-host.module.js';
+
+// supertest is CommonJS: without esModuleInterop its default export is not one import in both the
+// CommonJS and the ES module build, its named `agent` is. A fresh agent per call, as `request(server)`.
+const request = (server: Parameters<typeof agent>[0]) => agent(server);
+type Response = Awaited<ReturnType<ReturnType<typeof agent>['get']>>;
 
 /**
  * The packed tarball inside a host app (scripts/packed-host-test.sh installs it), on the host's
@@ -62,7 +67,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 }
 
 /** trendhooks' error envelope: `{ error: { code, message, request_id } }`, the id echoed in X-Request-Id. */
-function assertError(res: request.Response, status: number, code: string) {
+function assertError(res: Response, status: number, code: string) {
   assert.deepEqual({ status: res.status, code: res.body?.error?.code }, { status, code }, res.text);
   assert.deepEqual(Object.keys(res.body), ['error']);
   assert.equal(typeof res.body.error.message, 'string');
@@ -185,7 +190,7 @@ for (const [name, database] of databases) {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const page: request.Response = await http().get('/v1/webhooks').query(cursor ? { limit: 2, cursor } : { limit: 2 }).set(auth);
+        const page: Response = await http().get('/v1/webhooks').query(cursor ? { limit: 2, cursor } : { limit: 2 }).set(auth);
         assert.equal(page.status, 200, page.text);
         assert.ok(page.body.data.length <= 2);
         assert.ok(!page.text.includes('whsec_'), 'a list never shows secrets');
