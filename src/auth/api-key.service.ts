@@ -134,6 +134,11 @@ export class ApiKeyService {
     return this.store.isActive(keyId);
   }
 
+  /** The customer's name, or null when there is no such customer. */
+  async customerName(customerId: string): Promise<string | null> {
+    return (await this.store.findCustomerById(customerId))?.name ?? null;
+  }
+
   /** The rate-limit counter of the customer's oldest active key (`key:<id>`), or null when it has none. */
   async budgetOfCustomer(customerId: string): Promise<string | null> {
     const keyId = await this.store.oldestActiveKey(customerId);

@@ -46,6 +46,16 @@ export class PortalSessionStore {
     return this.session(sessionHash, now);
   }
 
+  /** The customer of the unused link `tokenHash`, if it can still be exchanged at `now` (nothing changes). */
+  async linkCustomer(tokenHash: string, now: Date): Promise<string | null> {
+    const row = await this.rows
+      .createQueryBuilder('s')
+      .select(['s.id', 's.customerId'])
+      .where('s.token_hash = :tokenHash AND s.exchanged_at IS NULL AND s.link_expires_at > :now', { tokenHash, now: now.getTime() })
+      .getOne();
+    return row?.customerId ?? null;
+  }
+
   /** The session whose cookie hashes to `sessionHash`, if it is live at `now`. */
   async session(sessionHash: string, now: Date): Promise<PortalSessionGrant | null> {
     const row = await this.rows

@@ -94,9 +94,24 @@ export class PortalSessionsService implements OnModuleInit {
     return this.store.endForCustomer(customerId, this.clock.now());
   }
 
+  /** Whether `token` has a link's form (`thpl_` + 43 base64url characters), used or not. */
+  isWellFormedLink(token: unknown): token is string {
+    return typeof token === 'string' && token.startsWith(LINK_PREFIX) && SECRET_RE.test(token.slice(LINK_PREFIX.length));
+  }
+
+  /** The customer the link `token` would open, if it can still be exchanged; null otherwise. Uses nothing up. */
+  async linkCustomer(token: unknown): Promise<string | null> {
+    return this.isWellFormedLink(token) ? this.store.linkCustomer(hash(token), this.clock.now()) : null;
+  }
+
+  /** How the page names a customer: its name when trendhooks' own API keys know it, else null (the id is shown). */
+  async customerName(customerId: string): Promise<string | null> {
+    return (await this.keys?.customerName(customerId)) ?? null;
+  }
+
   /** Uses the link `token` up: the new session's secret and grant. Expired, used, unknown or malformed: 401 LINK_EXPIRED. */
   async exchange(token: unknown): Promise<{ session: string; grant: PortalSessionGrant }> {
-    if (typeof token !== 'string' || !token.startsWith(LINK_PREFIX) || !SECRET_RE.test(token.slice(LINK_PREFIX.length))) throw new AppError('UNAUTHORIZED', LINK_EXPIRED);
+    if (!this.isWellFormedLink(token)) throw new AppError('UNAUTHORIZED', LINK_EXPIRED);
     const now = this.clock.now();
     const session = secret(SESSION_PREFIX);
     const grant = await this.store.exchange(hash(token), hash(session), now, new Date(now.getTime() + this.options.sessionTtlSeconds * 1000));
