@@ -104,13 +104,15 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     // Loaded only when chosen, so express processes never load fastify (nor need it installed).
     const { FastifyAdapter } = requireOptional<typeof import('@nestjs/platform-fastify')>('@nestjs/platform-fastify', 'HTTP_ADAPTER is fastify');
     // Requests the HTTP parser refuses (a NUL in a header, a bad chunk size) get the envelope too.
-    const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, clientErrorHandler: answerClientError });
+    const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, clientErrorHandler: answerClientError, trustProxy: (config.http.trustProxy ?? false) as boolean });
     // Fastify parses bodies itself, after middleware; this parser mirrors JsonBodyMiddleware.
     installFastifyJsonBody(adapter.getInstance());
     app = await NestFactory.create<NestFastifyApplication>(module, adapter, nestOptions);
   } else {
     const express = await NestFactory.create<NestExpressApplication>(module, nestOptions);
     express.disable('x-powered-by');
+    // TRUST_PROXY: who may name the client in X-Forwarded-For (req.ip); nobody unless configured.
+    express.set('trust proxy', config.http.trustProxy ?? false);
     express.getHttpServer().on('clientError', answerClientError);
     app = express;
   }

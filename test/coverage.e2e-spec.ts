@@ -139,6 +139,24 @@ describe.each(testDatabases())('subreddit coverage on %s', (_dbName, makeDb) => 
     expect(await coverage(other, d.auth, configured)).toMatchObject({ tracked: true, status: 'pending', last_read_at: null });
   });
 
+  it("is tracked for the caller only: another customer's webhook on it shows nothing, nor its reads (issue 38, finding 5)", async () => {
+    const app = await start();
+    const [mine, theirs] = [await app.customer('business'), await app.customer('business')];
+    const name = sub();
+    fake.private.add(name);
+    await hook(app, theirs.auth, name);
+    // Read and refused for the customer that follows it…
+    await until(() => coverage(app, theirs.auth, name), (d) => d.status === 'private', 10_000, 'the subreddit read for its follower');
+    // …and nothing of it for another: not tracked, no status, no reads.
+    expect(await coverage(app, mine.auth, name)).toEqual({ subreddit: name, tracked: false, status: 'untracked', last_read_at: null, last_error: null, consecutive_failures: 0, next_read_at: null });
+    // Once it follows it too, it is told what is known.
+    const own = await hook(app, mine.auth, name);
+    expect(await coverage(app, mine.auth, name)).toMatchObject({ tracked: true, status: 'private', last_error: 'unavailable_403_private' });
+    await app.http().delete(`/v1/webhooks/${own}`).set(mine.auth).expect(204);
+    expect(await coverage(app, mine.auth, name)).toMatchObject({ tracked: false, status: 'untracked', last_read_at: null });
+    expect(await coverage(app, theirs.auth, name)).toMatchObject({ tracked: true, status: 'private' });
+  });
+
   it('notices a subreddit that turns private inside a multireddit (which leaves it out silently), keeps it out of groups while refused, and takes it back once readable', async () => {
     const [target, ...quiet] = [sub(), sub(), sub(), sub()];
     // The target posts often (30 in the last 10 s), the others not at all lately: all quiet enough to share a listing.

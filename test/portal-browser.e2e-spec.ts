@@ -329,4 +329,35 @@ describeWithBrowser.each(testDatabases())('the portal in a headless browser (%s)
       await new Promise((r) => proxy.close(r));
     }
   }, 90_000);
+  it("names the customer whose portal it is, and asks before a link of another customer replaces it", async () => {
+    const a = await t.customer();
+    const b = await t.customer();
+    const local = (url: string) => `${base}/portal${new URL(url).hash}`;
+    const { page } = await offlinePage(1000, 700);
+    await page.goto(local(await mintLink(a.auth)), { waitUntil: 'load' });
+    await page.locator('#whose').filter({ hasText: a.customerId }).waitFor({ timeout: 15_000 });
+    expect(await page.locator('#whose').innerText()).toMatch(new RegExp(`^Portal of customer-\\S+ \\(${a.customerId}\\)$`));
+
+    // B's link while A's session is live: the page asks; declined, it stays A's.
+    const asked: string[] = [];
+    let answer = false;
+    page.on('dialog', (d) => {
+      asked.push(d.message());
+      void (answer ? d.accept() : d.dismiss());
+    });
+    await page.goto('about:blank');
+    await page.goto(local(await mintLink(b.auth)), { waitUntil: 'load' });
+    await page.locator('#whose').filter({ hasText: a.customerId }).waitFor({ timeout: 15_000 });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toContain(a.customerId);
+    expect(asked[0]).toContain(b.customerId);
+
+    // Accepted: B's portal, named so.
+    answer = true;
+    await page.goto('about:blank');
+    await page.goto(local(await mintLink(b.auth)), { waitUntil: 'load' });
+    await page.locator('#whose').filter({ hasText: b.customerId }).waitFor({ timeout: 15_000 });
+    expect(asked).toHaveLength(2);
+    await page.close();
+  }, 90_000);
 });

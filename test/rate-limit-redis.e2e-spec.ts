@@ -122,7 +122,7 @@ describeRedis.each(testDatabases())('portal link exchanges counted once across t
     await a?.close();
   });
 
-  it('2 exchanges on A and 1 on B use up the 3 a minute: the next, on B and with a valid token, is 429', async () => {
+  it('2 refused exchanges on A and 1 on B use up the 3 a minute: the next refused one, on B, is 429; a valid token still goes through', async () => {
     await awayFromWindowEdge();
     const redis = new Redis(TEST_REDIS_URL);
     try {
@@ -134,15 +134,18 @@ describeRedis.each(testDatabases())('portal link exchanges counted once across t
       const token = new URL(minted.body.data.url).hash.replace(/^#token=/, '');
       const portal = { 'X-Trendhooks-Portal': '1' };
       const statuses: number[] = [];
-      for (const app of [a, a, b]) statuses.push((await app.http().post('/portal/session').set(portal).send({ token: `thpl_${'x'.repeat(43)}` })).status);
+      for (const app of [a, a, b]) statuses.push((await app.http().post('/portal/session').set(portal).send({ token: `thpl_${'x'.repeat(42)}` })).status);
       expect(statuses).toEqual([401, 401, 401]);
-      const refused = await b.http().post('/portal/session').set(portal).send({ token });
+      const refused = await b.http().post('/portal/session').set(portal).send({ token: 'garbage' });
       expect(refused.status).toBe(429);
       expect(refused.body.error.code).toBe('RATE_LIMITED');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-      const keys = await redis.keys('trendhooks:rl:portal-exchange:*');
+      const keys = await redis.keys('trendhooks:rl:portal-exchange:ip:*');
       expect(keys).toHaveLength(1);
       expect(await redis.get(keys[0])).toBe('4');
+      // A well-formed token has a budget of its own, shared by the instances too.
+      await b.http().post('/portal/session').set(portal).send({ token }).expect(200);
+      expect(await redis.keys('trendhooks:rl:portal-exchange:well-formed:*')).toHaveLength(1);
     } finally {
       await redis.quit();
     }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { authorizationHeader } from './api-key.guard';
-import { ApiKeyService } from './api-key.service';
+import { ApiKeyService, keyRateLimitKey } from './api-key.service';
 import type { PrincipalResolver, TrendhooksPrincipal } from './principal';
 
 /** An API-key caller: the key's customer is the tenant, and each key has its own rate-limit budget. */
@@ -19,6 +19,6 @@ export class ApiKeyPrincipalResolver implements PrincipalResolver {
 
   async resolve(request: Parameters<typeof authorizationHeader>[0]): Promise<ApiKeyPrincipal> {
     const p = await this.keys.authenticate(authorizationHeader(request));
-    return { tenantId: p.customerId, plan: p.plan, rateLimitKey: `key:${p.keyId}`, keyId: p.keyId };
+    return { tenantId: p.customerId, plan: p.plan, rateLimitKey: keyRateLimitKey(p.keyId), keyId: p.keyId };
   }
 }

@@ -33,6 +33,12 @@ class FakeApiKeyStore extends ApiKeyStore {
   async revoke(keyId: string, at: Date) {
     for (const k of this.keys) if (k.id === keyId) k.revokedAt = at;
   }
+  async isActive(keyId: string) {
+    return this.keys.some((k) => k.id === keyId && k.revokedAt === null);
+  }
+  async oldestActiveKey(customerId: string) {
+    return this.keys.find((k) => k.customerId === customerId && k.revokedAt === null)?.id ?? null;
+  }
   async countCustomersWithActiveKeys() {
     return new Set(this.keys.filter((k) => k.revokedAt === null).map((k) => k.customerId)).size;
   }

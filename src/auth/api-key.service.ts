@@ -65,9 +65,16 @@ export interface IssuedKey {
   created_customer: boolean;
 }
 
+/** What a revocation tells those that hold something the key opened (the portal's sessions). */
+export interface RevokedKey {
+  keyId: string;
+  customerId: string;
+}
+
 @Injectable()
 export class ApiKeyService {
   private readonly cache: KeyOwnerCache;
+  private readonly revokeListeners: Array<(revoked: RevokedKey) => Promise<unknown>> = [];
 
   constructor(
     private readonly store: ApiKeyStore,
@@ -109,7 +116,33 @@ export class ApiKeyService {
     if (matches.length === 0) return 0;
     await this.store.revoke(matches[0].id, this.clock.now());
     this.cache.clear();
+    // Awaited: when revoke returns, what the key opened is closed too, in the database every process reads.
+    for (const listener of this.revokeListeners) await listener({ keyId: matches[0].id, customerId: matches[0].customerId });
     return 1;
+  }
+
+  /**
+   * Called after each revocation through this service, before it returns (PortalSessionsService
+   * ends the customer's portal sessions and links). Instance-scoped: nothing global.
+   */
+  onRevoke(listener: (revoked: RevokedKey) => Promise<unknown>): void {
+    this.revokeListeners.push(listener);
+  }
+
+  /** Whether key `keyId` is still active, asked of the database (not the cache): a check that cannot lag a revocation. */
+  isActive(keyId: string): Promise<boolean> {
+    return this.store.isActive(keyId);
+  }
+
+  /** The customer's name, or null when there is no such customer. */
+  async customerName(customerId: string): Promise<string | null> {
+    return (await this.store.findCustomerById(customerId))?.name ?? null;
+  }
+
+  /** The rate-limit counter of the customer's oldest active key (`key:<id>`), or null when it has none. */
+  async budgetOfCustomer(customerId: string): Promise<string | null> {
+    const keyId = await this.store.oldestActiveKey(customerId);
+    return keyId === null ? null : keyRateLimitKey(keyId);
   }
 
   /**
@@ -134,6 +167,11 @@ export class ApiKeyService {
     if (!row || row.revoked) throw unauthorized('API key is unknown or revoked');
     return { customerId: row.customerId, plan: row.plan, keyId: row.keyId };
   }
+}
+
+/** The counter a key's requests are charged to: one budget per key (docs/DECISIONS: rate limit per API key). */
+export function keyRateLimitKey(keyId: string): string {
+  return `key:${keyId}`;
 }
 
 /** 401 UNAUTHORIZED with the challenge every such answer carries. */

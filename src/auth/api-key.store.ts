@@ -31,6 +31,12 @@ export abstract class ApiKeyStore {
 
   abstract revoke(keyId: string, at: Date): Promise<void>;
 
+  /** Whether key `keyId` exists and is not revoked, read from the database (never a cache). */
+  abstract isActive(keyId: string): Promise<boolean>;
+
+  /** The id of the customer's oldest key not revoked, or null when it has none. */
+  abstract oldestActiveKey(customerId: string): Promise<string | null>;
+
   /** Customers holding at least one key not revoked (operator-only: the demo's check for a database in use). */
   abstract countCustomersWithActiveKeys(): Promise<number>;
 

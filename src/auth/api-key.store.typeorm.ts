@@ -37,6 +37,15 @@ export abstract class TypeOrmApiKeyStore extends ApiKeyStore {
     await this.keys.update({ id: keyId }, { revokedAt: at });
   }
 
+  async isActive(keyId: string): Promise<boolean> {
+    return (await this.keys.countBy({ id: keyId, revokedAt: IsNull() })) > 0;
+  }
+
+  async oldestActiveKey(customerId: string): Promise<string | null> {
+    const row = await this.keys.findOne({ select: { id: true }, where: { customerId, revokedAt: IsNull() }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return row?.id ?? null;
+  }
+
   async countCustomersWithActiveKeys(): Promise<number> {
     const row = await this.keys.createQueryBuilder('k').select('COUNT(DISTINCT k.customer_id)', 'n').where('k.revoked_at IS NULL').getRawOne<{ n: string | number }>();
     return Number(row?.n ?? 0);

@@ -22,10 +22,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '0' })).toThrow(/HTTP_MAX_CONNECTIONS must be between 1 and/);
   });
 
+  it('reads TRUST_PROXY: nobody by default, a count of proxies or named addresses, never "any peer"', () => {
+    const env = { CURSOR_SECRET: 'unit-cursor-secret-0123456789abcdefghijklmnop' };
+    expect(loadConfig(env).http.trustProxy).toBeNull();
+    expect(loadConfig({ ...env, TRUST_PROXY: 'false' }).http.trustProxy).toBeNull();
+    expect(loadConfig({ ...env, TRUST_PROXY: '1' }).http.trustProxy).toBe(1);
+    expect(loadConfig({ ...env, TRUST_PROXY: 'loopback, 10.0.0.0/8 ::1' }).http.trustProxy).toEqual(['loopback', '10.0.0.0/8', '::1']);
+    for (const bad of ['true', '0', '11', '10.0.0.0/33', 'proxy.example', '*']) expect(() => loadConfig({ ...env, TRUST_PROXY: bad })).toThrow(/TRUST_PROXY/);
+  });
+
   it('defaults to the embedded SQLite file, express on 127.0.0.1:8080 and the documented delivery settings', () => {
     const c = loadConfig({}, '/srv');
     expect(c.database).toEqual({ type: 'sqlite', path: path.resolve('/srv', 'data/trendhooks.db') });
-    expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', adapter: 'express', limits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, maxConnections: 1024 } });
+    expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', adapter: 'express', limits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, maxConnections: 1024 }, trustProxy: null });
     expect(c.metrics).toEqual({ port: null, host: '127.0.0.1' });
     expect(c.delivery).toMatchObject({ concurrency: 64, batchSize: 64, timeoutMs: 10_000, leaseMs: 3000, dnsLookupsPerCustomer: null });
     expect(c.trends).toMatchObject({ redditBaseUrl: 'https://www.reddit.com', redditClientId: null, redditUserAgent: null, trackedSubreddits: [] });

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { isIP } from 'node:net';
 import { DEFAULT_PLAN_LIMITS, Plan, PLANS, PlanLimits } from '../auth/plans';
 import { DEFAULT_HTTP_LIMITS, HttpLimits } from '../common/http-limits';
 import { LOG_LEVELS, LogLevelName } from '../common/logging';
@@ -34,7 +35,7 @@ export interface AppConfig {
    * `adapter`: the HTTP server under Nest (HTTP_ADAPTER); both answer identically. `limits`: the
    * slow-client deadlines and the connection cap of the listener (HTTP_*_TIMEOUT_MS, HTTP_MAX_CONNECTIONS).
    */
-  http: { port: number; host: string; adapter: HttpAdapterName; limits: HttpLimits };
+  http: { port: number; host: string; adapter: HttpAdapterName; limits: HttpLimits; trustProxy: TrustProxy };
   /** The Prometheus listener, apart from the API (METRICS_PORT/METRICS_HOST); port null: none. */
   metrics: { port: number | null; host: string };
   /** PORTAL_BASE_URL (links' origin; else the request's), PORTAL_LINK_TTL_SECONDS, PORTAL_SESSION_TTL_SECONDS, PORTAL_FRAME_ANCESTORS (space- or comma-separated origins), PORTAL_EXCHANGES_PER_MINUTE (link exchanges per client address, default 30). */
@@ -132,6 +133,35 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
 }
 
 export type HttpAdapterName = 'express' | 'fastify';
+/**
+ * TRUST_PROXY: which peers may name the client in `X-Forwarded-For` (the address the unauthenticated
+ * and portal-exchange limits count per). null (unset, the default): none, every request is its TCP
+ * peer's. A number: that many proxies in front. Else addresses, CIDRs or `loopback`, `linklocal`,
+ * `uniquelocal`. Never "any peer": a client could then pick the address it is counted under.
+ */
+export type TrustProxy = number | string[] | null;
+
+const TRUST_PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+export function parseTrustProxy(raw: string | null): TrustProxy {
+  if (raw === null || raw === '' || raw === 'false') return null;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1 || hops > 10) throw new ConfigError(`TRUST_PROXY as a count of proxies must be 1 to 10, got ${raw}`);
+    return hops;
+  }
+  const list = raw.split(/[\s,]+/).filter(Boolean);
+  for (const entry of list) {
+    if (TRUST_PROXY_NAMES.includes(entry)) continue;
+    const [addr, bits, extra] = entry.split('/');
+    const v = isIP(addr);
+    if (v === 0 || extra !== undefined || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > (v === 4 ? 32 : 128)))) {
+      throw new ConfigError(`TRUST_PROXY: ${JSON.stringify(entry)} is not an address, a CIDR, loopback, linklocal or uniquelocal (nor is "true" accepted: name the proxies)`);
+    }
+  }
+  return list;
+}
+
 export const HTTP_ADAPTERS: readonly HttpAdapterName[] = ['express', 'fastify'];
 
 function httpAdapter(raw: string | null): HttpAdapterName {
@@ -272,7 +302,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}): the headers are part of the request`);
   }
-  const http = { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')), limits };
+  const http = { port: int(env, 'PORT', 8080, 0, 65535), host: str(env, 'HOST') ?? '127.0.0.1', adapter: httpAdapter(str(env, 'HTTP_ADAPTER')), limits, trustProxy: parseTrustProxy(str(env, 'TRUST_PROXY')) };
   const metrics = { port: str(env, 'METRICS_PORT') === null ? null : int(env, 'METRICS_PORT', 0, 0, 65535), host: str(env, 'METRICS_HOST') ?? '127.0.0.1' };
   if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port) {
     throw new ConfigError(`METRICS_PORT (${metrics.port}) must differ from PORT: metrics are never served on the API listener`);

@@ -45,8 +45,11 @@ export abstract class WebhookSubscriptions {
   /** Every subreddit a webhook subscribes to, each once. */
   abstract subredditsWithWebhooks(): Promise<string[]>;
 
-  /** Whether any webhook subscribes to `subreddit` (as stored: lower case). */
-  abstract hasWebhook(subreddit: string): Promise<boolean>;
+  /**
+   * Whether a webhook subscribes to `subreddit` (as stored: lower case): one of `customerId`'s when
+   * given (what a customer may be told), else anyone's (the poller's own question).
+   */
+  abstract hasWebhook(subreddit: string, customerId?: string): Promise<boolean>;
 }
 
 /** A store that answers both: WebhooksModule's subscriptions. */
@@ -76,7 +79,7 @@ export class BuiltInSubscriptions extends SubscriptionSource implements WebhookS
     return this.table ? this.table.subredditsWithWebhooks() : [];
   }
 
-  async hasWebhook(subreddit: string): Promise<boolean> {
-    return this.table ? this.table.hasWebhook(subreddit) : false;
+  async hasWebhook(subreddit: string, customerId?: string): Promise<boolean> {
+    return this.table ? this.table.hasWebhook(subreddit, customerId) : false;
   }
 }

@@ -9,7 +9,7 @@ import { ApiExcludeController } from '../openapi/swagger';
 import { RateLimitService } from '../auth/rate-limit.service';
 import { receiverContract } from './contract';
 import { assertPortalRequest, PORTAL_COOKIE, PORTAL_COOKIE_PATH, PORTAL_SIGN_OUT_PATH, readCookie } from './portal-principal.resolver';
-import { PortalSessionsService } from './portal-sessions.service';
+import { PortalSessionsService, SESSION_EXPIRED } from './portal-sessions.service';
 
 /** The page's compiled script and stylesheet: dist/portal/page (built by `npm run build`), also when this file runs from src/ (tests). */
 export function portalAssetsDir(): string {
@@ -38,7 +38,7 @@ const PAGE = `<!DOCTYPE html>
   <link rel="stylesheet" href="portal/assets/portal.css">
 </head>
 <body>
-  <header><h1>Your webhooks</h1><p id="scope" class="muted"></p></header>
+  <header><h1>Your webhooks</h1><p id="whose"></p><p id="scope" class="muted"></p></header>
   <main id="app" aria-live="polite"><p>Loading…</p></main>
   <script src="portal/assets/portal.js"></script>
 </body>
@@ -46,6 +46,9 @@ const PAGE = `<!DOCTYPE html>
 `;
 
 type Res = object;
+
+/** How much larger the budget of well-formed link tokens is than that of refused ones, per address. */
+export const WELL_FORMED_BUDGET_FACTOR = 100;
 
 /**
  * The session cookie. SameSite=Strict, unless the page may be framed by other sites
@@ -150,16 +153,70 @@ export class PortalPageController {
   @UseGuards(BodyErrorGuard)
   @Header('Cache-Control', 'no-store')
   async exchange(@Req() req: PortalReq, @Body() body: unknown, @Res({ passthrough: true }) res: Res, @RequestId() requestId: string) {
-    // Every attempt counts, refused ones too: a client address tries a few links a minute, not a dictionary.
-    const state = await this.limits.consume(`portal-exchange:ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`, this.sessions.options.exchangesPerMinute);
+    const token = typeof body === 'object' && body !== null ? (body as { token?: unknown }).token : undefined;
+    const address = `ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`;
+    // Refused tokens are counted per address (a few a minute: a client tries links, not a
+    // dictionary). A well-formed token is tried against a separate budget a hundred times larger:
+    // garbage from one client behind a shared proxy cannot lock everyone else out of the portal,
+    // and guessing a 256-bit token is hopeless at any rate.
+    const wellFormed = this.sessions.isWellFormedLink(token);
+    const refusedKey = `portal-exchange:${address}`;
+    const state = wellFormed
+      ? await this.limits.consume(`portal-exchange:well-formed:${address}`, this.sessions.options.exchangesPerMinute * WELL_FORMED_BUDGET_FACTOR)
+      : await this.limits.consume(refusedKey, this.sessions.options.exchangesPerMinute);
     for (const [k, v] of Object.entries(RateLimitService.headers(state))) this.adapterHost.httpAdapter.setHeader(res, k, v);
     if (!state.allowed) throw RateLimitService.rejection(state);
     assertPortalRequest(req, this.allowedOrigin);
     if (req.query && Object.keys(req.query).length > 0) throw new AppError('BAD_REQUEST', 'the token goes in the JSON body, never in the query string');
-    const token = typeof body === 'object' && body !== null ? (body as { token?: unknown }).token : undefined;
-    const { session, grant } = await this.sessions.exchange(token);
+    await this.refuseSilentSwitch(req, body, token);
+    let exchanged: Awaited<ReturnType<PortalSessionsService['exchange']>>;
+    try {
+      exchanged = await this.sessions.exchange(token);
+    } catch (err) {
+      // A well-formed token refused (used, expired, unknown) counts against its address too.
+      if (wellFormed && err instanceof AppError && err.code === 'UNAUTHORIZED') await this.limits.consume(refusedKey, this.sessions.options.exchangesPerMinute);
+      throw err;
+    }
+    const { session, grant } = exchanged;
+    // The session it replaces (the cookie this browser sent) ends: one browser, one portal.
+    const previous = readCookie(req, PORTAL_COOKIE);
+    if (previous !== undefined) await this.sessions.end(previous);
     this.setCookies(res, portalCookies(session, this.sessions.options.sessionTtlSeconds, this.sessions.options.frameAncestors.length > 0, this.prefix));
-    return envelope(requestId, { expires_at: grant.expiresAt.toISOString(), webhook_id: grant.webhookId });
+    return envelope(requestId, { ...(await this.whose(grant.customerId)), expires_at: grant.expiresAt.toISOString(), webhook_id: grant.webhookId });
+  }
+
+  /**
+   * A link of another customer than the live session this browser holds replaces it only when the
+   * body says `replace: true` (the page asks first): a link planted in a page cannot silently walk
+   * a signed-in customer into someone else's portal. 409 CONFLICT names both; nothing is used up.
+   */
+  private async refuseSilentSwitch(req: PortalReq, body: unknown, token: unknown): Promise<void> {
+    const replace = typeof body === 'object' && body !== null ? (body as { replace?: unknown }).replace : undefined;
+    if (replace !== undefined && typeof replace !== 'boolean') throw new AppError('VALIDATION_ERROR', 'replace must be a boolean');
+    const cookie = readCookie(req, PORTAL_COOKIE);
+    if (replace === true || cookie === undefined) return;
+    const current = await this.sessions.session(cookie);
+    const next = current ? await this.sessions.linkCustomer(token) : null;
+    if (!current || next === null || next === current.customerId) return;
+    const [a, b] = [await this.whose(current.customerId), await this.whose(next)];
+    const label = (w: { customer_id: string; customer_name: string | null }) => (w.customer_name ? `${w.customer_name} (${w.customer_id})` : w.customer_id);
+    throw new AppError('CONFLICT', `this browser is signed in to the portal of ${label(a)}; the link opens the portal of ${label(b)}. Send replace: true to switch`);
+  }
+
+  /** The customer a session belongs to, as the page shows it. */
+  private async whose(customerId: string): Promise<{ customer_id: string; customer_name: string | null }> {
+    return { customer_id: customerId, customer_name: await this.sessions.customerName(customerId) };
+  }
+
+  /** Which customer's portal this browser's session is (the page's header), or 401 without a live one. */
+  @Get('session')
+  @Header('Cache-Control', 'no-store')
+  async current(@Req() req: PortalReq, @RequestId() requestId: string) {
+    assertPortalRequest(req, this.allowedOrigin);
+    const cookie = readCookie(req, PORTAL_COOKIE);
+    const grant = cookie === undefined ? null : await this.sessions.session(cookie);
+    if (!grant) throw new AppError('UNAUTHORIZED', SESSION_EXPIRED);
+    return envelope(requestId, { ...(await this.whose(grant.customerId)), expires_at: grant.expiresAt.toISOString(), webhook_id: grant.webhookId });
   }
 
   /**

@@ -73,7 +73,8 @@ export function withPortalSessions(sessions: PortalSessionsService, inner: Princ
       const cookie = readCookie(request, PORTAL_COOKIE);
       const grant = cookie === undefined ? null : await sessions.session(cookie);
       if (!grant) throw new AppError('UNAUTHORIZED', 'the portal session has expired; open a new portal link');
-      return { tenantId: grant.customerId, plan: grant.plan as Plan, webhookId: grant.webhookId ?? undefined, portalSessionId: grant.id } as TrendhooksPrincipal;
+      // Charged to the budget of the key that opened it (rateLimitKey), not one of its own.
+      return { tenantId: grant.customerId, plan: grant.plan as Plan, rateLimitKey: grant.rateLimitKey ?? undefined, webhookId: grant.webhookId ?? undefined, portalSessionId: grant.id } as TrendhooksPrincipal;
     },
   };
 }

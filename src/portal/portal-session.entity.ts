@@ -18,13 +18,22 @@ export class PortalSessionEntity {
   @Column({ type: 'varchar', length: 64, name: 'token_hash' })
   tokenHash: string;
 
-  /** The tenant the session acts for (TrendhooksPrincipal.tenantId). */
+  /** The tenant the session acts for (TrendhooksPrincipal.tenantId). Indexed: a revocation ends a customer's rows. */
+  @Index('idx_portal_sessions_customer')
   @Column({ type: 'varchar', length: 40, name: 'customer_id' })
   customerId: string;
 
   /** The plan of the principal that minted the link, in force for the session. */
   @Column({ type: 'varchar', length: 20 })
   plan: string;
+
+  /**
+   * The rate-limit counter the session's requests are charged to: the minting principal's (an API
+   * key's `key:<id>`), so a portal session spends the budget of the key that opened it, never a
+   * budget of its own. Null: the tenant's default (`tenant:<customer_id>`).
+   */
+  @Column({ type: 'text', name: 'rate_limit_key', nullable: true })
+  rateLimitKey: string | null;
 
   /** Set: the session reaches this one webhook only. */
   @Column({ type: 'varchar', length: 26, name: 'webhook_id', nullable: true })

@@ -43,12 +43,18 @@ export class SubredditCoverageService extends SourceStatusReader implements OnMo
     });
   }
 
-  /** `GET /v1/subreddits/{subreddit}`. An untracked subreddit answers `status: "untracked"` (with what is known of earlier reads), not 404. */
-  async subreddit(raw: string): Promise<SubredditCoverageResource> {
+  /**
+   * `GET /v1/subreddits/{subreddit}` for `customerId`: tracked when one of its webhooks subscribes
+   * to it or the operator tracks it (TRACKED_SUBREDDITS, the same for every customer). Otherwise
+   * `status: "untracked"` with nothing of earlier reads, not 404: whether, and how lately, trendhooks
+   * reads it would tell that another customer follows it.
+   */
+  async subreddit(raw: string, customerId: string): Promise<SubredditCoverageResource> {
     const subreddit = parseSubredditParam(raw);
-    const [tracked, rows] = await Promise.all([this.isTracked(subreddit), this.store.sources([subreddit])]);
-    const row = rows.get(subreddit);
-    return toSubredditCoverageResource(subreddit, tracked, tracked ? sourceStatusOf(row) : 'untracked', row);
+    const tracked = this.configured.has(subreddit) || (await this.subscriptions.hasWebhook(subreddit, customerId));
+    if (!tracked) return toSubredditCoverageResource(subreddit, false, 'untracked', undefined);
+    const row = (await this.store.sources([subreddit])).get(subreddit);
+    return toSubredditCoverageResource(subreddit, true, sourceStatusOf(row), row);
   }
 
   async sourceStatuses(subreddits: readonly string[]): Promise<Map<string, SourceStatus>> {
@@ -56,10 +62,6 @@ export class SubredditCoverageService extends SourceStatusReader implements OnMo
     if (unique.length === 0) return new Map();
     const rows = await this.store.sources(unique);
     return new Map(unique.map((s) => [s, sourceStatusOf(rows.get(s))]));
-  }
-
-  private async isTracked(subreddit: string): Promise<boolean> {
-    return this.configured.has(subreddit) || (await this.subscriptions.hasWebhook(subreddit));
   }
 
   // A database outage must not fail the whole scrape: the gauge keeps its last values.

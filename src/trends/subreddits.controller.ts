@@ -1,6 +1,7 @@
 import { Controller, Get, Param, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '../openapi/swagger';
-import { BusinessPlus } from '../auth/plan.decorator';
+import { BusinessPlus, CurrentPrincipal } from '../auth/plan.decorator';
+import type { TrendhooksPrincipal } from '../auth/principal';
 import { PrincipalGuard } from '../auth/principal.guard';
 import { envelope, RequestId } from '../common/envelope';
 import { ApiExceptionFilter } from '../common/exception.filter';
@@ -22,12 +23,12 @@ export class SubredditsController {
   @ApiOperation({
     operationId: 'getSubreddit',
     summary: 'Whether trendhooks can read a subreddit',
-    description: 'Its status (`ok`, `private`, `banned`, …), when it was last read, and what the last read met.',
+    description: 'Its status (`ok`, `private`, `banned`, …), when it was last read, and what the last read met. Tracked means tracked for the caller: one of its own webhooks subscribes to it, or the operator tracks it for everyone (`TRACKED_SUBREDDITS`); another customer\'s webhooks never make it tracked, and an untracked subreddit shows nothing of earlier reads.',
   })
   @ApiParam({ name: 'subreddit', description: "Reddit's name rule, case-insensitive; an `r/` prefix is allowed.", schema: { type: 'string', example: 'typescript' } })
   @ApiEnvelopeResponse(200, SubredditCoverageResource, 'Subreddit', 'The subreddit\'s coverage.')
   @ApiErrorResponses({ 400: '`VALIDATION_ERROR`: a bad `subreddit`.' })
-  async get(@Param('subreddit') subreddit: string, @RequestId() requestId: string) {
-    return envelope(requestId, await this.coverage.subreddit(subreddit));
+  async get(@CurrentPrincipal() caller: TrendhooksPrincipal, @Param('subreddit') subreddit: string, @RequestId() requestId: string) {
+    return envelope(requestId, await this.coverage.subreddit(subreddit, caller.tenantId));
   }
 }

@@ -75,6 +75,6 @@ export abstract class WebhookStore implements SubscriptionTable {
   /** Every subreddit a webhook subscribes to, each once (the poller's tracked set). */
   abstract subredditsWithWebhooks(): Promise<string[]>;
 
-  /** Whether any webhook subscribes to `subreddit` (as stored: lower case). */
-  abstract hasWebhook(subreddit: string): Promise<boolean>;
+  /** Whether a webhook subscribes to `subreddit` (as stored: lower case): one of `customerId`'s when given, else anyone's. */
+  abstract hasWebhook(subreddit: string, customerId?: string): Promise<boolean>;
 }

@@ -157,7 +157,8 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
     return rows.map((r) => r.subreddit);
   }
 
-  async hasWebhook(subreddit: string): Promise<boolean> {
-    return (await this.repo.findOne({ select: { webhookId: true }, where: { subreddit } })) !== null;
+  async hasWebhook(subreddit: string, customerId?: string): Promise<boolean> {
+    const where = customerId === undefined ? { subreddit } : { subreddit, customerId };
+    return (await this.repo.findOne({ select: { webhookId: true }, where })) !== null;
   }
 }

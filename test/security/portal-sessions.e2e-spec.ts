@@ -79,7 +79,7 @@ describe.each(testDatabases())('portal sessions on %s', (_name, makeDb) => {
     // The same value for sign-out only (DELETE /portal/session), so it can name the session it ends.
     expect(signOutCookie).toBe(setCookie.replace('Path=/v1/webhooks', 'Path=/portal/session'));
     expect((res.headers['set-cookie'] as unknown as string[]).length).toBe(2);
-    expect(res.body.data).toEqual({ expires_at: expect.any(String), webhook_id: null });
+    expect(res.body.data).toEqual({ customer_id: a.customerId, customer_name: expect.any(String), expires_at: expect.any(String), webhook_id: null });
 
     // The same list an API key gets: its own webhooks, not another customer's.
     const list = await t.http().get('/v1/webhooks').set(as).expect(200);
@@ -264,7 +264,7 @@ describe.each(testDatabases())('portal link exchanges are rate limited per clien
   });
   afterAll(() => t?.close());
 
-  it('answers 429 in the envelope with Retry-After past 30 a minute, a valid token included, until the window passes', async () => {
+  it('answers 429 in the envelope with Retry-After past 30 refused tokens a minute, until the window passes; a valid token still goes through', async () => {
     const a = await t.customer();
     const mintToken = async () => new URL((await t.http().post('/v1/portal/sessions').set(a.auth).send({}).expect(201)).body.data.url).hash.replace(/^#token=/, '');
     const token = await mintToken();
@@ -272,20 +272,22 @@ describe.each(testDatabases())('portal link exchanges are rate limited per clien
     const now = Date.now();
     clock.offsetMs = 60_000 - (now % 60_000) + 100;
     for (let i = 0; i < 30; i++) {
-      const res = await t.http().post('/portal/session').set(PORTAL).send({ token: `thpl_${String(i).padStart(43, 'x')}` });
+      const res = await t.http().post('/portal/session').set(PORTAL).send({ token: `thpl_${String(i).padStart(42, 'x')}` });
       expectError(res, 401, 'UNAUTHORIZED');
       expect(res.headers['x-ratelimit-remaining']).toBe(String(29 - i));
     }
-    const refused = await t.http().post('/portal/session').set(PORTAL).send({ token });
+    const refused = await t.http().post('/portal/session').set(PORTAL).send({ token: 'garbage' });
     expectError(refused, 429, 'RATE_LIMITED');
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect(refused.headers['set-cookie']).toBeUndefined();
     expect(refused.body.error.message).toMatch(/30 requests per minute/);
-
-    // The next minute: the same (unused) token works.
-    clock.offsetMs += 60_000;
+    // A well-formed token has its own, far larger budget (issue 38, finding 4).
     const ok = await t.http().post('/portal/session').set(PORTAL).send({ token });
     expect(ok.status).toBe(200);
+
+    // The next minute: refused tokens are counted afresh.
+    clock.offsetMs += 60_000;
+    expectError(await t.http().post('/portal/session').set(PORTAL).send({ token: 'garbage' }), 401, 'UNAUTHORIZED');
   });
 });

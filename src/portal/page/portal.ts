@@ -35,6 +35,7 @@ const store = {
 };
 const app = document.getElementById('app') as HTMLElement;
 const scopeLine = document.getElementById('scope') as HTMLElement;
+const whoseLine = document.getElementById('whose') as HTMLElement;
 
 class Expired extends Error {}
 class ApiError extends Error {
@@ -99,6 +100,7 @@ function expired(): void {
   store.remove(SCOPE_KEY);
   signOutButton.remove();
   scopeLine.textContent = '';
+  whoseLine.textContent = '';
   app.replaceChildren(el('section', { class: 'expired', role: 'alert' }, el('h2', {}, 'This link has expired'), el('p', {}, 'Portal links work once and for a limited time. Ask for a new link to see your webhooks.')));
 }
 
@@ -303,24 +305,50 @@ async function signOut(): Promise<void> {
   await api('DELETE', 'portal/session');
   store.remove(SCOPE_KEY);
   scopeLine.textContent = '';
+  whoseLine.textContent = '';
   signOutButton.remove();
   app.replaceChildren(el('section', { class: 'expired', role: 'status' }, el('h2', {}, 'Signed out'), el('p', {}, 'This portal session has ended. Open a new portal link to see your webhooks again.')));
 }
 const signOutButton = button('Sign out', signOut, { class: 'sign-out' });
 
+interface Whose { customer_id: string; customer_name: string | null; webhook_id: string | null }
+
+/**
+ * Exchanges the link's token. A link of another customer than the session this browser already
+ * holds switches only once the user agrees (the server answers 409 CONFLICT until `replace: true`):
+ * a link planted somewhere cannot walk a signed-in customer into someone else's portal unasked.
+ */
+async function exchange(token: string): Promise<void> {
+  try {
+    const r = await api<Envelope<Whose>>('POST', 'portal/session', { token });
+    store.set(SCOPE_KEY, r.body!.data.webhook_id ?? '');
+  } catch (err) {
+    if (!(err instanceof ApiError && err.code === 'CONFLICT')) throw err;
+    if (!confirm(`${err.message.replace(/\. Send replace: true to switch$/, '.')}\n\nSwitch to the portal of the link?`)) return;
+    const r = await api<Envelope<Whose>>('POST', 'portal/session', { token, replace: true });
+    store.set(SCOPE_KEY, r.body!.data.webhook_id ?? '');
+  }
+}
+
+/** Names the customer whose portal this is, from the session itself (the header). */
+async function showWhose(): Promise<void> {
+  const w = (await api<Envelope<Whose>>('GET', 'portal/session')).body!.data;
+  store.set(SCOPE_KEY, w.webhook_id ?? '');
+  whoseLine.textContent = `Portal of ${w.customer_name ? `${w.customer_name} (${w.customer_id})` : w.customer_id}`;
+  whoseLine.dataset.customerId = w.customer_id;
+}
+
 async function start(): Promise<void> {
   const m = /^#token=([A-Za-z0-9_-]+)$/.exec(location.hash);
-  if (m) {
-    // Out of the address bar and history before anything else: the token is single-use anyway.
-    history.replaceState(null, '', location.pathname);
-    try {
-      const r = await api<Envelope<{ webhook_id: string | null }>>('POST', 'portal/session', { token: m[1] });
-      store.set(SCOPE_KEY, r.body!.data.webhook_id ?? '');
-    } catch (err) {
-      return err instanceof Expired ? expired() : handle(err);
+  try {
+    if (m) {
+      // Out of the address bar and history before anything else: the token is single-use anyway.
+      history.replaceState(null, '', location.pathname);
+      await exchange(m[1]);
     }
-  } else if (store.get(SCOPE_KEY) === null) {
-    return expired();
+    await showWhose();
+  } catch (err) {
+    return err instanceof Expired ? expired() : handle(err);
   }
   document.querySelector('header')?.append(signOutButton);
   await loadWebhooks();

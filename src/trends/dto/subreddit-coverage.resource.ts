@@ -12,7 +12,7 @@ export class SubredditCoverageResource {
   @ApiProperty({ description: 'Lower case, without the r/ prefix.', example: 'typescript' })
   subreddit: string;
 
-  @ApiProperty({ description: 'Whether trendhooks reads it: a webhook subscribes to it, or the operator tracks it.' })
+  @ApiProperty({ description: 'Whether trendhooks reads it for the caller: one of the caller\'s webhooks subscribes to it, or the operator tracks it for everyone (TRACKED_SUBREDDITS). Other customers\' webhooks do not count.' })
   tracked: boolean;
 
   @ApiProperty({
@@ -21,11 +21,11 @@ export class SubredditCoverageResource {
     description:
       '`ok`: the last read succeeded. `pending`: tracked, not read yet. `private`: Reddit answers 403 (private or otherwise restricted). `quarantined`: 403, quarantined. ' +
       '`banned`: 404, banned. `not_found`: Reddit does not know the name. `throttled`: the last read ran out of retries on Reddit\'s rate limit. ' +
-      '`error`: the last read failed otherwise (Reddit down, a timeout). `untracked`: no webhook subscribes to it, so trendhooks does not read it.',
+      '`error`: the last read failed otherwise (Reddit down, a timeout). `untracked`: none of the caller\'s webhooks subscribes to it (and the operator does not track it); nothing of earlier reads is shown then.',
   })
   status: SubredditCoverageStatus;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the last successful read started; null if never.' })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the last successful read started; null if never, or untracked.' })
   last_read_at: string | null;
 
   @ApiProperty({
