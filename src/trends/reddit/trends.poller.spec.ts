@@ -193,12 +193,19 @@ describe('TrendsPoller', () => {
     expect(outcomes).toEqual([]);
   });
 
-  it('records a failed poll with its error class and backs off', async () => {
-    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503', lastPolledAt: null };
-    listing = new RedditRequestError('http_503', 'answered 503');
+  it('records a failed poll with its error class and backs the subreddit off when the error is its own', async () => {
+    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_400', lastPolledAt: null };
+    listing = new RedditRequestError('http_400', 'answered 400');
     await pollOnce();
     expect(calls).not.toContain('tick node');
-    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 240_000, lastError: 'http_503', consecutiveFailures: 3 }]);
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 240_000, lastError: 'http_400', consecutiveFailures: 3 }]);
+  });
+
+  it('keeps a subreddit due after an outage error: the client backs off for all, and the subreddit is read once Reddit answers', async () => {
+    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503', lastPolledAt: T0 - 60_000 };
+    listing = new RedditRequestError('http_503', 'answered 503');
+    await pollOnce();
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t, lastError: 'http_503', consecutiveFailures: 3 }]);
   });
 
   it('warns about an unavailable subreddit once per episode', async () => {

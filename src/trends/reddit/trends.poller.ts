@@ -12,7 +12,7 @@ import { WebhookSubscriptions } from '../../delivery/subscription-source';
 import { RedditPost } from '../../posts/reddit-parse';
 import { isUnavailable, unavailableErrorClass, sourceStatusOf } from '../coverage';
 import { CallBudget, LISTING_CAP, PAGE_SIZE, planSummary, PlanSummary, planUnits, PollUnit, rereadBudget, soloCheckDue, SourceRate } from './plan';
-import { CallOptions, ListingResult, RedditClient, RedditRequestError } from './reddit.client';
+import { CallOptions, ListingResult, RedditClient, RedditRequestError, TRANSIENT_CLASS } from './reddit.client';
 import { ClaimResult, PollOutcome, SourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 import { resolvePollerOptions, ResolvedPollerOptions } from './tuning';
 
@@ -102,6 +102,10 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly clients: RedditClient[];
   private readonly active: number[];
   private readonly rereads: CallBudget;
+  /** First reads of never-read subreddits: their own share of the quota (they may also use what re-reads leave). */
+  private readonly firstReads: CallBudget;
+  /** First reads in flight: they never hold every slot, so live polls always find one. */
+  private firstReadsInFlight = 0;
   private tracked: string[] = [];
   private trackedAt = -Infinity;
   private sweptAt = -Infinity;
@@ -131,6 +135,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     this.clients = creds.length === 0 ? [client] : creds.map((c, i) => (i === 0 && c.id === this.opts.clientId ? client : client.withCredentials(c.id, c.secret)));
     this.active = this.clients.map(() => 0);
     this.rereads = new CallBudget(this.budgetPerMinute, this.clock.now().getTime());
+    this.firstReads = new CallBudget(this.clients.length * this.opts.quotaPerMinute * this.opts.firstReadShare, this.clock.now().getTime());
   }
 
   get enabled(): boolean {
@@ -177,14 +182,19 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         due.map((s) => ({ subreddit: s, postsPerHour: this.alone.has(s) ? null : (this.rates.get(s) ?? null) })),
         this.opts,
       );
-      // Those waiting longest first.
+      // Live polls before first reads (a cold start must not delay a busy subreddit's poll), then those waiting longest first.
       const waited = (u: PollUnit) => Math.min(...u.subreddits.map((s) => this.notBefore.get(s) ?? 0));
-      units.sort((a, b) => waited(a) - waited(b));
+      const first = new Set(units.filter((u) => this.firstRead(u)));
+      units.sort((a, b) => Number(first.has(a)) - Number(first.has(b)) || waited(a) - waited(b));
+      const firstSlots = Math.max(1, this.opts.concurrency - 1);
       for (const unit of units) {
         if (!this.running || this.jobs.size >= this.opts.concurrency) break;
-        // A first read backfills up to backfillPages pages, paid from the re-read budget: while an
-        // earlier backfill's pages are not yet paid back, the next waits (backfills spread out).
-        if (this.opts.backfillPages > 1 && this.firstRead(unit) && this.rereads.available(now) < 1) continue;
+        const isFirst = first.has(unit);
+        // A first read (and its backfill's later pages) is paid from the first-read budget, else
+        // from what re-reads leave: first reads spread over the spare quota instead of bursting
+        // through a whole window of it, and a slot is always left for live polls.
+        if (isFirst && (this.firstReadsInFlight >= firstSlots || !this.payFirstRead(now))) continue;
+        if (isFirst) this.firstReadsInFlight++;
         const c = this.active.indexOf(Math.min(...this.active));
         this.active[c]++;
         const job = this.pollUnit(unit.subreddits, this.clients[c])
@@ -196,6 +206,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
             for (const sub of unit.subreddits) this.inflight.delete(sub);
             this.jobs.delete(job);
             this.active[c]--;
+            if (isFirst) this.firstReadsInFlight--;
             this.polls++;
           });
         this.jobs.add(job);
@@ -223,6 +234,16 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     if (this.rereads.available(now) < 1) return false;
     this.rereads.take(1, now);
     return true;
+  }
+
+  /** Takes one call for a first read from the first-read budget, else from the re-read budget; false when neither has one. */
+  private payFirstRead(now: number): boolean {
+    for (const budget of [this.firstReads, this.rereads]) {
+      if (budget.available(now) < 1) continue;
+      budget.take(1, now);
+      return true;
+    }
+    return false;
   }
 
   /** A subreddit never read (no rate measured): its first poll is alone, and backfills. */
@@ -364,11 +385,14 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         return;
       }
       const errorClass = err instanceof RedditRequestError ? err.errorClass : 'internal';
+      // Reddit down or throttling: the client backs off for all its subreddits, so each stays due
+      // and is read as soon as Reddit answers. Only errors of this subreddit's own back off per subreddit.
+      const transient = TRANSIENT_CLASS.test(errorClass);
       for (const { sub, claim } of held) {
         const failures = claim.consecutiveFailures + 1;
-        const delay = failureDelay(failures, o.pollIntervalMs, o.failureBackoffMaxMs);
+        const delay = transient ? 0 : failureDelay(failures, o.pollIntervalMs, o.failureBackoffMaxMs);
         this.metrics?.pollerError(sub);
-        this.logger.warn(`poll of r/${sub} failed (${failures} in a row): ${(err as Error).message}; next try in ${Math.round(delay / 1000)} s`);
+        this.logger.warn(`poll of r/${sub} failed (${failures} in a row): ${(err as Error).message}; ${transient ? 'next try once Reddit answers' : `next try in ${Math.round(delay / 1000)} s`}`);
         await this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: errorClass, consecutiveFailures: failures });
       }
     }
