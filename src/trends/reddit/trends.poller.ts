@@ -358,6 +358,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError, consecutiveFailures: failures });
       }
       await this.store(read.posts, [], backfill);
+      if (read.capped) this.countUnreachable(held, read.posts, listedAt);
       if (backfill) this.logger.log(`r/${names[0]} first read: backfilled ${read.posts.length} posts in ${read.pages} pages`);
       const seen = this.clock.now().getTime();
       for (const sub of names) {
@@ -411,13 +412,15 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     client: RedditClient,
     call: CallOptions,
     backfillFrom: number | null = null,
-  ): Promise<{ kind: 'ok'; posts: RedditPost[]; pages: number } | Extract<ListingResult, { kind: 'unavailable' }>> {
+  ): Promise<{ kind: 'ok'; posts: RedditPost[]; pages: number; capped: boolean } | Extract<ListingResult, { kind: 'unavailable' }>> {
     const marks = held.map((h) => h.claim.lastPolledAt).filter((m): m is number => m !== null);
     const stopAt = backfillFrom ?? (marks.length > 0 ? Math.min(...marks) - this.opts.pageOverlapMs : null);
     const cap = backfillFrom === null ? LISTING_CAP : Math.min(LISTING_CAP, this.opts.backfillPages * PAGE_SIZE);
     const posts: RedditPost[] = [];
     let after: string | null = null;
     let pages = 0;
+    // Still short of the mark when Reddit's cap (or the end it serves at the cap) stopped the paging.
+    let capped = false;
     for (let read = 0; read < cap; read += PAGE_SIZE) {
       if (backfillFrom !== null && read > 0) this.rereads.take(1, this.clock.now().getTime());
       const page = await client.fetchListing(names, after, call);
@@ -428,12 +431,31 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       }
       posts.push(...page.posts);
       const full = page.posts.length + page.skipped >= PAGE_SIZE;
-      if (!full || page.after === null || stopAt === null) break;
+      if (!full || stopAt === null) break;
       const oldest = Math.min(...page.posts.map((p) => p.createdAtMs));
       if (page.posts.length > 0 && oldest < stopAt) break;
+      capped = backfillFrom === null && (page.after === null || read + PAGE_SIZE >= cap);
+      if (page.after === null) break;
       after = page.after;
     }
-    return { kind: 'ok', posts, pages };
+    return { kind: 'ok', posts, pages, capped };
+  }
+
+  /**
+   * A listing that hit Reddit's 1,000-item cap before the last successful read's start left a
+   * gap: each subreddit's posts in it are estimated from its rate in what was listed, counted in
+   * trendhooks_reddit_posts_unreachable_total and logged, never silently skipped.
+   */
+  private countUnreachable(held: readonly Claimed[], posts: readonly RedditPost[], listedAt: number): void {
+    const oldest = Math.min(...posts.map((p) => p.createdAtMs));
+    for (const { sub, claim } of held) {
+      if (claim.lastPolledAt === null || claim.lastPolledAt >= oldest) continue;
+      const own = posts.filter((p) => p.subreddit === sub).length;
+      const n = Math.round((own * (oldest - claim.lastPolledAt)) / Math.max(1, listedAt - oldest));
+      if (n < 1) continue;
+      this.metrics?.redditPostsUnreachable(sub, n);
+      this.logger.warn(`r/${sub}: about ${n} posts between ${new Date(claim.lastPolledAt).toISOString()} and ${new Date(oldest).toISOString()} are past Reddit's 1,000-item listing cap`);
+    }
   }
 
   /**
