@@ -186,7 +186,7 @@ describe('TrendsPoller', () => {
     await pollOnce();
     expect(calls.filter((c) => c.startsWith('new '))).toHaveLength(10);
     expect(warn.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringMatching(/^r\/node: about 1000 posts between .* past Reddit's 1,000-item listing cap$/));
-    expect(outcomes).toMatchObject([{ ok: true }]);
+    expect(outcomes).toMatchObject([{ ok: true, unreachable: 1000 }]);
   });
 
   it('abandons a poll whose lease was taken over, without recording anything', async () => {

@@ -358,7 +358,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError, consecutiveFailures: failures });
       }
       await this.store(read.posts, [], backfill);
-      if (read.capped) this.countUnreachable(held, read.posts, listedAt);
+      const unreachable = read.capped ? this.countUnreachable(held, read.posts, listedAt) : new Map<string, number>();
       if (backfill) this.logger.log(`r/${names[0]} first read: backfilled ${read.posts.length} posts in ${read.pages} pages`);
       const seen = this.clock.now().getTime();
       for (const sub of names) {
@@ -376,7 +376,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       for (const { sub, claim } of held) {
         if (isUnavailable(claim.lastError)) this.logger.log(`r/${sub} is readable again (it was ${sourceStatusOf(claim).replace('_', ' ')})`);
         else if (claim.consecutiveFailures > 0) this.logger.log(`r/${sub} polled again after ${claim.consecutiveFailures} failed polls`);
-        await this.finish(sub, { ok: true, listedAt, nextPollAt: alignedNextPoll(start, o.pollIntervalMs), lastError: null, consecutiveFailures: 0 });
+        await this.finish(sub, { ok: true, listedAt, nextPollAt: alignedNextPoll(start, o.pollIntervalMs), lastError: null, consecutiveFailures: 0, unreachable: unreachable.get(sub) });
       }
     } catch (err) {
       if (this.abort.signal.aborted) return; // shutting down: leases are released in one go
@@ -444,18 +444,22 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   /**
    * A listing that hit Reddit's 1,000-item cap before the last successful read's start left a
    * gap: each subreddit's posts in it are estimated from its rate in what was listed, counted in
-   * trendhooks_reddit_posts_unreachable_total and logged, never silently skipped.
+   * trendhooks_reddit_posts_unreachable_total and in the subreddit's row (its status shows the
+   * total), and logged: never silently skipped.
    */
-  private countUnreachable(held: readonly Claimed[], posts: readonly RedditPost[], listedAt: number): void {
+  private countUnreachable(held: readonly Claimed[], posts: readonly RedditPost[], listedAt: number): Map<string, number> {
+    const out = new Map<string, number>();
     const oldest = Math.min(...posts.map((p) => p.createdAtMs));
     for (const { sub, claim } of held) {
       if (claim.lastPolledAt === null || claim.lastPolledAt >= oldest) continue;
       const own = posts.filter((p) => p.subreddit === sub).length;
       const n = Math.round((own * (oldest - claim.lastPolledAt)) / Math.max(1, listedAt - oldest));
       if (n < 1) continue;
+      out.set(sub, n);
       this.metrics?.redditPostsUnreachable(sub, n);
       this.logger.warn(`r/${sub}: about ${n} posts between ${new Date(claim.lastPolledAt).toISOString()} and ${new Date(oldest).toISOString()} are past Reddit's 1,000-item listing cap`);
     }
+    return out;
   }
 
   /**
