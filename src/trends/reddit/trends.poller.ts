@@ -293,7 +293,8 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       for (const s of [...this.rates.keys()]) if (!this.tracked.includes(s)) this.rates.delete(s);
       for (const s of [...this.quietSince.keys()]) if (!this.tracked.includes(s)) this.quietSince.delete(s);
     }
-    const rates = this.tracked.map((s) => ({ subreddit: s, postsPerHour: this.rates.get(s) ?? null }));
+    // Never-read subreddits are first reads, paid from their own budget: they are not listings of every interval.
+    const rates = this.tracked.map((s) => ({ subreddit: s, postsPerHour: this.rates.get(s) ?? null })).filter((r) => r.postsPerHour !== null);
     const summary = planSummary(planUnits(rates, this.opts), rates, { ...this.opts, clients: this.clients.length });
     this.rereads.setRate(rereadBudget(summary.listingCallsPerMinute, this.budgetPerMinute), now);
   }
