@@ -101,6 +101,8 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly quietSince = new Map<string, number>();
   private readonly clients: RedditClient[];
   private readonly active: number[];
+  /** Polls started per client: among clients with as few polls in flight, the one that started fewest gets the next. */
+  private readonly started: number[];
   private readonly rereads: CallBudget;
   /** First reads of never-read subreddits: their own share of the quota (they may also use what re-reads leave). */
   private readonly firstReads: CallBudget;
@@ -134,6 +136,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     // The injected client serves the first OAuth client (or the public endpoints); the others are its siblings.
     this.clients = creds.length === 0 ? [client] : creds.map((c, i) => (i === 0 && c.id === this.opts.clientId ? client : client.withCredentials(c.id, c.secret)));
     this.active = this.clients.map(() => 0);
+    this.started = this.clients.map(() => 0);
     this.rereads = new CallBudget(this.budgetPerMinute, this.clock.now().getTime());
     this.firstReads = new CallBudget(this.clients.length * this.opts.quotaPerMinute * this.opts.firstReadShare, this.clock.now().getTime());
   }
@@ -195,8 +198,10 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         // through a whole window of it, and a slot is always left for live polls.
         if (isFirst && (this.firstReadsInFlight >= firstSlots || !this.payFirstRead(now))) continue;
         if (isFirst) this.firstReadsInFlight++;
-        const c = this.active.indexOf(Math.min(...this.active));
+        // Fewest in flight, then fewest started: polls that go one at a time (first reads) still spread.
+        const c = this.clients.reduce((best, _, i) => (this.active[i] < this.active[best] || (this.active[i] === this.active[best] && this.started[i] < this.started[best]) ? i : best), 0);
         this.active[c]++;
+        this.started[c]++;
         const job = this.pollUnit(unit.subreddits, this.clients[c])
           .catch((err) => {
             for (const sub of unit.subreddits) this.notBefore.set(sub, this.clock.now().getTime() + this.opts.pollIntervalMs);
