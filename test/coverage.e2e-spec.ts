@@ -74,6 +74,7 @@ describe.each(testDatabases())('subreddit coverage on %s', (_dbName, makeDb) => 
         last_error: lastError,
         consecutive_failures: status === 'ok' ? 0 : expect.any(Number),
         next_read_at: expect.stringMatching(ISO_MS),
+        posts_unreachable: 0,
       });
     }
     // The webhook says it too, listed and alone.
@@ -118,6 +119,7 @@ describe.each(testDatabases())('subreddit coverage on %s', (_dbName, makeDb) => 
       last_error: null,
       consecutive_failures: 0,
       next_read_at: null,
+      posts_unreachable: 0,
     });
     const bad = await app.http().get('/v1/subreddits/_x').set(c.auth);
     expect(bad.status).toBe(400);

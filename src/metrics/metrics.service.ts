@@ -35,6 +35,7 @@ export class Metrics {
   private readonly events: Counter<'type'>;
   private readonly webhooksDisabled: Counter<'reason'>;
   private readonly pollerErrors: Counter<'subreddit'>;
+  private readonly postsUnreachable: Counter<'subreddit'>;
 
   constructor(@Inject(METRICS_OPTIONS) options: MetricsModuleOptions) {
     const registers = [this.registry];
@@ -57,6 +58,12 @@ export class Metrics {
     this.events = new Counter({ name: 'trendhooks_events_total', help: 'Events written (and fanned out) by type', labelNames: ['type'], registers });
     this.webhooksDisabled = new Counter({ name: 'trendhooks_webhooks_disabled_total', help: 'Webhooks disabled automatically, by reason (gone: 410; failing)', labelNames: ['reason'], registers });
     this.pollerErrors = new Counter({ name: 'trendhooks_poller_errors_total', help: 'Failed polls of a subreddit', labelNames: ['subreddit'], registers });
+    this.postsUnreachable = new Counter({
+      name: 'trendhooks_reddit_posts_unreachable_total',
+      help: "Posts of a subreddit estimated lost behind Reddit's 1,000-item listing cap after a gap in its reads",
+      labelNames: ['subreddit'],
+      registers,
+    });
     // Created at once so every series exists from the first scrape (rate() needs the zero).
     for (const outcome of ['delivered', 'transient', 'permanent'] as const) this.deliveries.inc({ outcome }, 0);
   }
@@ -112,6 +119,10 @@ export class Metrics {
 
   pollerError(subreddit: string): void {
     this.pollerErrors.inc({ subreddit });
+  }
+
+  redditPostsUnreachable(subreddit: string, n: number): void {
+    this.postsUnreachable.inc({ subreddit }, n);
   }
 
   /** The exposition text of every series (`GET /metrics`). */

@@ -9,6 +9,8 @@ export interface SourceRecord {
   consecutiveFailures: number;
   /** Not read again before this (epoch ms). */
   nextPollAt: number | null;
+  /** Posts estimated lost behind Reddit's 1,000-item listing cap after gaps in the reads, all told. */
+  postsUnreachable?: number;
 }
 
 /**

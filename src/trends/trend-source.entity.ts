@@ -37,6 +37,10 @@ export class TrendSourceEntity {
   @Column({ type: 'integer', name: 'consecutive_failures', default: 0 })
   consecutiveFailures: number;
 
+  /** Posts estimated lost, all told, behind Reddit's 1,000-item listing cap after gaps in the reads. */
+  @Column({ type: 'integer', name: 'posts_unreachable', default: 0 })
+  postsUnreachable: number;
+
   @TimestampColumn({ name: 'updated_at' })
   updatedAt: Date;
 }

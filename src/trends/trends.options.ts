@@ -69,6 +69,11 @@ export interface PollerTuning {
   quotaPerMinute: number;
   /** The share of the quota the poller plans to use (re-reads get what listings leave). Default 0.6. */
   budgetShare: number;
+  /**
+   * First reads of never-read subreddits (a cold start, new webhooks) may take this share of the
+   * quota on top of budgetShare, plus what re-reads leave of theirs. Default 0.3 (90 % in all).
+   */
+  firstReadShare: number;
   /** Post rates are measured over this much stored history. Default 24 h. */
   rateWindowMs: number;
   /** Rates and groups are recomputed this often. Default 5 min. */

@@ -28,6 +28,8 @@ export interface FakeRequest {
   subreddits: string[];
   at: number;
   endAt?: number;
+  /** The status answered. */
+  status?: number;
 }
 
 export interface FakeReply {
@@ -59,6 +61,12 @@ export class FakeReddit {
   /** When set, the token endpoint checks these and the API requires an issued bearer token. */
   credentials?: { id: string; secret: string };
   readonly tokens: string[] = [];
+  /**
+   * Reddit's per-client quota, when set: every API request counts (an error answer too), the
+   * headers report what is left of the window, and a request past it gets 429.
+   */
+  quota?: { perWindow: number; windowMs: number };
+  private window = { start: -Infinity, used: 0 };
   private readonly inflight = new Map<string, number>();
   private readonly sockets = new Set<Socket>();
   private seq = 0;
@@ -151,11 +159,16 @@ export class FakeReddit {
         this.inflight.set(s, n);
         if (n > 1) this.overlaps.push(s);
       }
-      const reply = this.behaviour(rec) ?? this.answer(rec, url);
+      const limits = this.quota && (rec.subreddits.length > 0 || url.pathname.startsWith('/by_id/')) ? this.count(rec.at) : null;
+      const reply = limits?.over
+        ? { status: 429, headers: limits.headers, body: JSON.stringify({ message: 'Too Many Requests', error: 429 }) }
+        : (this.behaviour(rec) ?? this.answer(rec, url));
+      if (limits) reply.headers = { ...reply.headers, ...limits.headers };
       const send = () => {
         // Counted as finished when the answer leaves, before the client can start another request.
         for (const s of rec.subreddits) this.inflight.set(s, (this.inflight.get(s) ?? 1) - 1);
         rec.endAt = Date.now();
+        rec.status = reply.status ?? 200;
         res.writeHead(reply.status ?? 200, { 'content-type': 'application/json; charset=UTF-8', ...reply.headers });
         res.end(reply.body ?? '');
         this.notify();
@@ -164,6 +177,19 @@ export class FakeReddit {
       if (this.delayMs > 0) setTimeout(send, this.delayMs);
       else send();
     });
+  }
+
+  /** Counts a request against the quota's window (fixed windows, as Reddit's). */
+  private count(now: number): { over: boolean; headers: Record<string, string> } {
+    const q = this.quota!;
+    if (now >= this.window.start + q.windowMs) this.window = { start: now, used: 0 };
+    this.window.used++;
+    const headers = {
+      'x-ratelimit-used': String(this.window.used),
+      'x-ratelimit-remaining': String(Math.max(0, q.perWindow - this.window.used)),
+      'x-ratelimit-reset': ((this.window.start + q.windowMs - now) / 1000).toFixed(3),
+    };
+    return { over: this.window.used > q.perWindow, headers };
   }
 
   private subredditsOf(pathname: string): string[] {

@@ -46,6 +46,13 @@ export class SubredditCoverageResource {
     description: 'Not read again before this (the poll interval; after failures a backoff, 30 min to 4 h for a subreddit Reddit refuses); null when untracked or never read.',
   })
   next_read_at: string | null;
+
+  @ApiProperty({
+    type: 'integer',
+    description:
+      "Posts estimated lost, all told: after a gap in the reads (an outage, a long backoff) longer than Reddit's newest 1,000 posts of the subreddit reach, the posts older than those could not be listed. 0 when none.",
+  })
+  posts_unreachable: number;
 }
 
 export function toSubredditCoverageResource(subreddit: string, tracked: boolean, status: SourceStatus | 'untracked', r: SourceRecord | undefined): SubredditCoverageResource {
@@ -58,5 +65,6 @@ export function toSubredditCoverageResource(subreddit: string, tracked: boolean,
     last_error: r?.lastError ?? null,
     consecutive_failures: r?.consecutiveFailures ?? 0,
     next_read_at: tracked ? at(r?.nextPollAt) : null,
+    posts_unreachable: r?.postsUnreachable ?? 0,
   };
 }

@@ -92,6 +92,48 @@ describe('RateLimiter', () => {
   });
 });
 
+describe('RateLimiter pacing and client-wide backoff', () => {
+  const opts = { perMinute: 100, backoffBaseMs: 1000, backoffMaxMs: 60_000 };
+
+  it('paces requests at 90 % of the quota after a burst of 5, so no 10 minutes hold more than the quota', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt, opts);
+    const start = t.now;
+    let n = 0;
+    while (t.now - start < 10 * 60_000) {
+      await l.acquire();
+      n++;
+    }
+    // 5 at once, then one every 60 000 / 90 ms.
+    expect(t.slept.slice(0, 2)).toEqual([expect.closeTo(666.7, 0), expect.closeTo(666.7, 0)]);
+    expect(n).toBeLessThanOrEqual(5 + 900 + 1);
+    expect(n).toBeLessThanOrEqual(1000);
+  });
+
+  it('backs off for the whole client after a failure, lets one probe through at a time, and a success ends it', async () => {
+    const { t, rt } = fakeTime();
+    const l = new RateLimiter(rt, opts);
+    // Three requests in flight when Reddit goes down: they fail together and count once.
+    const inFlight = [await l.acquire(), await l.acquire(), await l.acquire()];
+    for (const ticket of inFlight) l.failed(ticket, () => 0.5);
+    expect(l.waitMs(t.now)).toBe(750); // ¾ of the 1 s base
+    // Two callers wait: the first is the probe, the second waits for its outcome.
+    const probe = await l.acquire();
+    expect(probe.probe).toBe(true);
+    let second: { probe: boolean } | undefined;
+    const waiting = l.acquire().then((x) => (second = x));
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBeUndefined();
+    l.failed(probe, () => 0.5); // still down: the next step doubles
+    await waiting;
+    expect(second!.probe).toBe(true);
+    expect(t.slept.at(-1)).toBe(1500);
+    l.succeeded(second as never);
+    expect(l.failing).toBe(false);
+    expect((await l.acquire()).probe).toBe(false);
+  });
+});
+
 describe('backoffDelay', () => {
   it('doubles per retry, with half of each delay random', () => {
     expect([0, 1, 2, 3].map((r) => backoffDelay(r, 1000, 60_000, () => 0))).toEqual([500, 1000, 2000, 4000]);

@@ -65,7 +65,7 @@ describe('RedditClient', () => {
   let srv: Awaited<ReturnType<typeof server>>;
   let clients: RedditClient[] = [];
   const make = (opts: Partial<TrendsModuleOptions>, rt: RedditRuntime = fakeRuntime()) => {
-    const c = new RedditClient({ redditBaseUrl: srv.base, pollerTuning: { backoffBaseMs: 1000, maxRetries: 3 }, ...opts }, rt);
+    const c = new RedditClient({ redditBaseUrl: srv.base, pollerTuning: { backoffBaseMs: 1000, maxRetries: 3, quotaPerMinute: 100_000 }, ...opts }, rt);
     clients.push(c);
     return c;
   };

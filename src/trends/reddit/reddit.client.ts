@@ -100,7 +100,7 @@ export class RedditClient implements OnApplicationShutdown {
   ) {
     this.opts = resolvePollerOptions(options);
     this.rt = runtime ?? SYSTEM_RUNTIME;
-    this.limiter = new RateLimiter(this.rt);
+    this.limiter = new RateLimiter(this.rt, { perMinute: this.opts.quotaPerMinute, backoffBaseMs: this.opts.backoffBaseMs, backoffMaxMs: this.opts.backoffMaxMs });
     this.dispatcher = new Agent({ connections: 16, keepAliveTimeout: 30_000, headersTimeout: this.opts.timeoutMs, bodyTimeout: this.opts.timeoutMs });
     // A configured base is used for everything (a local fake in tests); Reddit itself serves OAuth calls from another host.
     this.apiBase = this.oauth && isRedditItself(this.opts.baseUrl) ? REDDIT_OAUTH_API_URL : this.opts.baseUrl;
@@ -179,22 +179,36 @@ export class RedditClient implements OnApplicationShutdown {
     let lastMessage = '';
     for (let retry = 0; ; retry++) {
       if (retry > this.opts.maxRetries) throw new RedditRequestError(lastClass, `GET ${pathAndQuery}: ${lastMessage} (after ${retry} attempts)`);
-      await this.limiter.acquire(call.signal);
-      await call.beforeRequest?.();
-      const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json' };
-      if (this.oauth) headers.authorization = `bearer ${await this.bearer(call.signal)}`;
+      // Every attempt, a retry included, goes through the limiter: a failure's backoff is the whole client's.
+      const ticket = await this.limiter.acquire(call.signal);
       let res: Answer;
       try {
+        await call.beforeRequest?.();
+        const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json' };
+        if (this.oauth) headers.authorization = `bearer ${await this.bearer(call.signal)}`;
         res = await this.send('GET', url, headers, null, call.signal, (status) => (status >= 200 && status < 300) || (readErrorReason && (status === 403 || status === 404)));
       } catch (err) {
-        if (call.signal?.aborted || err instanceof RedditRequestError) throw err;
+        if (call.signal?.aborted || !isTransient(err)) {
+          this.limiter.abandoned(ticket);
+          throw err;
+        }
         lastClass = errorClassOf(err);
         lastMessage = describe(err);
-        if (retry < this.opts.maxRetries) await this.rt.sleep(this.backoff(retry), call.signal);
+        this.limiter.failed(ticket, this.rt.random);
         continue;
       }
       const now = this.rt.now();
       this.limiter.update(res.headers, now, this.opts.maxRetryAfterMs);
+      if (res.status >= 500 || res.status === 408 || (res.status >= 200 && res.status < 300 && !isJson(res.text))) {
+        // Reddit serves an HTML error page with 200 during some outages: transient too.
+        lastClass = res.status >= 300 ? `http_${res.status}` : 'bad_json';
+        lastMessage = res.status >= 300 ? `answered ${res.status}` : 'answered 200 with a body that is not JSON';
+        this.limiter.failed(ticket, this.rt.random);
+        const retryAfter = parseRetryAfter(res.headers['retry-after'], new Date(now));
+        if (retryAfter !== null) this.limiter.block(now + Math.min(retryAfter, this.opts.maxRetryAfterMs));
+        continue;
+      }
+      this.limiter.succeeded(ticket);
       if (res.status === 429) {
         // Over the budget: every request of this client waits, not just this one.
         const wait = parseRetryAfter(res.headers['retry-after'], new Date(now)) ?? RateLimiter.resetMs(res.headers) ?? this.backoff(retry);
@@ -203,30 +217,12 @@ export class RedditClient implements OnApplicationShutdown {
         lastMessage = 'rate limited';
         continue;
       }
-      if (res.status >= 500 || res.status === 408) {
-        lastClass = `http_${res.status}`;
-        lastMessage = `answered ${res.status}`;
-        const retryAfter = parseRetryAfter(res.headers['retry-after'], new Date(now));
-        if (retry < this.opts.maxRetries) await this.rt.sleep(Math.min(retryAfter ?? this.backoff(retry), this.opts.maxRetryAfterMs), call.signal);
-        continue;
-      }
       if (res.status === 401 && this.oauth && !reauthorised) {
         // The token was revoked or expired early: fetch a new one, once, without counting a retry.
         this.token = undefined;
         reauthorised = true;
         retry--;
         continue;
-      }
-      if (res.status >= 200 && res.status < 300) {
-        try {
-          JSON.parse(res.text ?? '');
-        } catch {
-          // Reddit serves an HTML error page with 200 during some outages: transient.
-          lastClass = 'bad_json';
-          lastMessage = 'answered 200 with a body that is not JSON';
-          if (retry < this.opts.maxRetries) await this.rt.sleep(this.backoff(retry), call.signal);
-          continue;
-        }
       }
       return res;
     }
@@ -330,6 +326,27 @@ function reasonOf(text: string | null): string | null {
     return reason === '' ? null : reason;
   } catch {
     return null;
+  }
+}
+
+/**
+ * Errors that say Reddit (or the way to it) is down for now, not that the request is wrong:
+ * timeouts, network errors, and a token endpoint answering 5xx or not at all.
+ */
+function isTransient(err: unknown): boolean {
+  if (err instanceof RedditRequestError) return TRANSIENT_CLASS.test(err.errorClass);
+  return true;
+}
+
+/** Error classes of an outage, not of the request: the poller does not hold them against the subreddit. */
+export const TRANSIENT_CLASS = /^(token_)?(http_5\d\d|http_408|http_429|timeout|network(_.*)?|bad_json)$/;
+
+function isJson(text: string | null): boolean {
+  try {
+    JSON.parse(text ?? '');
+    return true;
+  } catch {
+    return false;
   }
 }
 

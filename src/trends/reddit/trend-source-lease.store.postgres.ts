@@ -43,9 +43,10 @@ export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
   async finish(subreddit: string, owner: string, o: PollOutcome, now: number): Promise<boolean> {
     const res = (await (o.ok
       ? this.ds.query(
-          `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_polled_at = $5, last_error = NULL, consecutive_failures = 0, updated_at = $2
+          `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_polled_at = $5, last_error = NULL, consecutive_failures = 0,
+           posts_unreachable = posts_unreachable + $6, updated_at = $2
            WHERE subreddit = $3 AND lease_owner = $4 AND lease_until IS NOT NULL`,
-          [o.nextPollAt, now, subreddit, owner, o.listedAt ?? now],
+          [o.nextPollAt, now, subreddit, owner, o.listedAt ?? now, o.unreachable ?? 0],
         )
       : this.ds.query(
           `UPDATE trend_sources SET lease_until = NULL, next_poll_at = $1, last_error = $2, consecutive_failures = $3, updated_at = $4
@@ -61,7 +62,7 @@ export class PostgresTrendSourceLeaseStore extends TrendSourceLeaseStore {
 
   async sources(subreddits: readonly string[]): Promise<Map<string, SourceRecord>> {
     const rows = (await this.ds.query(
-      'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at FROM trend_sources WHERE subreddit = ANY($1::varchar[])',
+      'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at, posts_unreachable FROM trend_sources WHERE subreddit = ANY($1::varchar[])',
       [subreddits],
     )) as (Record<string, unknown> & { subreddit: string })[];
     return new Map(rows.map((r) => [r.subreddit, sourceRecord(r)]));

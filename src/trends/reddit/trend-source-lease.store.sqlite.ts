@@ -18,7 +18,8 @@ function prepare(db: SqliteDatabase) {
     state: db.prepare('SELECT lease_owner, lease_until, next_poll_at FROM trend_sources WHERE subreddit = ?'),
     renew: db.prepare('UPDATE trend_sources SET lease_until = ?, updated_at = ? WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL'),
     finishOk: db.prepare(
-      `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_polled_at = ?, last_error = NULL, consecutive_failures = 0, updated_at = ?
+      `UPDATE trend_sources SET lease_until = NULL, next_poll_at = ?, last_polled_at = ?, last_error = NULL, consecutive_failures = 0,
+       posts_unreachable = posts_unreachable + ?, updated_at = ?
        WHERE subreddit = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
     ),
     finishFailed: db.prepare(
@@ -27,7 +28,7 @@ function prepare(db: SqliteDatabase) {
     ),
     releaseAll: db.prepare('UPDATE trend_sources SET lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE lease_owner = ?'),
     sources: db.prepare(
-      'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at FROM trend_sources WHERE subreddit IN (SELECT value FROM json_each(?))',
+      'SELECT subreddit, last_polled_at, last_error, consecutive_failures, next_poll_at, posts_unreachable FROM trend_sources WHERE subreddit IN (SELECT value FROM json_each(?))',
     ),
   };
 }
@@ -74,7 +75,7 @@ export class SqliteTrendSourceLeaseStore extends TrendSourceLeaseStore {
 
   async finish(subreddit: string, owner: string, o: PollOutcome, now: number): Promise<boolean> {
     const r = o.ok
-      ? this.sq.finishOk.run(o.nextPollAt, o.listedAt ?? now, now, subreddit, owner)
+      ? this.sq.finishOk.run(o.nextPollAt, o.listedAt ?? now, o.unreachable ?? 0, now, subreddit, owner)
       : this.sq.finishFailed.run(o.nextPollAt, o.lastError, o.consecutiveFailures, now, subreddit, owner);
     return r.changes === 1;
   }

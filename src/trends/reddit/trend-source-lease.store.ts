@@ -20,6 +20,8 @@ export interface PollOutcome {
   nextPollAt: number;
   lastError: string | null;
   consecutiveFailures: number;
+  /** On success: posts of the gap estimated past Reddit's listing cap, added to posts_unreachable. */
+  unreachable?: number;
 }
 
 /**
@@ -59,12 +61,13 @@ export function sourceState(row: Record<string, unknown> | undefined): SourceSta
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-/** A `trend_sources` row (last_polled_at, last_error, consecutive_failures, next_poll_at) as a SourceRecord; either driver's BIGINT shape. */
+/** A `trend_sources` row (last_polled_at, last_error, consecutive_failures, next_poll_at, posts_unreachable) as a SourceRecord; either driver's BIGINT shape. */
 export function sourceRecord(row: Record<string, unknown>): SourceRecord {
   return {
     lastPolledAt: num(row.last_polled_at),
     lastError: (row.last_error as string | null) ?? null,
     consecutiveFailures: Number(row.consecutive_failures ?? 0),
     nextPollAt: num(row.next_poll_at),
+    postsUnreachable: Number(row.posts_unreachable ?? 0),
   };
 }

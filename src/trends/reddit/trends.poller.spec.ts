@@ -177,6 +177,18 @@ describe('TrendsPoller', () => {
     expect(calls.filter((c) => c.startsWith('upsert ')).every((c) => !c.endsWith(' (backfill)'))).toBe(true);
   });
 
+  it("counts the posts a gap left past Reddit's 1,000-item cap, and says so", async () => {
+    listingMs = 0;
+    claim = { claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: T0 - 20 * 60_000 };
+    // 1,000 posts in the last 10 minutes, the last read 20 minutes ago: about 1,000 more are out of reach.
+    listing = { kind: 'ok', posts: Array.from({ length: 100 }, (_, i) => ({ ...post(`c${i}`), createdAtMs: T0 - 10 * 60_000 })), skipped: 0, after: 't3_c99' };
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    await pollOnce();
+    expect(calls.filter((c) => c.startsWith('new '))).toHaveLength(10);
+    expect(warn.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringMatching(/^r\/node: about 1000 posts between .* past Reddit's 1,000-item listing cap$/));
+    expect(outcomes).toMatchObject([{ ok: true, unreachable: 1000 }]);
+  });
+
   it('abandons a poll whose lease was taken over, without recording anything', async () => {
     rereadIds = ['old1'];
     renewOk = false;
@@ -193,12 +205,19 @@ describe('TrendsPoller', () => {
     expect(outcomes).toEqual([]);
   });
 
-  it('records a failed poll with its error class and backs off', async () => {
-    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503', lastPolledAt: null };
-    listing = new RedditRequestError('http_503', 'answered 503');
+  it('records a failed poll with its error class and backs the subreddit off when the error is its own', async () => {
+    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_400', lastPolledAt: null };
+    listing = new RedditRequestError('http_400', 'answered 400');
     await pollOnce();
     expect(calls).not.toContain('tick node');
-    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 240_000, lastError: 'http_503', consecutiveFailures: 3 }]);
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t + 240_000, lastError: 'http_400', consecutiveFailures: 3 }]);
+  });
+
+  it('keeps a subreddit due after an outage error: the client backs off for all, and the subreddit is read once Reddit answers', async () => {
+    claim = { claimed: true, consecutiveFailures: 2, lastError: 'http_503', lastPolledAt: T0 - 60_000 };
+    listing = new RedditRequestError('http_503', 'answered 503');
+    await pollOnce();
+    expect(outcomes).toEqual([{ ok: false, nextPollAt: t, lastError: 'http_503', consecutiveFailures: 3 }]);
   });
 
   it('warns about an unavailable subreddit once per episode', async () => {

@@ -12,7 +12,7 @@ import { WebhookSubscriptions } from '../../delivery/subscription-source';
 import { RedditPost } from '../../posts/reddit-parse';
 import { isUnavailable, unavailableErrorClass, sourceStatusOf } from '../coverage';
 import { CallBudget, LISTING_CAP, PAGE_SIZE, planSummary, PlanSummary, planUnits, PollUnit, rereadBudget, soloCheckDue, SourceRate } from './plan';
-import { CallOptions, ListingResult, RedditClient, RedditRequestError } from './reddit.client';
+import { CallOptions, ListingResult, RedditClient, RedditRequestError, TRANSIENT_CLASS } from './reddit.client';
 import { ClaimResult, PollOutcome, SourceState, TrendSourceLeaseStore } from './trend-source-lease.store';
 import { resolvePollerOptions, ResolvedPollerOptions } from './tuning';
 
@@ -103,7 +103,13 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly quietSince = new Map<string, number>();
   private readonly clients: RedditClient[];
   private readonly active: number[];
+  /** Polls started per client: among clients with as few polls in flight, the one that started fewest gets the next. */
+  private readonly started: number[];
   private readonly rereads: CallBudget;
+  /** First reads of never-read subreddits: their own share of the quota (they may also use what re-reads leave). */
+  private readonly firstReads: CallBudget;
+  /** First reads in flight: they never hold every slot, so live polls always find one. */
+  private firstReadsInFlight = 0;
   private tracked: string[] = [];
   private trackedAt = -Infinity;
   private sweptAt = -Infinity;
@@ -132,7 +138,9 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     // The injected client serves the first OAuth client (or the public endpoints); the others are its siblings.
     this.clients = creds.length === 0 ? [client] : creds.map((c, i) => (i === 0 && c.id === this.opts.clientId ? client : client.withCredentials(c.id, c.secret)));
     this.active = this.clients.map(() => 0);
+    this.started = this.clients.map(() => 0);
     this.rereads = new CallBudget(this.budgetPerMinute, this.clock.now().getTime());
+    this.firstReads = new CallBudget(this.clients.length * this.opts.quotaPerMinute * this.opts.firstReadShare, this.clock.now().getTime());
   }
 
   get enabled(): boolean {
@@ -195,16 +203,23 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         due.map((s) => ({ subreddit: s, postsPerHour: this.alone.has(s) ? null : (this.rates.get(s) ?? null) })),
         this.opts,
       );
-      // Those waiting longest first.
+      // Live polls before first reads (a cold start must not delay a busy subreddit's poll), then those waiting longest first.
       const waited = (u: PollUnit) => Math.min(...u.subreddits.map((s) => this.notBefore.get(s) ?? 0));
-      units.sort((a, b) => waited(a) - waited(b));
+      const first = new Set(units.filter((u) => this.firstRead(u)));
+      units.sort((a, b) => Number(first.has(a)) - Number(first.has(b)) || waited(a) - waited(b));
+      const firstSlots = Math.max(1, this.opts.concurrency - 1);
       for (const unit of units) {
         if (!this.running || this.jobs.size >= this.opts.concurrency) break;
-        // A first read backfills up to backfillPages pages, paid from the re-read budget: while an
-        // earlier backfill's pages are not yet paid back, the next waits (backfills spread out).
-        if (this.opts.backfillPages > 1 && this.firstRead(unit) && this.rereads.available(now) < 1) continue;
-        const c = this.active.indexOf(Math.min(...this.active));
+        const isFirst = first.has(unit);
+        // A first read (and its backfill's later pages) is paid from the first-read budget, else
+        // from what re-reads leave: first reads spread over the spare quota instead of bursting
+        // through a whole window of it, and a slot is always left for live polls.
+        if (isFirst && (this.firstReadsInFlight >= firstSlots || !this.payFirstRead(now))) continue;
+        if (isFirst) this.firstReadsInFlight++;
+        // Fewest in flight, then fewest started: polls that go one at a time (first reads) still spread.
+        const c = this.clients.reduce((best, _, i) => (this.active[i] < this.active[best] || (this.active[i] === this.active[best] && this.started[i] < this.started[best]) ? i : best), 0);
         this.active[c]++;
+        this.started[c]++;
         const job = this.pollUnit(unit.subreddits, this.clients[c])
           .catch((err) => {
             for (const sub of unit.subreddits) this.notBefore.set(sub, this.clock.now().getTime() + this.opts.pollIntervalMs);
@@ -214,6 +229,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
             for (const sub of unit.subreddits) this.inflight.delete(sub);
             this.jobs.delete(job);
             this.active[c]--;
+            if (isFirst) this.firstReadsInFlight--;
             this.polls++;
           });
         this.jobs.add(job);
@@ -241,6 +257,16 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     if (this.rereads.available(now) < 1) return false;
     this.rereads.take(1, now);
     return true;
+  }
+
+  /** Takes one call for a first read from the first-read budget, else from the re-read budget; false when neither has one. */
+  private payFirstRead(now: number): boolean {
+    for (const budget of [this.firstReads, this.rereads]) {
+      if (budget.available(now) < 1) continue;
+      budget.take(1, now);
+      return true;
+    }
+    return false;
   }
 
   /** A subreddit never read (no rate measured): its first poll is alone, and backfills. */
@@ -290,7 +316,8 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       for (const s of [...this.rates.keys()]) if (!this.tracked.includes(s)) this.rates.delete(s);
       for (const s of [...this.quietSince.keys()]) if (!this.tracked.includes(s)) this.quietSince.delete(s);
     }
-    const rates = this.tracked.map((s) => ({ subreddit: s, postsPerHour: this.rates.get(s) ?? null }));
+    // Never-read subreddits are first reads, paid from their own budget: they are not listings of every interval.
+    const rates = this.tracked.map((s) => ({ subreddit: s, postsPerHour: this.rates.get(s) ?? null })).filter((r) => r.postsPerHour !== null);
     const summary = planSummary(planUnits(rates, this.opts), rates, { ...this.opts, clients: this.clients.length });
     this.rereads.setRate(rereadBudget(summary.listingCallsPerMinute, this.budgetPerMinute), now);
   }
@@ -355,6 +382,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError, consecutiveFailures: failures });
       }
       await this.store(read.posts, [], backfill);
+      const unreachable = read.capped ? this.countUnreachable(held, read.posts, listedAt) : new Map<string, number>();
       if (backfill) this.logger.log(`r/${names[0]} first read: backfilled ${read.posts.length} posts in ${read.pages} pages`);
       const seen = this.clock.now().getTime();
       for (const sub of names) {
@@ -372,7 +400,7 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       for (const { sub, claim } of held) {
         if (isUnavailable(claim.lastError)) this.logger.log(`r/${sub} is readable again (it was ${sourceStatusOf(claim).replace('_', ' ')})`);
         else if (claim.consecutiveFailures > 0) this.logger.log(`r/${sub} polled again after ${claim.consecutiveFailures} failed polls`);
-        await this.finish(sub, { ok: true, listedAt, nextPollAt: alignedNextPoll(start, o.pollIntervalMs), lastError: null, consecutiveFailures: 0 });
+        await this.finish(sub, { ok: true, listedAt, nextPollAt: alignedNextPoll(start, o.pollIntervalMs), lastError: null, consecutiveFailures: 0, unreachable: unreachable.get(sub) });
       }
     } catch (err) {
       if (this.abort.signal.aborted) return; // shutting down: leases are released in one go
@@ -382,11 +410,14 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         return;
       }
       const errorClass = err instanceof RedditRequestError ? err.errorClass : 'internal';
+      // Reddit down or throttling: the client backs off for all its subreddits, so each stays due
+      // and is read as soon as Reddit answers. Only errors of this subreddit's own back off per subreddit.
+      const transient = TRANSIENT_CLASS.test(errorClass);
       for (const { sub, claim } of held) {
         const failures = claim.consecutiveFailures + 1;
-        const delay = failureDelay(failures, o.pollIntervalMs, o.failureBackoffMaxMs);
+        const delay = transient ? 0 : failureDelay(failures, o.pollIntervalMs, o.failureBackoffMaxMs);
         this.metrics?.pollerError(sub);
-        this.logger.warn(`poll of r/${sub} failed (${failures} in a row): ${(err as Error).message}; next try in ${Math.round(delay / 1000)} s`);
+        this.logger.warn(`poll of r/${sub} failed (${failures} in a row): ${(err as Error).message}; ${transient ? 'next try once Reddit answers' : `next try in ${Math.round(delay / 1000)} s`}`);
         await this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError: errorClass, consecutiveFailures: failures });
       }
     }
@@ -405,13 +436,15 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
     client: RedditClient,
     call: CallOptions,
     backfillFrom: number | null = null,
-  ): Promise<{ kind: 'ok'; posts: RedditPost[]; pages: number } | Extract<ListingResult, { kind: 'unavailable' }>> {
+  ): Promise<{ kind: 'ok'; posts: RedditPost[]; pages: number; capped: boolean } | Extract<ListingResult, { kind: 'unavailable' }>> {
     const marks = held.map((h) => h.claim.lastPolledAt).filter((m): m is number => m !== null);
     const stopAt = backfillFrom ?? (marks.length > 0 ? Math.min(...marks) - this.opts.pageOverlapMs : null);
     const cap = backfillFrom === null ? LISTING_CAP : Math.min(LISTING_CAP, this.opts.backfillPages * PAGE_SIZE);
     const posts: RedditPost[] = [];
     let after: string | null = null;
     let pages = 0;
+    // Still short of the mark when Reddit's cap (or the end it serves at the cap) stopped the paging.
+    let capped = false;
     for (let read = 0; read < cap; read += PAGE_SIZE) {
       if (backfillFrom !== null && read > 0) this.rereads.take(1, this.clock.now().getTime());
       const page = await client.fetchListing(names, after, call);
@@ -422,12 +455,35 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       }
       posts.push(...page.posts);
       const full = page.posts.length + page.skipped >= PAGE_SIZE;
-      if (!full || page.after === null || stopAt === null) break;
+      if (!full || stopAt === null) break;
       const oldest = Math.min(...page.posts.map((p) => p.createdAtMs));
       if (page.posts.length > 0 && oldest < stopAt) break;
+      capped = backfillFrom === null && (page.after === null || read + PAGE_SIZE >= cap);
+      if (page.after === null) break;
       after = page.after;
     }
-    return { kind: 'ok', posts, pages };
+    return { kind: 'ok', posts, pages, capped };
+  }
+
+  /**
+   * A listing that hit Reddit's 1,000-item cap before the last successful read's start left a
+   * gap: each subreddit's posts in it are estimated from its rate in what was listed, counted in
+   * trendhooks_reddit_posts_unreachable_total and in the subreddit's row (its status shows the
+   * total), and logged: never silently skipped.
+   */
+  private countUnreachable(held: readonly Claimed[], posts: readonly RedditPost[], listedAt: number): Map<string, number> {
+    const out = new Map<string, number>();
+    const oldest = Math.min(...posts.map((p) => p.createdAtMs));
+    for (const { sub, claim } of held) {
+      if (claim.lastPolledAt === null || claim.lastPolledAt >= oldest) continue;
+      const own = posts.filter((p) => p.subreddit === sub).length;
+      const n = Math.round((own * (oldest - claim.lastPolledAt)) / Math.max(1, listedAt - oldest));
+      if (n < 1) continue;
+      out.set(sub, n);
+      this.metrics?.redditPostsUnreachable(sub, n);
+      this.logger.warn(`r/${sub}: about ${n} posts between ${new Date(claim.lastPolledAt).toISOString()} and ${new Date(oldest).toISOString()} are past Reddit's 1,000-item listing cap`);
+    }
+    return out;
   }
 
   /**

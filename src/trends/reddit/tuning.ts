@@ -61,6 +61,7 @@ export function resolvePollerOptions(o: TrendsModuleOptions): ResolvedPollerOpti
     batchPostsPerPoll: t.batchPostsPerPoll ?? 50,
     quotaPerMinute: t.quotaPerMinute ?? (allClients(o).length > 0 ? 100 : 10),
     budgetShare: t.budgetShare ?? 0.6,
+    firstReadShare: t.firstReadShare ?? 0.3,
     rateWindowMs: t.rateWindowMs ?? 24 * 3600_000,
     rateRefreshMs: t.rateRefreshMs ?? 5 * 60_000,
     pageOverlapMs: t.pageOverlapMs ?? 60_000,

@@ -7,6 +7,8 @@ import { DestinationCircuits1795835722315 } from './1795835722315-DestinationCir
 import { EventsBySubscription1795857308893 } from './1795857308893-EventsBySubscription';
 import { WebhookLifecycle1795857417582 } from './1795857417582-WebhookLifecycle';
 import { PortalSessions1795869640250 } from './1795869640250-PortalSessions';
+import { TrendSourcesUnreachable1795900000000 } from './1795900000000-TrendSourcesUnreachable';
+import { TrendhooksTrendSourcesUnreachable1796000000011 } from './1796000000011-TrendhooksTrendSourcesUnreachable';
 import { TrendhooksCore1796000000000 } from './1796000000000-TrendhooksCore';
 import { TrendhooksApiKeys1796000000001 } from './1796000000001-TrendhooksApiKeys';
 import { TrendhooksSettings1796000000002 } from './1796000000002-TrendhooksSettings';
@@ -22,7 +24,7 @@ import { PortalSessionBudgets1796665370697 } from './1796665370697-PortalSession
 import { TrendhooksPortalSessionBudgets1796000000014 } from './1796000000014-TrendhooksPortalSessionBudgets';
 
 /** In order. New files come from `npm run migrations:generate -- Name` (see src/database/README.md). */
-export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries1795339659788, TrendSources1795341574639, SecretsAtRest1795468935449, DeliveriesKeyedById1795523787323, DestinationCircuits1795835722315, EventsBySubscription1795857308893, WebhookLifecycle1795857417582, PortalSessions1795869640250, WebhookSubscriptions1795869825819, PortalSessionBudgets1796665370697];
+export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries1795339659788, TrendSources1795341574639, SecretsAtRest1795468935449, DeliveriesKeyedById1795523787323, DestinationCircuits1795835722315, EventsBySubscription1795857308893, WebhookLifecycle1795857417582, PortalSessions1795869640250, WebhookSubscriptions1795869825819, TrendSourcesUnreachable1795900000000, PortalSessionBudgets1796665370697];
 
 /**
  * The same schema as POSTGRES_MIGRATIONS, one series per feature, for a host's own database and
@@ -33,5 +35,5 @@ export const POSTGRES_FEATURE_MIGRATIONS = {
   core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009, TrendhooksPortalSessions1796000000010, TrendhooksPortalSessionBudgets1796000000014],
   apiKeys: [TrendhooksApiKeys1796000000001],
   settings: [TrendhooksSettings1796000000002],
-  posts: [TrendhooksPosts1796000000003],
+  posts: [TrendhooksPosts1796000000003, TrendhooksTrendSourcesUnreachable1796000000011],
 };

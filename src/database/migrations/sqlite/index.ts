@@ -7,6 +7,8 @@ import { DestinationCircuits1795835720133 } from './1795835720133-DestinationCir
 import { EventsBySubscription1795857305975 } from './1795857305975-EventsBySubscription';
 import { WebhookLifecycle1795857416654 } from './1795857416654-WebhookLifecycle';
 import { PortalSessions1795869639619 } from './1795869639619-PortalSessions';
+import { TrendSourcesUnreachable1795900000000 } from './1795900000000-TrendSourcesUnreachable';
+import { TrendhooksTrendSourcesUnreachable1796000000011 } from './1796000000011-TrendhooksTrendSourcesUnreachable';
 import { TrendhooksCore1796000000000 } from './1796000000000-TrendhooksCore';
 import { TrendhooksApiKeys1796000000001 } from './1796000000001-TrendhooksApiKeys';
 import { TrendhooksSettings1796000000002 } from './1796000000002-TrendhooksSettings';
@@ -22,7 +24,7 @@ import { PortalSessionBudgets1796665365908 } from './1796665365908-PortalSession
 import { TrendhooksPortalSessionBudgets1796000000014 } from './1796000000014-TrendhooksPortalSessionBudgets';
 
 /** In order. New files come from `npm run migrations:generate -- Name` (see src/database/README.md). */
-export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654, PortalSessions1795869639619, WebhookSubscriptions1795869825259, PortalSessionBudgets1796665365908];
+export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654, PortalSessions1795869639619, WebhookSubscriptions1795869825259, TrendSourcesUnreachable1795900000000, PortalSessionBudgets1796665365908];
 
 /**
  * The same schema as SQLITE_MIGRATIONS, one series per feature, for a host's own database and
@@ -33,5 +35,5 @@ export const SQLITE_FEATURE_MIGRATIONS = {
   core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009, TrendhooksPortalSessions1796000000010, TrendhooksPortalSessionBudgets1796000000014],
   apiKeys: [TrendhooksApiKeys1796000000001],
   settings: [TrendhooksSettings1796000000002],
-  posts: [TrendhooksPosts1796000000003],
+  posts: [TrendhooksPosts1796000000003, TrendhooksTrendSourcesUnreachable1796000000011],
 };
