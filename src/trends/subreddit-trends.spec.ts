@@ -241,6 +241,7 @@ describe('trend events', () => {
       keywords: ['eclipse', 'totality'],
       bucketStart: T0,
       bucketEnd: T0 + 30 * MIN,
+      firstPostAt: T0 + 7 * MIN,
       count: 12,
       posts: 200,
       distinctAuthors: 9,
@@ -253,7 +254,7 @@ describe('trend events', () => {
       permalinks: ['/r/t/comments/a/', '/r/t/comments/b/'],
     });
     expect(velocity.data).toMatchObject({ observed: 12, expected: 0.4, lift: 30, threshold: 4, score: 7.5, min_count: 5, keyword: 'eclipse', post_ids: ['a', 'b'] });
-    expect(velocity.data).toMatchObject({ keywords: ['eclipse', 'totality'], distinct_authors: 9 });
+    expect(velocity.data).toMatchObject({ keywords: ['eclipse', 'totality'], distinct_authors: 9, first_post_at: new Date(T0 + 7 * MIN).toISOString() });
     expect(velocity.data).toMatchObject({ window_start: new Date(T0).toISOString(), window_end: new Date(T0 + 30 * MIN).toISOString() });
     const rising = toTrendEvent('t', risingDetection('t', 2.5));
     expect(rising.data).toMatchObject({
