@@ -91,7 +91,9 @@ describe.each(testDatabases())('trend pipeline on %s', (name, makeDb) => {
     expect(velocity.data.permalinks[0]).toMatch(/^https:\/\/www\.reddit\.com\/r\//);
     // Who stands behind them: the fixture's posts come from 50 accounts.
     expect(surge.data.distinct_authors).toBeGreaterThanOrEqual(10);
-    expect(velocity.data.distinct_authors).toBeGreaterThanOrEqual(10);
+    // Velocity fires as soon as enough of them (5 at least) carry the story, and says when it began.
+    expect(velocity.data.distinct_authors).toBeGreaterThanOrEqual(5);
+    expect(Date.parse(velocity.data.first_post_at)).toBeLessThan(Date.parse(velocity.data.window_end));
     expect(velocity.data.keywords[0]).toBe(velocity.data.keyword);
     // No false alarm over the steady part.
     for (const b of bodies) expect(new Date(b.body.data.window_end).getTime()).toBeGreaterThan(T0 + 400 * 5 * MIN);

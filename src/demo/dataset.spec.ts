@@ -58,7 +58,9 @@ describe('demo dataset', () => {
     // The surge fires on a bucket of the surge (its evidence window reaches back before it).
     expect(surge.kind === 'trends.surge' && surge.bucketEnd > h.surge.startMs && surge.bucketEnd <= h.surge.endMs).toBe(true);
     const velocity = found.find((d) => d.kind === 'trends.velocity')!;
-    expect(velocity.kind === 'trends.velocity' && velocity.keyword === h.keywordSpike.keyword && velocity.bucketStart === h.keywordSpike.startMs).toBe(true);
+    // A story: its first post in the spike, reported before the spike is over.
+    const k = h.keywordSpike;
+    expect(velocity.kind === 'trends.velocity' && velocity.keyword === k.keyword && velocity.firstPostAt >= k.startMs && velocity.bucketEnd <= k.endMs).toBe(true);
     const rising = found.find((d) => d.kind === 'trends.rising')!;
     expect(rising.kind === 'trends.rising' && rising.postId).toBe(h.risingPost.id);
   });

@@ -106,7 +106,10 @@ describe('SubredditTrends spam', () => {
     const surge = loud.find((d) => d.kind === 'trends.surge');
     expect(surge && surge.distinctAuthors).toBeGreaterThanOrEqual(250);
     const velocity = loud.find((d) => d.kind === 'trends.velocity');
-    expect(velocity && velocity.distinctAuthors).toBe(250);
+    // It fires at the first step with the evidence (the burst's first 2 minutes), every source an author.
+    expect(velocity && velocity.distinctAuthors).toBeGreaterThanOrEqual(5);
+    expect(velocity && velocity.distinctAuthors).toBe(velocity && velocity.count);
+    expect(velocity && velocity.firstPostAt).toBe(T0 + 400 * 5 * MIN);
   });
 
   it('fires neither on the same burst from one or two authors', () => {
@@ -247,6 +250,7 @@ describe('trend events', () => {
       keywords: ['eclipse', 'totality'],
       bucketStart: T0,
       bucketEnd: T0 + 30 * MIN,
+      firstPostAt: T0 + 7 * MIN,
       count: 12,
       posts: 200,
       distinctAuthors: 9,
@@ -259,7 +263,7 @@ describe('trend events', () => {
       permalinks: ['/r/t/comments/a/', '/r/t/comments/b/'],
     });
     expect(velocity.data).toMatchObject({ observed: 12, expected: 0.4, lift: 30, threshold: 4, score: 7.5, min_count: 5, keyword: 'eclipse', post_ids: ['a', 'b'] });
-    expect(velocity.data).toMatchObject({ keywords: ['eclipse', 'totality'], distinct_authors: 9 });
+    expect(velocity.data).toMatchObject({ keywords: ['eclipse', 'totality'], distinct_authors: 9, first_post_at: new Date(T0 + 7 * MIN).toISOString() });
     expect(velocity.data).toMatchObject({ window_start: new Date(T0).toISOString(), window_end: new Date(T0 + 30 * MIN).toISOString() });
     const rising = toTrendEvent('t', risingDetection('t', 2.5));
     expect(rising.data).toMatchObject({

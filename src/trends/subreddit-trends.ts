@@ -3,18 +3,18 @@ import {
   bucketStartOf,
   createRisingState,
   createSurgeState,
-  createVelocityState,
+  createStoryState,
   forgetSurgeSource,
   observeRising,
+  observeStoryPosts,
   observeSurgeBucket,
-  observeVelocityPosts,
   RisingParams,
   RisingState,
+  StoryParams,
+  StoryState,
   SurgeParams,
   SurgeState,
-  VelocityParams,
   VelocityPost,
-  VelocityState,
 } from './detectors';
 import { knownAuthor, postSource } from './detectors/sources';
 
@@ -33,7 +33,8 @@ export interface ObservedPost {
 
 export interface TrendParams {
   surge?: Partial<SurgeParams>;
-  velocity?: Partial<VelocityParams>;
+  /** `trends.velocity` on posts: the story detector (detectors/stories.ts). */
+  velocity?: Partial<StoryParams>;
   rising?: Partial<RisingParams>;
   /** How long after a bucket ends posts created in it may still arrive (Reddit's listing lag). */
   latenessMs?: number;
@@ -135,7 +136,7 @@ export const SURGE_MIN_EXCESS_BEYOND_TOP_SOURCES = 0.5;
  */
 export class SubredditTrends {
   private readonly surge: SurgeState;
-  private readonly velocity: VelocityState;
+  private readonly velocity: StoryState;
   private readonly rising: RisingState;
   private readonly surgeWindow: BucketWindow<SurgeItem>;
   private readonly surgeHistory: SurgeBucketSources[] = [];
@@ -150,7 +151,7 @@ export class SubredditTrends {
     params: TrendParams = {},
   ) {
     this.surge = createSurgeState(params.surge);
-    this.velocity = createVelocityState(params.velocity);
+    this.velocity = createStoryState(params.velocity);
     this.rising = createRisingState(params.rising);
     const lateness = params.latenessMs ?? DEFAULT_LATENESS_MS;
     this.surgeWindow = new BucketWindow(this.surge.params.bucketMs, lateness);
@@ -168,7 +169,7 @@ export class SubredditTrends {
       if (newIds.has(p.id)) {
         const source = postSource(p);
         this.surgeWindow.add(p.createdAtMs, { id: p.id, source, author: knownAuthor(p.author) });
-        this.velocityWindow.add(p.createdAtMs, { id: p.id, title: p.title, selftext: p.selftext, permalink: p.permalink, author: p.author, source });
+        this.velocityWindow.add(p.createdAtMs, { id: p.id, title: p.title, selftext: p.selftext, permalink: p.permalink, author: p.author, source, createdAtMs: p.createdAtMs });
         if (p.createdAtMs > this.maxCreatedAtMs) this.maxCreatedAtMs = p.createdAtMs;
       }
       const r = observeRising(this.rising, {
@@ -259,7 +260,7 @@ export class SubredditTrends {
     }
     for (const b of this.velocityWindow.advance(wm)) {
       if (b.items.length === 0) continue;
-      const ds = observeVelocityPosts(this.velocity, b.bucketStart, b.items);
+      const ds = observeStoryPosts(this.velocity, b.bucketStart, b.items);
       if (b.bucketStart + this.velocityWindow.bucketMs > this.silentUntilMs) out.push(...ds);
     }
     return out;

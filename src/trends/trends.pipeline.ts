@@ -5,7 +5,7 @@ import { Detection } from '../events/catalogue';
 import type { IngestedInfo, IngestListener } from '../posts/ingest.service';
 import { PostEntity } from '../posts/post.entity';
 import { PostStore } from '../posts/post.store';
-import { resolveRisingParams, resolveSurgeParams, resolveVelocityParams } from './detectors';
+import { resolveRisingParams, resolveStoryParams, resolveSurgeParams } from './detectors';
 import { SubredditTrends } from './subreddit-trends';
 import { observedPost, toTrendEvent } from './trend-event';
 import { DEFAULT_HISTORY_MS, TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
@@ -32,7 +32,7 @@ export class TrendsPipeline implements IngestListener {
     // Detector states are made per subreddit on its first posts: bad parameters stop the module
     // here, naming the parameter, instead of failing every subreddit's ingestion later.
     resolveSurgeParams(options.params?.surge);
-    resolveVelocityParams(options.params?.velocity);
+    resolveStoryParams(options.params?.velocity);
     resolveRisingParams(options.params?.rising);
   }
 

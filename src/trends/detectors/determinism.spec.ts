@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { runBacktest } from './backtest';
 import { createRisingState, observeRising, RisingObservation } from './rising';
+import { createStoryState, observeStoryPosts } from './stories';
 import { createSurgeState, observeSurgeBucket } from './surge';
 import { createVelocityState, observeVelocityPosts, VelocityPost } from './velocity';
 import { mulberry32 as rng } from '../../common/prng';
@@ -41,6 +42,8 @@ function runAll(seed: number): unknown[] {
   counts.forEach((c, i) => events.push(observeSurgeBucket(surge, T0 + i * 300_000, c)));
   const velocity = createVelocityState({ warmupBuckets: 6 });
   buckets.forEach((posts, i) => events.push(...observeVelocityPosts(velocity, T0 + i * 1_800_000, posts)));
+  const stories = createStoryState({ warmupMs: 6 * 3_600_000, warmupSources: 100 });
+  buckets.forEach((posts, i) => events.push(...observeStoryPosts(stories, T0 + i * 1_800_000, posts)));
   const rising = createRisingState({ warmupSamples: 50 });
   for (const o of observations) events.push(observeRising(rising, o));
   return events.filter((e) => e !== null);

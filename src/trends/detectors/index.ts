@@ -1,13 +1,18 @@
 /** Public surface of the trend detectors: pure, event-time, no I/O, no clock, no environment. */
 export {
   DEFAULT_RISING_PARAMS,
+  DEFAULT_STORY_PARAMS,
   DEFAULT_SURGE_PARAMS,
   DEFAULT_VELOCITY_PARAMS,
   resolveRisingParams,
+  resolveStoryParams,
   resolveSurgeParams,
   resolveVelocityParams,
 } from './params';
-export type { RisingParams, SurgeParams, VelocityParams } from './params';
+export type { RisingParams, StoryParams, SurgeParams, VelocityParams } from './params';
+export { createStoryState, observeStoryPosts, poissonDeviance, storyText } from './stories';
+export { knownAuthor, postSource } from './sources';
+export type { StoryState } from './stories';
 export { bucketStartOf, createSurgeState, fillSurgeGaps, forgetSurgeSource, hourOfWeek, observeSurgeBucket } from './surge';
 export type { SurgeState } from './surge';
 export { binomialDeviance, createVelocityState, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';

@@ -99,6 +99,55 @@ export interface VelocityParams {
   readonly maxEvidence: number;
 }
 
+/**
+ * Parameters of `trends.velocity` on posts (stories.ts): a keyword carried by many distinct authors
+ * within the window, far beyond its own history. Chosen on real r/wallstreetbets posts with planted
+ * stories and floods, leaving one period out (bench/detectors/stories.js).
+ */
+export interface StoryParams {
+  /** Evaluation step: posts are fed and keywords judged once per step (the pipeline closes a step after it ends plus the lateness). */
+  readonly bucketMs: number;
+  /** The sliding window the evidence is counted in. */
+  readonly windowMs: number;
+  /** Distinct authors (unknown authors weighted) a keyword needs in the window to fire. */
+  readonly minAuthors: number;
+  /**
+   * Characters of a post's body that count besides its title (0: the title alone). Stories show in
+   * titles; long bodies (press releases, due diligence) put dozens of words in each post, and a few
+   * such posts made most false alarms on real posts.
+   */
+  readonly bodyChars: number;
+  /** What one distinct title of an unknown (`[deleted]`) author counts for: less than a known author, since nobody can tell who wrote it. */
+  readonly unknownAuthorWeight: number;
+  /** Floor of a keyword's history share: a new name or ticker is expected in this share of sources. */
+  readonly priorShare: number;
+  /** Half-life of each keyword's history share. */
+  readonly historyHalfLifeMs: number;
+  /** Negative-binomial excess φ: a keyword expected λ times is scored with variance λ(1 + φλ), so an everyday word needs far more than a new one. */
+  readonly excessDispersion: number;
+  /** Minimum evidence / expected. */
+  readonly minRatio: number;
+  /** Signed root of the Poisson deviance over (1 + φλ) to reach (≈ z-score). */
+  readonly threshold: number;
+  /** A keyword that fired (or joined a story) cannot start a story again for this long. */
+  readonly cooldownMs: number;
+  /** A story absorbs later keywords of the same sources for this long. */
+  readonly storyMs: number;
+  /** Two keywords are one story when they share at least this share of their sources. */
+  readonly storyOverlap: number;
+  /** A keyword rising in a story's posts joins its event when it has this many authors, this score and this share of the story's sources. */
+  readonly companionMinAuthors: number;
+  readonly companionScore: number;
+  readonly companionShare: number;
+  /** History needed before any detection: this long since the first post and this many sources gone through the window. */
+  readonly warmupMs: number;
+  readonly warmupSources: number;
+  /** Most keyword histories remembered per subreddit. */
+  readonly maxKeywords: number;
+  /** Post ids and permalinks carried as evidence per detection. */
+  readonly maxEvidence: number;
+}
+
 /** Parameters of `trends.rising` (a young post gaining score and comments unusually fast). */
 export interface RisingParams {
   /** Posts older than this are neither scored nor remembered. */
@@ -173,6 +222,29 @@ export const DEFAULT_VELOCITY_PARAMS: Readonly<VelocityParams> = Object.freeze({
   warmupBuckets: 12,
   warmupPosts: 200,
   maxKeywords: 5000,
+  maxEvidence: 10,
+});
+
+export const DEFAULT_STORY_PARAMS: Readonly<StoryParams> = Object.freeze({
+  bucketMs: 2 * MINUTE,
+  windowMs: HOUR,
+  minAuthors: 5,
+  bodyChars: 0,
+  unknownAuthorWeight: 0.5,
+  priorShare: 0.0005,
+  historyHalfLifeMs: 72 * HOUR,
+  excessDispersion: 1,
+  minRatio: 4,
+  threshold: 5,
+  cooldownMs: 24 * HOUR,
+  storyMs: 6 * HOUR,
+  storyOverlap: 0.34,
+  companionMinAuthors: 3,
+  companionScore: 2,
+  companionShare: 0.25,
+  warmupMs: 24 * HOUR,
+  warmupSources: 500,
+  maxKeywords: 20_000,
   maxEvidence: 10,
 });
 
@@ -252,6 +324,17 @@ export function resolveVelocityParams(overrides: Partial<VelocityParams> = {}): 
   nonNegative(p, ['minCount', 'minRatio', 'cooldownBuckets', 'warmupBuckets', 'warmupPosts', 'maxEvidence']);
   integers(p, ['bucketMs', 'cooldownBuckets', 'warmupBuckets', 'maxKeywords', 'maxEvidence']);
   check(p.priorShare < 1, 'priorShare', '< 1');
+  return Object.freeze(p);
+}
+
+export function resolveStoryParams(overrides: Partial<StoryParams> = {}): Readonly<StoryParams> {
+  const p = { ...DEFAULT_STORY_PARAMS, ...stripUndefined(overrides) };
+  positive(p, ['bucketMs', 'windowMs', 'minAuthors', 'priorShare', 'historyHalfLifeMs', 'threshold', 'storyOverlap', 'maxKeywords']);
+  nonNegative(p, ['bodyChars', 'unknownAuthorWeight', 'excessDispersion', 'minRatio', 'cooldownMs', 'storyMs', 'companionMinAuthors', 'companionScore', 'companionShare', 'warmupMs', 'warmupSources', 'maxEvidence']);
+  integers(p, ['bucketMs', 'windowMs', 'bodyChars', 'maxKeywords', 'maxEvidence']);
+  check(p.priorShare < 1, 'priorShare', '< 1');
+  check(p.storyOverlap <= 1 && p.companionShare <= 1, 'storyOverlap', 'and companionShare ≤ 1');
+  check(p.windowMs >= p.bucketMs, 'windowMs', '≥ bucketMs');
   return Object.freeze(p);
 }
 

@@ -15,6 +15,14 @@ describe('post sources', () => {
     expect(a).not.toBe(c);
   });
 
+  it('takes a name no Reddit account can have (a dump\'s per-post stand-in for a deleted one) as unknown', () => {
+    expect(knownAuthor('u_del:kvzton')).toBeNull();
+    expect(knownAuthor('u_fe397e8a83')).toBe('u_fe397e8a83');
+    expect(knownAuthor('Some-User_9')).toBe('some-user_9');
+    const a = postSource({ id: 'a', title: 'You chose to go to the moon?', author: 'u_del:kvzton' });
+    expect(a).toBe(postSource({ id: 'b', title: 'you chose to go to the MOON', author: 'u_del:kvztzn' }));
+  });
+
   it('keeps a title without letters or digits to its own post', () => {
     expect(titleSignature('🚀🚀 !!')).toBe('');
     expect(postSource({ id: 'x1', title: '🚀🚀 !!' })).not.toBe(postSource({ id: 'x2', title: '🚀🚀 !!' }));

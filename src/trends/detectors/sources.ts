@@ -8,9 +8,16 @@
 /** Author values that say the author is not known. */
 const UNKNOWN_AUTHORS: ReadonlySet<string> = new Set(['', '[deleted]', '[removed]']);
 
+/**
+ * Letters, digits, `-` and `_`: what a Reddit username is made of. Anything else is a stand-in
+ * (pseudonymised dumps write a deleted author as `u_del:<post id>`, one per post), which would make
+ * every deleted post a separate author.
+ */
+const USERNAME = /^[A-Za-z0-9_-]+$/;
+
 /** The author's lower-cased name, or null when the post does not say who wrote it. */
 export function knownAuthor(author: string | undefined | null): string | null {
-  if (author === undefined || author === null || UNKNOWN_AUTHORS.has(author)) return null;
+  if (author === undefined || author === null || UNKNOWN_AUTHORS.has(author) || !USERNAME.test(author)) return null;
   return author.toLowerCase();
 }
 

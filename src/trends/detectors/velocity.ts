@@ -20,6 +20,8 @@ export interface VelocityPost {
   readonly author?: string;
   /** The post's `postSource` key when the caller has it already (the pipeline computes it once for both detectors). */
   readonly source?: string;
+  /** Creation time (ms since epoch): where the post sits in the story detector's window (stories.ts). */
+  readonly createdAtMs?: number;
 }
 
 /**
@@ -369,6 +371,7 @@ function foldBucket(
           keyword,
           bucketStart: window.start,
           bucketEnd: start + p.bucketMs,
+          firstPostAt: window.start,
           count: window.c,
           posts: window.n,
           share: round6(window.share),
