@@ -199,7 +199,7 @@ describe('trendhooks CLI', () => {
       emit(),
       trendhooks(['events', 'emit', '--event', 'trends.other', '--subreddit', 'typescript', '--example'], db),
     ]);
-    expectOneLineError(partial, 1, /^error: --data: trends\.surge requires "window_start", "window_end", "observed", .* and "distinct_authors"/);
+    expectOneLineError(partial, 1, /^error: --data: trends\.surge requires "window_start", "window_end", "observed", .*"distinct_authors", .* and "previous_observed"/);
     expectOneLineError(type, 1, /^error: --data\.count must be an integer\n$/);
     expectOneLineError(unknown, 1, /^error: --data: trends\.surge has no field "subreddit_rank"\n$/);
     expectOneLineError(reserved, 1, /^error: --data\.subreddit is filled in by --subreddit; leave it out of --data\n$/);

@@ -150,7 +150,7 @@ describe.each(testDatabases())('subreddit coverage on %s', (_dbName, makeDb) => 
     // Read and refused for the customer that follows it…
     await until(() => coverage(app, theirs.auth, name), (d) => d.status === 'private', 10_000, 'the subreddit read for its follower');
     // …and nothing of it for another: not tracked, no status, no reads.
-    expect(await coverage(app, mine.auth, name)).toEqual({ subreddit: name, tracked: false, status: 'untracked', last_read_at: null, last_error: null, consecutive_failures: 0, next_read_at: null });
+    expect(await coverage(app, mine.auth, name)).toEqual({ subreddit: name, tracked: false, status: 'untracked', last_read_at: null, last_error: null, consecutive_failures: 0, next_read_at: null, posts_unreachable: 0 });
     // Once it follows it too, it is told what is known.
     const own = await hook(app, mine.auth, name);
     expect(await coverage(app, mine.auth, name)).toMatchObject({ tracked: true, status: 'private', last_error: 'unavailable_403_private' });
