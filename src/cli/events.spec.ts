@@ -27,7 +27,7 @@ describe('events emit: the figures it sends', () => {
     expect(figuresFor('trends.velocity', { data: JSON.stringify(full) })).toEqual(full);
     const missing = failure(() => figuresFor('trends.surge', { data: '{"count": 42}' }));
     expect(missing.type).toBe(CliError.name);
-    expect(missing.message).toMatch(/^--data: trends\.surge requires "window_start", "window_end", .* and "distinct_authors" \(--example fills in the documented example's\)$/);
+    expect(missing.message).toMatch(/^--data: trends\.surge requires "window_start", "window_end", .*"distinct_authors", .* and "previous_observed" \(--example fills in the documented example's\)$/);
     expect(missing.message).not.toContain('"count"');
   });
 
