@@ -8,6 +8,7 @@ import {
   ApiKeysModule,
   AuthModule,
   CryptoModule,
+  DEFAULT_PLAN_LIMITS,
   DeliveryModule,
   generateEncryptionKey,
   PaginationModule,
@@ -35,7 +36,7 @@ describe('a host with a bad trendhooks setting does not start, and the error nam
   /** The host's modules with `modules` in place of the good settings of each. */
   // retryAttempts 0: a start refused by a module's options leaves TypeORM's connection attempt in
   // flight (the options are checked before anything waits for it); it must not retry after the suite.
-  function host(modules: { crypto?: DynamicModule; pagination?: DynamicModule; ssrf?: DynamicModule; delivery?: DynamicModule; trends?: DynamicModule; portal?: DynamicModule }): DynamicModule {
+  function host(modules: { crypto?: DynamicModule; pagination?: DynamicModule; ssrf?: DynamicModule; delivery?: DynamicModule; trends?: DynamicModule; portal?: DynamicModule; auth?: DynamicModule }): DynamicModule {
     @Module({})
     class ConfigHostModule {}
     return {
@@ -46,7 +47,7 @@ describe('a host with a bad trendhooks setting does not start, and the error nam
         modules.crypto ?? CryptoModule.forRoot({ keys: [generateEncryptionKey()] }),
         modules.pagination ?? PaginationModule.forRoot({ secrets: ['x'.repeat(20) + 'q7Lk2mZp9Rv4Tb8W'] }),
         ApiKeysModule,
-        AuthModule.forRoot({}),
+        modules.auth ?? AuthModule.forRoot({}),
         modules.ssrf ?? SsrfModule.forRoot({ allowCidrs: '127.0.0.1/32', resolver: new StaticDnsResolver() }),
         modules.delivery ?? DeliveryModule.forRoot({ worker: false, concurrency: 8, pollIntervalMs: 50 }),
         modules.trends ?? TrendsModule.forRoot({ pollIntervalMs: 200, trackedSubreddits: ['r/node'], redditBaseUrl: 'http://127.0.0.1:9' }),
@@ -128,6 +129,15 @@ describe('a host with a bad trendhooks setting does not start, and the error nam
       const asyncTtl = PortalModule.forRootAsync({ useFactory: async () => ({ linkTtlSeconds: 0 }) });
       expect(await startError(host({ portal: asyncTtl }))).toMatch(/^PORTAL_LINK_TTL_SECONDS \(PortalModule's linkTtlSeconds\) must be an integer from 60 to 86400, got 0/);
       expect(await startError(host({ portal: PortalModule.forRoot({ frameAncestors: ['*'] }) }))).toMatch(/^PORTAL_FRAME_ANCESTORS \(PortalModule's frameAncestors\): "\*" is not an origin/);
+    });
+  });
+
+  describe('AuthModule', () => {
+    it("refuses a plan's rate below 1 (PLAN_RATE_LIMITS) or a fractional unauthenticated rate at start-up, from forRoot and forRootAsync", async () => {
+      const plans = { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, requestsPerMinute: 0 } };
+      expect(await startError(host({ auth: AuthModule.forRoot({ plans }) }))).toMatch(/^PLAN_RATE_LIMITS \(AuthModule's plans.pro.requestsPerMinute\) must be a whole number of at least 1, got 0/);
+      const asyncRate = AuthModule.forRootAsync({ useFactory: async () => ({ unauthenticatedPerMinute: 0.5 }) });
+      expect(await startError(host({ auth: asyncRate }))).toMatch(/^AuthModule's unauthenticatedPerMinute must be a whole number of at least 1, got 0.5/);
     });
   });
 });

@@ -16,7 +16,7 @@ import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
 import { parseDnsServers } from '../ssrf/resolver';
 import { parseAllowDestinations } from '../ssrf/destinations';
-import { checkFrameAncestor, checkPortalBaseUrl, checkRedditBaseUrl, checkRedditUserAgent, checkSubredditNames, INT_SETTINGS, IntSetting, namedMessage } from './settings';
+import { checkFrameAncestor, checkPortalBaseUrl, checkRedditBaseUrl, checkRedditUserAgent, checkSubredditNames, INT_SETTINGS, IntSetting, isRequestsPerMinute, namedMessage } from './settings';
 
 /**
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
@@ -250,7 +250,7 @@ export function parsePlanRateLimits(raw: string | null): Partial<Record<Plan, nu
   if (raw === null) return out;
   for (const part of raw.split(',')) {
     const m = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(part);
-    if (!m || !(PLANS as readonly string[]).includes(m[1]) || Number(m[2]) < 1) {
+    if (!m || !(PLANS as readonly string[]).includes(m[1]) || !isRequestsPerMinute(Number(m[2]))) {
       throw new ConfigError(`PLAN_RATE_LIMITS: bad entry "${part.trim()}" (expected plan=requests_per_minute)`);
     }
     out[m[1] as Plan] = Number(m[2]);

@@ -104,3 +104,8 @@ export function checkSubredditNames(names: readonly string[]): readonly string[]
   if (bad !== undefined) throw new Error(`${JSON.stringify(bad)} is not a subreddit name`);
   return names;
 }
+
+/** A plan's requests per minute: PLAN_RATE_LIMITS' figures, AuthModule's `plans`. */
+export function isRequestsPerMinute(n: unknown): boolean {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1;
+}
