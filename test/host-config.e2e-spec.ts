@@ -109,6 +109,8 @@ describe('a host with a bad trendhooks setting does not start, and the error nam
       expect(await startError(host({ delivery: DeliveryModule.forRoot({ worker: false, pollIntervalMs: 0 }) }))).toMatch(/^DELIVERY_POLL_INTERVAL_MS \(DeliveryModule's pollIntervalMs\)/);
       expect(await startError(host({ delivery: DeliveryModule.forRoot({ worker: false, batchSize: 5000 }) }))).toMatch(/^DELIVERY_BATCH_SIZE \(DeliveryModule's batchSize\) must be an integer from 1 to 1000, got 5000/);
       expect(await startError(host({ delivery: DeliveryModule.forRoot({ worker: false, timeoutMs: Number.NaN }) }))).toMatch(/^DELIVERY_TIMEOUT_MS \(DeliveryModule's timeoutMs\)/);
+      expect(await startError(host({ delivery: DeliveryModule.forRoot({ worker: false, circuit: { throttle: 0 } }) }))).toMatch(/^DELIVERY_CIRCUIT_THROTTLE \(DeliveryModule's circuit.throttle\) must be an integer from 1/);
+      expect(await startError(host({ delivery: DeliveryModule.forRoot({ worker: false, disableAfterMs: 500 }) }))).toMatch(/^WEBHOOK_DISABLE_AFTER \(DeliveryModule's disableAfterMs\) must be an integer from 1000/);
     });
   });
 

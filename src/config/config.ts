@@ -349,8 +349,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   // Independent of the attempt timeout: a live worker renews its leases every third of it while
   // its attempts last; it bounds how long a dead worker's deliveries wait (see src/delivery/README.md).
   const leaseMs = setting(env, INT_SETTINGS.deliveryLeaseMs, DEFAULT_DELIVERY_LEASE_MS);
-  const circuitPause = int(env, 'DELIVERY_CIRCUIT_PAUSE_MS', 30_000, 100, 86_400_000);
-  const circuitMaxPause = int(env, 'DELIVERY_CIRCUIT_MAX_PAUSE_MS', Math.max(600_000, circuitPause), 100, 86_400_000);
+  const circuitPause = setting(env, INT_SETTINGS.deliveryCircuitPauseMs, 30_000);
+  const circuitMaxPause = setting(env, INT_SETTINGS.deliveryCircuitMaxPauseMs, Math.max(600_000, circuitPause));
   if (circuitMaxPause < circuitPause) throw new ConfigError(`DELIVERY_CIRCUIT_MAX_PAUSE_MS (${circuitMaxPause}) must be at least DELIVERY_CIRCUIT_PAUSE_MS (${circuitPause})`);
   const concurrency = setting(env, INT_SETTINGS.deliveryConcurrency, 64);
   const dnsLookupsPerCustomer = str(env, 'DELIVERY_DNS_LOOKUPS_PER_CUSTOMER') === null ? null : int(env, 'DELIVERY_DNS_LOOKUPS_PER_CUSTOMER', 0, 1, concurrency);
@@ -435,12 +435,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       retrySchedule: parsed('DELIVERY_RETRY_SCHEDULE', parseRetrySchedule),
       // The circuit breaker per customer and destination (src/delivery/README.md); failures 0 switches it off.
       circuit: {
-        failures: int(env, 'DELIVERY_CIRCUIT_FAILURES', 5, 0, 1000),
-        throttle: int(env, 'DELIVERY_CIRCUIT_THROTTLE', 2, 1, 1024),
+        failures: setting(env, INT_SETTINGS.deliveryCircuitFailures, 5),
+        throttle: setting(env, INT_SETTINGS.deliveryCircuitThrottle, 2),
         pauseMs: circuitPause,
         maxPauseMs: circuitMaxPause,
       },
-      disableAfterMs: str(env, 'WEBHOOK_DISABLE_AFTER') === null ? DEFAULT_DISABLE_AFTER_MS : parsed('WEBHOOK_DISABLE_AFTER', (raw) => parseDuration(raw, 1000, 365 * 86_400_000)),
+      disableAfterMs: str(env, 'WEBHOOK_DISABLE_AFTER') === null ? DEFAULT_DISABLE_AFTER_MS : parsed('WEBHOOK_DISABLE_AFTER', (raw) => parseDuration(raw, INT_SETTINGS.webhookDisableAfterMs.min, INT_SETTINGS.webhookDisableAfterMs.max)),
     },
     operations: operationsUrl !== null && operationsSecret !== null ? { webhookUrl: operationsUrl, webhookSecret: operationsSecret } : null,
     trends: {

@@ -38,6 +38,12 @@ export const INT_SETTINGS = {
   deliveryConcurrency: { env: 'DELIVERY_CONCURRENCY', min: 1, max: 1024 },
   deliveryBatchSize: { env: 'DELIVERY_BATCH_SIZE', min: 1, max: 1000 },
   deliveryPollIntervalMs: ms('DELIVERY_POLL_INTERVAL_MS', 10, 60_000),
+  deliveryCircuitFailures: { env: 'DELIVERY_CIRCUIT_FAILURES', min: 0, max: 1000 },
+  deliveryCircuitThrottle: { env: 'DELIVERY_CIRCUIT_THROTTLE', min: 1, max: 1024 },
+  deliveryCircuitPauseMs: ms('DELIVERY_CIRCUIT_PAUSE_MS', 100, 86_400_000),
+  deliveryCircuitMaxPauseMs: ms('DELIVERY_CIRCUIT_MAX_PAUSE_MS', 100, 86_400_000),
+  /** 0 (or null, or `off`): never. */
+  webhookDisableAfterMs: { env: 'WEBHOOK_DISABLE_AFTER', min: 1000, max: 365 * 86_400_000 },
   redditPollIntervalMs: ms('REDDIT_POLL_INTERVAL_MS', 1000, 3_600_000),
   redditPollConcurrency: { env: 'REDDIT_POLL_CONCURRENCY', min: 1, max: 64 },
   redditTimeoutMs: ms('REDDIT_TIMEOUT_MS', 100, 120_000),

@@ -165,6 +165,11 @@ export function checkDeliveryOptions(o: DeliveryModuleOptions): void {
   checkIntOption(s.deliveryConcurrency, o.concurrency, what('concurrency'));
   checkIntOption(s.deliveryBatchSize, o.batchSize, what('batchSize'));
   checkIntOption(s.deliveryPollIntervalMs, o.pollIntervalMs, what('pollIntervalMs'));
+  checkIntOption(s.deliveryCircuitFailures, o.circuit?.failures, what('circuit.failures'));
+  checkIntOption(s.deliveryCircuitThrottle, o.circuit?.throttle, what('circuit.throttle'));
+  checkIntOption(s.deliveryCircuitPauseMs, o.circuit?.pauseMs, what('circuit.pauseMs'));
+  checkIntOption(s.deliveryCircuitMaxPauseMs, o.circuit?.maxPauseMs, what('circuit.maxPauseMs'));
+  if (o.disableAfterMs) checkIntOption(s.webhookDisableAfterMs, o.disableAfterMs, what('disableAfterMs'));
   try {
     resolveDeliveryOptions(o);
   } catch (err) {
