@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { isRequestsPerMinute } from '../config/settings';
 import { globalOptions } from '../core/configured-module';
 import type { Plan, PlanLimits } from './plans';
 import type { PrincipalResolver } from './principal';
@@ -33,8 +34,23 @@ export const { ConfigurableModuleClass: AuthConfigurableModule, MODULE_OPTIONS_T
   new ConfigurableModuleBuilder<AuthModuleOptions>()
     .setClassMethodName('forRoot')
     // The options only are global (globalOptions); the module is imported where it is needed.
-    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
+    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition, checkAuthOptions))
     .build();
 
 /** `@InjectAuthOptions() options: AuthModuleOptions`: what forRoot / forRootAsync was given. */
 export const InjectAuthOptions = (): ParameterDecorator & PropertyDecorator => Inject(AUTH_OPTIONS);
+
+/**
+ * AuthModule's rates, checked at start: a plan's (PLAN_RATE_LIMITS' check) and the unauthenticated
+ * one (an option only: the standalone keeps its default). apiKeyCacheTtlMs is ApiKeyService's, checked when it is built.
+ */
+export function checkAuthOptions(o: AuthModuleOptions): void {
+  for (const [plan, limits] of Object.entries(o.plans ?? {})) {
+    if (!isRequestsPerMinute(limits?.requestsPerMinute)) {
+      throw new Error(`PLAN_RATE_LIMITS (AuthModule's plans.${plan}.requestsPerMinute) must be a whole number of at least 1, got ${String(limits?.requestsPerMinute)}`);
+    }
+  }
+  if (o.unauthenticatedPerMinute !== undefined && !isRequestsPerMinute(o.unauthenticatedPerMinute)) {
+    throw new Error(`AuthModule's unauthenticatedPerMinute must be a whole number of at least 1, got ${String(o.unauthenticatedPerMinute)}`);
+  }
+}

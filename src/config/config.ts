@@ -3,7 +3,6 @@ import { isIP } from 'node:net';
 import { DEFAULT_PLAN_LIMITS, Plan, PLANS, PlanLimits } from '../auth/plans';
 import { DEFAULT_HTTP_LIMITS, HttpLimits } from '../common/http-limits';
 import { LOG_LEVELS, LogLevelName } from '../common/logging';
-import { SUBREDDIT_INPUT } from '../common/reddit-names';
 import { DEFAULT_DELIVERY_LEASE_MS } from '../delivery/delivery.options';
 import { parseRetrySchedule } from '../delivery/retry-policy';
 import { readReceiverCa } from '../delivery/transport/receiver-ca';
@@ -17,6 +16,7 @@ import { parseCursorSecrets } from '../pagination/cursor-codec';
 import { parseCidrList } from '../ssrf/cidr';
 import { parseDnsServers } from '../ssrf/resolver';
 import { parseAllowDestinations } from '../ssrf/destinations';
+import { checkFrameAncestor, checkPortalBaseUrl, checkRedditBaseUrl, checkRedditUserAgent, checkSubredditNames, INT_SETTINGS, IntSetting, isRequestsPerMinute, namedMessage } from './settings';
 
 /**
  * The whole environment schema, read once at boot (main.ts / cli.ts) and handed to modules as
@@ -132,6 +132,21 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   return n;
 }
 
+/** A setting of INT_SETTINGS (the range a host's module option shares). */
+function setting(env: Env, s: IntSetting, def: number): number {
+  return int(env, s.env, def, s.min, s.max);
+}
+
+/** A setting's shared check (settings.ts) on the raw value, its error naming the variable. */
+function checked<T>(name: string, value: T, check: (v: T) => unknown): T {
+  try {
+    check(value);
+  } catch (err) {
+    throw new ConfigError(namedMessage(name, (err as Error).message));
+  }
+  return value;
+}
+
 export type HttpAdapterName = 'express' | 'fastify';
 /**
  * TRUST_PROXY: which peers may name the client in `X-Forwarded-For` (the address the unauthenticated
@@ -235,7 +250,7 @@ export function parsePlanRateLimits(raw: string | null): Partial<Record<Plan, nu
   if (raw === null) return out;
   for (const part of raw.split(',')) {
     const m = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(part);
-    if (!m || !(PLANS as readonly string[]).includes(m[1]) || Number(m[2]) < 1) {
+    if (!m || !(PLANS as readonly string[]).includes(m[1]) || !isRequestsPerMinute(Number(m[2]))) {
       throw new ConfigError(`PLAN_RATE_LIMITS: bad entry "${part.trim()}" (expected plan=requests_per_minute)`);
     }
     out[m[1] as Plan] = Number(m[2]);
@@ -309,8 +324,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   }
   if (str(env, 'METRICS_HOST') !== null && metrics.port === null) throw new ConfigError('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT to serve metrics');
   // Polled by name and stored in varchar(21) columns: a typo must stop the start, not every poll.
-  const badTracked = tracked.find((s) => !SUBREDDIT_INPUT.test(s));
-  if (badTracked !== undefined) throw new ConfigError(`TRACKED_SUBREDDITS: "${badTracked}" is not a subreddit name`);
+  checked('TRACKED_SUBREDDITS', tracked, checkSubredditNames);
   const redisUrl = str(env, 'REDIS_URL');
   // Parsers of other modules validate their own formats; their errors are reported as config errors.
   const parsed = <T>(name: string, parse: (raw: string) => T): T | null => {
@@ -331,14 +345,14 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const keyFileRaw = str(env, 'ENCRYPTION_KEY_FILE');
   if (encryptionKeys.length > 0 && keyFileRaw !== null) throw new ConfigError('ENCRYPTION_KEYS and ENCRYPTION_KEY_FILE exclude each other: set one');
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
-  const timeoutMs = int(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000);
+  const timeoutMs = setting(env, INT_SETTINGS.deliveryTimeoutMs, 10_000);
   // Independent of the attempt timeout: a live worker renews its leases every third of it while
   // its attempts last; it bounds how long a dead worker's deliveries wait (see src/delivery/README.md).
-  const leaseMs = int(env, 'DELIVERY_LEASE_MS', DEFAULT_DELIVERY_LEASE_MS, 1000, 3_600_000);
-  const circuitPause = int(env, 'DELIVERY_CIRCUIT_PAUSE_MS', 30_000, 100, 86_400_000);
-  const circuitMaxPause = int(env, 'DELIVERY_CIRCUIT_MAX_PAUSE_MS', Math.max(600_000, circuitPause), 100, 86_400_000);
+  const leaseMs = setting(env, INT_SETTINGS.deliveryLeaseMs, DEFAULT_DELIVERY_LEASE_MS);
+  const circuitPause = setting(env, INT_SETTINGS.deliveryCircuitPauseMs, 30_000);
+  const circuitMaxPause = setting(env, INT_SETTINGS.deliveryCircuitMaxPauseMs, Math.max(600_000, circuitPause));
   if (circuitMaxPause < circuitPause) throw new ConfigError(`DELIVERY_CIRCUIT_MAX_PAUSE_MS (${circuitMaxPause}) must be at least DELIVERY_CIRCUIT_PAUSE_MS (${circuitPause})`);
-  const concurrency = int(env, 'DELIVERY_CONCURRENCY', 64, 1, 1024);
+  const concurrency = setting(env, INT_SETTINGS.deliveryConcurrency, 64);
   const dnsLookupsPerCustomer = str(env, 'DELIVERY_DNS_LOOKUPS_PER_CUSTOMER') === null ? null : int(env, 'DELIVERY_DNS_LOOKUPS_PER_CUSTOMER', 0, 1, concurrency);
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -348,17 +362,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     throw new ConfigError(`SHUTDOWN_TIMEOUT_MS (${shutdownTimeoutMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) + 1000, so attempts in flight can finish`);
   }
   const portalBase = str(env, 'PORTAL_BASE_URL');
-  if (portalBase !== null && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/i.test(portalBase)) throw new ConfigError(`PORTAL_BASE_URL must be an absolute http(s) URL without query or fragment, got "${portalBase}"`);
+  if (portalBase !== null) checked('PORTAL_BASE_URL', portalBase, checkPortalBaseUrl);
   const frameAncestors = (str(env, 'PORTAL_FRAME_ANCESTORS') ?? '').split(/[\s,]+/).filter(Boolean);
-  for (const a of frameAncestors) {
-    if (!/^(https?:\/\/[A-Za-z0-9.*-]+(:\d+)?|'self')$/.test(a)) throw new ConfigError(`PORTAL_FRAME_ANCESTORS: "${a}" is not an origin such as https://app.example.com`);
-  }
+  for (const a of frameAncestors) checked('PORTAL_FRAME_ANCESTORS', a, checkFrameAncestor);
   const portal = {
     baseUrl: portalBase,
-    linkTtlSeconds: int(env, 'PORTAL_LINK_TTL_SECONDS', 3600, 60, 86_400),
-    sessionTtlSeconds: int(env, 'PORTAL_SESSION_TTL_SECONDS', 3600, 60, 86_400),
+    linkTtlSeconds: setting(env, INT_SETTINGS.portalLinkTtlSeconds, 3600),
+    sessionTtlSeconds: setting(env, INT_SETTINGS.portalSessionTtlSeconds, 3600),
     frameAncestors,
-    exchangesPerMinute: int(env, 'PORTAL_EXCHANGES_PER_MINUTE', 30, 1, 10_000),
+    exchangesPerMinute: setting(env, INT_SETTINGS.portalExchangesPerMinute, 30),
   };
   const operationsUrl = str(env, 'OPERATIONS_WEBHOOK_URL');
   const operationsSecret = str(env, 'OPERATIONS_WEBHOOK_SECRET');
@@ -376,15 +388,13 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const redditPolling = (str(env, 'REDDIT_POLLING') ?? 'on').toLowerCase();
   if (redditPolling !== 'on' && redditPolling !== 'off') throw new ConfigError(`REDDIT_POLLING must be "on" or "off", got "${str(env, 'REDDIT_POLLING')}"`);
   const redditBaseUrl = str(env, 'REDDIT_BASE_URL') ?? 'https://www.reddit.com';
-  if (!/^https?:\/\/[^/?#]+\/?$/i.test(redditBaseUrl)) throw new ConfigError(`REDDIT_BASE_URL must be an http(s) origin such as https://www.reddit.com, got "${redditBaseUrl}"`);
+  checked('REDDIT_BASE_URL', redditBaseUrl, checkRedditBaseUrl);
   const redditClientId = str(env, 'REDDIT_CLIENT_ID');
   const redditClientSecret = str(env, 'REDDIT_CLIENT_SECRET');
   if ((redditClientId === null) !== (redditClientSecret === null)) throw new ConfigError('REDDIT_CLIENT_ID and REDDIT_CLIENT_SECRET go together: set both or neither');
   const redditClients = parseRedditClients(str(env, 'REDDIT_CLIENTS'), redditClientId);
   const redditUserAgent = str(env, 'REDDIT_USER_AGENT');
-  if (redditUserAgent !== null && !/^[\x20-\x7e]{1,256}$/.test(redditUserAgent)) {
-    throw new ConfigError('REDDIT_USER_AGENT must be 1 to 256 printable ASCII characters, such as "linux:com.example.trends:1.0 (by /u/yourname)"');
-  }
+  if (redditUserAgent !== null) checked('REDDIT_USER_AGENT', redditUserAgent, checkRedditUserAgent);
   return {
     database: parseDatabaseUrl(str(env, 'DATABASE_URL'), cwd),
     hostSchema: parseHostSchema(str(env, 'TRENDHOOKS_MIGRATIONS_TABLE'), str(env, 'TRENDHOOKS_FEATURES')),
@@ -395,23 +405,23 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     redisUrl,
     cursor: {
       secrets: cursorSecrets,
-      ttlSeconds: int(env, 'CURSOR_TTL_SECONDS', 86_400, 1, 31 * 86_400),
+      ttlSeconds: setting(env, INT_SETTINGS.cursorTtlSeconds, 86_400),
     },
     encryption: { keys: encryptionKeys, keyFile: keyFileRaw === null ? null : path.resolve(cwd, keyFileRaw) },
     ssrf: {
       allowCidrs: str(env, 'SSRF_ALLOW_CIDRS') ?? '',
       allowDestinations: str(env, 'SSRF_ALLOW_DESTINATIONS') ?? '',
       denyCidrs: str(env, 'SSRF_DENY_CIDRS') ?? '',
-      dnsTimeoutMs: int(env, 'SSRF_DNS_TIMEOUT_MS', 5000, 100, 60_000),
+      dnsTimeoutMs: setting(env, INT_SETTINGS.ssrfDnsTimeoutMs, 5000),
       dnsServers: parsed('SSRF_DNS_SERVERS', (raw) => {
         const servers = parseDnsServers(raw.split(/[\s,]+/).filter(Boolean));
         if (servers.length === 0) throw new Error('list at least one nameserver');
         return servers;
       }),
-      dnsCacheTtlMs: int(env, 'SSRF_DNS_CACHE_TTL_MS', 60_000, 0, 86_400_000),
-      dnsNegativeTtlMs: int(env, 'SSRF_DNS_NEGATIVE_TTL_MS', 5000, 0, 3_600_000),
-      dnsCacheMaxEntries: int(env, 'SSRF_DNS_CACHE_MAX_ENTRIES', 10_000, 1, 1_000_000),
-      dnsMaxConcurrentPerCustomer: int(env, 'SSRF_DNS_MAX_CONCURRENT_PER_CUSTOMER', 8, 1, 1024),
+      dnsCacheTtlMs: setting(env, INT_SETTINGS.ssrfDnsCacheTtlMs, 60_000),
+      dnsNegativeTtlMs: setting(env, INT_SETTINGS.ssrfDnsNegativeTtlMs, 5000),
+      dnsCacheMaxEntries: setting(env, INT_SETTINGS.ssrfDnsCacheMaxEntries, 10_000),
+      dnsMaxConcurrentPerCustomer: setting(env, INT_SETTINGS.ssrfDnsMaxConcurrentPerCustomer, 8),
     },
     delivery: {
       caFile: str(env, 'DELIVERY_CA_FILE'),
@@ -420,17 +430,17 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       leaseMs,
       concurrency,
       dnsLookupsPerCustomer,
-      batchSize: int(env, 'DELIVERY_BATCH_SIZE', 64, 1, 1000),
-      pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, 60_000),
+      batchSize: setting(env, INT_SETTINGS.deliveryBatchSize, 64),
+      pollIntervalMs: setting(env, INT_SETTINGS.deliveryPollIntervalMs, 1000),
       retrySchedule: parsed('DELIVERY_RETRY_SCHEDULE', parseRetrySchedule),
       // The circuit breaker per customer and destination (src/delivery/README.md); failures 0 switches it off.
       circuit: {
-        failures: int(env, 'DELIVERY_CIRCUIT_FAILURES', 5, 0, 1000),
-        throttle: int(env, 'DELIVERY_CIRCUIT_THROTTLE', 2, 1, 1024),
+        failures: setting(env, INT_SETTINGS.deliveryCircuitFailures, 5),
+        throttle: setting(env, INT_SETTINGS.deliveryCircuitThrottle, 2),
         pauseMs: circuitPause,
         maxPauseMs: circuitMaxPause,
       },
-      disableAfterMs: str(env, 'WEBHOOK_DISABLE_AFTER') === null ? DEFAULT_DISABLE_AFTER_MS : parsed('WEBHOOK_DISABLE_AFTER', (raw) => parseDuration(raw, 1000, 365 * 86_400_000)),
+      disableAfterMs: str(env, 'WEBHOOK_DISABLE_AFTER') === null ? DEFAULT_DISABLE_AFTER_MS : parsed('WEBHOOK_DISABLE_AFTER', (raw) => parseDuration(raw, INT_SETTINGS.webhookDisableAfterMs.min, INT_SETTINGS.webhookDisableAfterMs.max)),
     },
     operations: operationsUrl !== null && operationsSecret !== null ? { webhookUrl: operationsUrl, webhookSecret: operationsSecret } : null,
     trends: {
@@ -441,10 +451,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       redditClientSecret,
       redditClients,
       redditUserAgent,
-      pollIntervalMs: int(env, 'REDDIT_POLL_INTERVAL_MS', 60_000, 1000, 3_600_000),
-      pollConcurrency: int(env, 'REDDIT_POLL_CONCURRENCY', 4, 1, 64),
-      redditTimeoutMs: int(env, 'REDDIT_TIMEOUT_MS', 10_000, 100, 120_000),
-      postsRetentionDays: int(env, 'POSTS_RETENTION_DAYS', 30, 1, 3650),
+      pollIntervalMs: setting(env, INT_SETTINGS.redditPollIntervalMs, 60_000),
+      pollConcurrency: setting(env, INT_SETTINGS.redditPollConcurrency, 4),
+      redditTimeoutMs: setting(env, INT_SETTINGS.redditTimeoutMs, 10_000),
+      postsRetentionDays: setting(env, INT_SETTINGS.postsRetentionDays, 30),
     },
     ops: { logLevel: logLevel as LogLevelName, shutdownTimeoutMs },
   };

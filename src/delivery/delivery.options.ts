@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { INT_SETTINGS, checkIntOption } from '../config/settings';
 import { globalOptions } from '../core/configured-module';
 import { CircuitOptions, resolveCircuitOptions } from './circuit/circuit-policy';
 import { readReceiverCa } from './transport/receiver-ca';
@@ -99,7 +100,7 @@ export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIO
   new ConfigurableModuleBuilder<DeliveryModuleOptions>()
     .setClassMethodName('forRoot')
     // The options only are global (globalOptions); the module is imported where it is needed.
-    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
+    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition, checkDeliveryOptions))
     .build();
 
 /** `@InjectDeliveryOptions() options: DeliveryModuleOptions`: what forRoot / forRootAsync was given. */
@@ -149,6 +150,31 @@ export function resolveDeliveryOptions(o: DeliveryModuleOptions): ResolvedDelive
     throw new Error(`delivery lease renewal interval (${r.leaseRenewMs} ms) must be positive and at most half the lease (${r.leaseMs} ms)`);
   }
   return r;
+}
+
+/**
+ * DeliveryModule's options, checked at start with the ranges of the standalone's DELIVERY_*
+ * settings, then resolved once (the fair reserve, DNS share, lease renewal and circuit checks), so a
+ * bad figure stops the start naming the setting instead of the worker failing later.
+ */
+export function checkDeliveryOptions(o: DeliveryModuleOptions): void {
+  const what = (option: string) => `DeliveryModule's ${option}`;
+  const s = INT_SETTINGS;
+  checkIntOption(s.deliveryTimeoutMs, o.timeoutMs, what('timeoutMs'));
+  checkIntOption(s.deliveryLeaseMs, o.leaseMs, what('leaseMs'));
+  checkIntOption(s.deliveryConcurrency, o.concurrency, what('concurrency'));
+  checkIntOption(s.deliveryBatchSize, o.batchSize, what('batchSize'));
+  checkIntOption(s.deliveryPollIntervalMs, o.pollIntervalMs, what('pollIntervalMs'));
+  checkIntOption(s.deliveryCircuitFailures, o.circuit?.failures, what('circuit.failures'));
+  checkIntOption(s.deliveryCircuitThrottle, o.circuit?.throttle, what('circuit.throttle'));
+  checkIntOption(s.deliveryCircuitPauseMs, o.circuit?.pauseMs, what('circuit.pauseMs'));
+  checkIntOption(s.deliveryCircuitMaxPauseMs, o.circuit?.maxPauseMs, what('circuit.maxPauseMs'));
+  if (o.disableAfterMs) checkIntOption(s.webhookDisableAfterMs, o.disableAfterMs, what('disableAfterMs'));
+  try {
+    resolveDeliveryOptions(o);
+  } catch (err) {
+    throw new Error(`DeliveryModule: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** The receiver CA of a DeliveryModule, and where it came from (for the boot log). */

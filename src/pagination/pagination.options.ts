@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { INT_SETTINGS, checkIntOption } from '../config/settings';
 import { globalOptions } from '../core/configured-module';
 
 export interface PaginationModuleOptions {
@@ -12,8 +13,13 @@ export const { ConfigurableModuleClass: PaginationConfigurableModule, MODULE_OPT
   new ConfigurableModuleBuilder<PaginationModuleOptions>()
     .setClassMethodName('forRoot')
     // The options only are global (globalOptions); the module is imported where it is needed.
-    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
+    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition, checkPaginationOptions))
     .build();
 
 /** `@InjectPaginationOptions() options: PaginationModuleOptions`: what forRoot / forRootAsync was given. */
 export const InjectPaginationOptions = (): ParameterDecorator & PropertyDecorator => Inject(PAGINATION_OPTIONS);
+
+/** The cursor lifetime, checked at start as CURSOR_TTL_SECONDS is (the secrets are CursorKeys', checked when it is built). */
+export function checkPaginationOptions(o: PaginationModuleOptions): void {
+  checkIntOption(INT_SETTINGS.cursorTtlSeconds, o.ttlSeconds, "PaginationModule's ttlSeconds");
+}

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { INT_SETTINGS, checkFrameAncestor, checkIntOption, checkOption, checkPortalBaseUrl } from '../config/settings';
 import { globalOptions } from '../core/configured-module';
 
 export interface PortalModuleOptions {
@@ -27,7 +28,7 @@ export const { ConfigurableModuleClass: PortalConfigurableModule, MODULE_OPTIONS
   new ConfigurableModuleBuilder<PortalModuleOptions>()
     .setClassMethodName('forRoot')
     // The options only are global (globalOptions); the modules are imported where they are needed.
-    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
+    .setExtras({ isGlobal: false }, (definition) => globalOptions(definition, resolvePortalOptions))
     .build();
 
 export const InjectPortalOptions = (): ParameterDecorator & PropertyDecorator => Inject(PORTAL_OPTIONS);
@@ -36,29 +37,22 @@ export const DEFAULT_LINK_TTL_SECONDS = 3600;
 export const DEFAULT_SESSION_TTL_SECONDS = 3600;
 export const DEFAULT_EXCHANGES_PER_MINUTE = 30;
 
-/** The options with defaults applied, checked (a bad figure fails at boot, not at a first link). */
+/**
+ * The options with defaults applied, checked at start (forRoot / forRootAsync) by the standalone's
+ * checks of the same PORTAL_* settings: a bad figure stops the start naming it, not a first link.
+ */
 export function resolvePortalOptions(o: PortalModuleOptions = {}): Required<Omit<PortalModuleOptions, 'baseUrl'>> & { baseUrl: string | null } {
-  const ttl = (name: string, v: number | undefined, d: number) => {
-    const n = v ?? d;
-    if (!Number.isInteger(n) || n < 60 || n > 86_400) throw new Error(`PortalModule ${name} must be an integer from 60 to 86400 seconds, got ${v}`);
-    return n;
-  };
-  let baseUrl: string | null = null;
-  if (o.baseUrl !== undefined) {
-    const u = new URL(o.baseUrl);
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error(`PortalModule baseUrl must be an http(s) URL, got ${o.baseUrl}`);
-    baseUrl = o.baseUrl.replace(/\/+$/, '');
-  }
-  for (const a of o.frameAncestors ?? []) {
-    if (!/^(https?:\/\/[A-Za-z0-9.*-]+(:\d+)?|'self')$/.test(a)) throw new Error(`PortalModule frameAncestors: ${JSON.stringify(a)} is not an origin (https://host[:port]) or 'self'`);
-  }
-  const exchangesPerMinute = o.exchangesPerMinute ?? DEFAULT_EXCHANGES_PER_MINUTE;
-  if (!Number.isInteger(exchangesPerMinute) || exchangesPerMinute < 1 || exchangesPerMinute > 10_000) throw new Error(`PortalModule exchangesPerMinute must be an integer from 1 to 10000, got ${o.exchangesPerMinute}`);
+  const what = (option: string) => `PortalModule's ${option}`;
+  checkOption('PORTAL_BASE_URL', what('baseUrl'), o.baseUrl, checkPortalBaseUrl);
+  for (const a of o.frameAncestors ?? []) checkOption('PORTAL_FRAME_ANCESTORS', what('frameAncestors'), a, checkFrameAncestor);
+  checkIntOption(INT_SETTINGS.portalLinkTtlSeconds, o.linkTtlSeconds, what('linkTtlSeconds'));
+  checkIntOption(INT_SETTINGS.portalSessionTtlSeconds, o.sessionTtlSeconds, what('sessionTtlSeconds'));
+  checkIntOption(INT_SETTINGS.portalExchangesPerMinute, o.exchangesPerMinute, what('exchangesPerMinute'));
   return {
-    baseUrl,
-    exchangesPerMinute,
-    linkTtlSeconds: ttl('linkTtlSeconds', o.linkTtlSeconds, DEFAULT_LINK_TTL_SECONDS),
-    sessionTtlSeconds: ttl('sessionTtlSeconds', o.sessionTtlSeconds, DEFAULT_SESSION_TTL_SECONDS),
+    baseUrl: o.baseUrl === undefined ? null : o.baseUrl.replace(/\/+$/, ''),
+    exchangesPerMinute: o.exchangesPerMinute ?? DEFAULT_EXCHANGES_PER_MINUTE,
+    linkTtlSeconds: o.linkTtlSeconds ?? DEFAULT_LINK_TTL_SECONDS,
+    sessionTtlSeconds: o.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS,
     frameAncestors: o.frameAncestors ?? [],
   };
 }

@@ -11,11 +11,11 @@ describe('portal options', () => {
   });
 
   it('refuses bad figures at boot', () => {
-    expect(() => resolvePortalOptions({ linkTtlSeconds: 59 })).toThrow(/linkTtlSeconds must be an integer from 60 to 86400/);
+    expect(() => resolvePortalOptions({ linkTtlSeconds: 59 })).toThrow(/^PORTAL_LINK_TTL_SECONDS \(PortalModule's linkTtlSeconds\) must be an integer from 60 to 86400/);
     expect(() => resolvePortalOptions({ sessionTtlSeconds: 1.5 })).toThrow(/sessionTtlSeconds/);
     expect(() => resolvePortalOptions({ baseUrl: 'ftp://x' })).toThrow(/http\(s\) URL/);
     expect(() => resolvePortalOptions({ frameAncestors: ['*'] })).toThrow(/not an origin/);
-    expect(() => resolvePortalOptions({ exchangesPerMinute: 0 })).toThrow(/exchangesPerMinute must be an integer from 1 to 10000/);
+    expect(() => resolvePortalOptions({ exchangesPerMinute: 0 })).toThrow(/^PORTAL_EXCHANGES_PER_MINUTE \(PortalModule's exchangesPerMinute\) must be an integer from 1 to 10000/);
   });
 
   it('reads PORTAL_* from the environment, refusing bad values', () => {

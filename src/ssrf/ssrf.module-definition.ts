@@ -1,6 +1,9 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { INT_SETTINGS, checkIntOption, checkOption } from '../config/settings';
 import { globalOptions } from '../core/configured-module';
-import type { DnsResolver } from './resolver';
+import { parseCidrList } from './cidr';
+import { parseAllowDestinations } from './destinations';
+import { parseDnsServers, type DnsResolver } from './resolver';
 
 /** Options of SsrfModule.forRoot / forRootAsync. All settings come in here, never from env. */
 export interface SsrfModuleOptions {
@@ -41,8 +44,23 @@ export const {
 } = new ConfigurableModuleBuilder<SsrfModuleOptions>()
   .setClassMethodName('forRoot')
   // The options only are global (globalOptions); the module is imported where it is needed.
-  .setExtras({ isGlobal: false }, (definition) => globalOptions(definition))
+  .setExtras({ isGlobal: false }, (definition) => globalOptions(definition, checkSsrfOptions))
   .build();
 
 /** `@InjectSsrfOptions() options: SsrfModuleOptions`: what forRoot / forRootAsync was given. */
 export const InjectSsrfOptions = (): ParameterDecorator & PropertyDecorator => Inject(SSRF_MODULE_OPTIONS);
+
+/** SsrfModule's options, checked at start by the standalone's checks of the same settings (SSRF_*). */
+export function checkSsrfOptions(o: SsrfModuleOptions): void {
+  const what = (option: string) => `SsrfModule's ${option}`;
+  checkOption('SSRF_ALLOW_CIDRS', what('allowCidrs'), o.allowCidrs, parseCidrList);
+  checkOption('SSRF_DENY_CIDRS', what('denyCidrs'), o.denyCidrs, parseCidrList);
+  checkOption('SSRF_ALLOW_DESTINATIONS', what('allowDestinations'), o.allowDestinations, parseAllowDestinations);
+  checkOption('SSRF_DNS_SERVERS', what('dnsServers'), o.dnsServers, (servers) => parseDnsServers(servers));
+  const s = INT_SETTINGS;
+  checkIntOption(s.ssrfDnsTimeoutMs, o.dnsTimeoutMs, what('dnsTimeoutMs'));
+  checkIntOption(s.ssrfDnsCacheTtlMs, o.dnsCacheTtlMs, what('dnsCacheTtlMs'));
+  checkIntOption(s.ssrfDnsNegativeTtlMs, o.dnsNegativeTtlMs, what('dnsNegativeTtlMs'));
+  checkIntOption(s.ssrfDnsCacheMaxEntries, o.dnsCacheMaxEntries, what('dnsCacheMaxEntries'));
+  checkIntOption(s.ssrfDnsMaxConcurrentPerCustomer, o.dnsMaxConcurrentPerCustomer, what('dnsMaxConcurrentPerCustomer'));
+}

@@ -1,4 +1,6 @@
 import { ConfigurableModuleBuilder, Inject } from '@nestjs/common';
+import { INT_SETTINGS, checkIntOption, checkOption, checkRedditBaseUrl, checkRedditUserAgent, checkSubredditNames } from '../config/settings';
+import { checkedOptions } from '../core/configured-module';
 import type { TrendParams } from './subreddit-trends';
 
 /** How much stored history rebuilds a subreddit's detector state, and how far back a backfill reads: 3 days. */
@@ -104,8 +106,23 @@ export const { ConfigurableModuleClass: TrendsConfigurableModule, MODULE_OPTIONS
   new ConfigurableModuleBuilder<TrendsModuleOptions>()
     .setClassMethodName('forRoot')
     // Global, and exporting only the two hooks the modules below it consume (see TrendsModule).
-    .setExtras({}, (definition) => ({ ...definition, global: true }))
+    .setExtras({}, (definition) => ({ ...checkedOptions(definition, checkTrendsOptions), global: true }))
     .build();
 
 /** `@InjectTrendsOptions() options: TrendsModuleOptions`: what forRoot / forRootAsync was given. */
 export const InjectTrendsOptions = (): ParameterDecorator & PropertyDecorator => Inject(TRENDS_OPTIONS);
+
+/** TrendsModule's options, checked at start by the standalone's checks of the same REDDIT_* settings. */
+export function checkTrendsOptions(o: TrendsModuleOptions): void {
+  const what = (option: string) => `TrendsModule's ${option}`;
+  checkOption('TRACKED_SUBREDDITS', what('trackedSubreddits'), o.trackedSubreddits, checkSubredditNames);
+  checkOption('REDDIT_BASE_URL', what('redditBaseUrl'), o.redditBaseUrl, checkRedditBaseUrl);
+  checkOption('REDDIT_USER_AGENT', what('redditUserAgent'), o.redditUserAgent ?? undefined, checkRedditUserAgent);
+  if ((o.redditClientId == null) !== (o.redditClientSecret == null)) {
+    throw new Error("REDDIT_CLIENT_ID and REDDIT_CLIENT_SECRET (TrendsModule's redditClientId and redditClientSecret) go together: give both or neither");
+  }
+  checkIntOption(INT_SETTINGS.redditPollIntervalMs, o.pollIntervalMs, what('pollIntervalMs'));
+  checkIntOption(INT_SETTINGS.redditPollConcurrency, o.pollConcurrency, what('pollConcurrency'));
+  checkIntOption(INT_SETTINGS.redditTimeoutMs, o.redditTimeoutMs, what('redditTimeoutMs'));
+  checkIntOption(INT_SETTINGS.postsRetentionDays, o.postsRetentionDays, what('postsRetentionDays'));
+}
