@@ -64,14 +64,15 @@ describe('tokenize', () => {
     expect(keywordOf('launches')).toBe('launch');
   });
 
-  it('properties: tokens are lower-case, 3+ chars, no stopwords, deterministic', () => {
+  it('properties: tokens are lower-case, 3+ chars unless a ticker, no stopwords, deterministic', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), (text) => {
         const a = tokenize(text);
         expect(tokenize(text)).toEqual(a);
         for (const t of a) {
           expect(t).toBe(t.toLowerCase());
-          expect(t.length).toBeGreaterThanOrEqual(3);
+          // Shorter only where the text has it as a ticker: a word in capitals or a cashtag (BB, $F).
+          if (t.length < 3) expect({ t, ticker: new RegExp(`(?<![\\p{L}\\p{M}\\p{N}])\\$?${t.toUpperCase()}(?![\\p{L}\\p{M}\\p{N}])`, 'u').test(text) }).toEqual({ t, ticker: true });
           expect(t.length).toBeLessThanOrEqual(MAX_TOKEN_LENGTH);
           expect(ENGLISH_STOPWORDS.has(t)).toBe(false);
           expect(/^[\p{L}\p{M}\p{N}]+$/u.test(t)).toBe(true);
