@@ -395,46 +395,43 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   return detection;
 }
 
-/** A detection by the learnt bar of time scale `k`. */
-function scoreDetection(state: SurgeState, s: typeof scratch, k: number, start: number, seasonal: boolean): SurgeDetection {
+/** A window's figures, whichever trigger judged it: `score` reached `threshold`. */
+interface WindowFigures {
+  trigger: 'score' | 'lift';
+  filled: number;
+  sum: number;
+  expected: number;
+  score: number;
+  threshold: number;
+}
+
+function detectionOf(state: SurgeState, w: WindowFigures, start: number, seasonal: boolean): SurgeDetection {
   const p = state.params;
-  const filled = s.filled[k];
-  const score = s.score[k];
   return {
     kind: 'trends.surge',
-    trigger: 'score',
-    bucketStart: start - (filled - 1) * p.bucketMs,
+    trigger: w.trigger,
+    bucketStart: start - (w.filled - 1) * p.bucketMs,
     bucketEnd: start + p.bucketMs,
-    count: s.sum[k],
-    baseline: round4(s.expected[k]),
+    count: w.sum,
+    baseline: round4(w.expected),
     // The spread under which the score reads as a z-score, so (count − baseline) / stddev = score
     // holds for every kind of detection the payload documents.
-    stddev: round4((s.sum[k] - s.expected[k]) / score),
-    score: round4(score),
-    threshold: round4(state.bars[k]),
-    windowBuckets: filled,
+    stddev: round4((w.sum - w.expected) / w.score),
+    score: round4(w.score),
+    threshold: w.threshold,
+    windowBuckets: w.filled,
     seasonal,
   };
 }
 
+/** A detection by the learnt bar of time scale `k`. */
+function scoreDetection(state: SurgeState, s: typeof scratch, k: number, start: number, seasonal: boolean): SurgeDetection {
+  return detectionOf(state, { trigger: 'score', filled: s.filled[k], sum: s.sum[k], expected: s.expected[k], score: s.score[k], threshold: round4(state.bars[k]) }, start, seasonal);
+}
+
 /** A detection by the lift trigger over lift window `k`: its score is the lift, its threshold `liftTrigger`. */
 function liftDetection(state: SurgeState, lf: typeof liftScratch, k: number, start: number, seasonal: boolean): SurgeDetection {
-  const p = state.params;
-  const filled = lf.filled[k];
-  const score = lf.lift[k];
-  return {
-    kind: 'trends.surge',
-    trigger: 'lift',
-    bucketStart: start - (filled - 1) * p.bucketMs,
-    bucketEnd: start + p.bucketMs,
-    count: lf.sum[k],
-    baseline: round4(lf.expected[k]),
-    stddev: round4((lf.sum[k] - lf.expected[k]) / score),
-    score: round4(score),
-    threshold: p.liftTrigger,
-    windowBuckets: filled,
-    seasonal,
-  };
+  return detectionOf(state, { trigger: 'lift', filled: lf.filled[k], sum: lf.sum[k], expected: lf.expected[k], score: lf.lift[k], threshold: state.params.liftTrigger }, start, seasonal);
 }
 
 /** Lift windows' figures of the bucket being scored (module scratch, like `scratch`). */
