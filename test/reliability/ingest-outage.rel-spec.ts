@@ -1,11 +1,11 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { PollerTuning } from '../src/trends/trends.options';
-import { testDatabases } from './support/databases';
-import { FakeReddit, FakePost, FakeRequest } from './support/fake-reddit';
-import { startTestApp, TestApp } from './support/app';
-import { sleep } from './support/receiver';
-import { until } from './support/until';
+import type { PollerTuning } from '../../src/trends/trends.options';
+import { testDatabases } from '../support/databases';
+import { FakeReddit, FakePost, FakeRequest } from '../support/fake-reddit';
+import { startTestApp, TestApp } from '../support/app';
+import { sleep } from '../support/receiver';
+import { until } from '../support/until';
 
 /**
  * Issue 43: a cold start, a hot subreddit and a Reddit outage in one run, against the fake with
