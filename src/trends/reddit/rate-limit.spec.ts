@@ -15,7 +15,43 @@ function fakeTime(start = 1_000_000) {
   };
 }
 
+/** A clock that moves only when told: sleepers wake in order of their wake-up time. */
+function steppedTime(start = 1_000_000) {
+  let now = start;
+  const sleepers: { at: number; wake: () => void }[] = [];
+  return {
+    rt: {
+      now: () => now,
+      sleep: (ms: number) => new Promise<void>((wake) => sleepers.push({ at: now + ms, wake })),
+    },
+    /** Moves the clock to the next sleeper's time and wakes every sleeper due by then. */
+    async step(): Promise<void> {
+      if (sleepers.length === 0) return;
+      now = Math.min(...sleepers.map((s) => s.at));
+      for (const s of sleepers.filter((x) => x.at <= now)) {
+        sleepers.splice(sleepers.indexOf(s), 1);
+        s.wake();
+      }
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    },
+  };
+}
+
 describe('RateLimiter', () => {
+  it("starts a listing's next page before requests that waited longer", async () => {
+    const time = steppedTime();
+    // 6 a minute: a pace of one request every 11.1 s once the burst is spent.
+    const l = new RateLimiter(time.rt, { perMinute: 6, backoffBaseMs: 1000, backoffMaxMs: 60_000 });
+    await l.acquire();
+    const order: string[] = [];
+    const first = l.acquire().then(() => order.push('first page of another subreddit'));
+    await Promise.resolve();
+    const next = l.acquire(undefined, true).then(() => order.push('next page'));
+    for (let i = 0; i < 20 && order.length < 2; i++) await time.step();
+    await Promise.all([first, next]);
+    expect(order).toEqual(['next page', 'first page of another subreddit']);
+  });
+
   it('lets requests through at once while the budget is unknown or left', async () => {
     const { t, rt } = fakeTime();
     const l = new RateLimiter(rt);

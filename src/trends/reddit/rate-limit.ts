@@ -68,6 +68,8 @@ export class RateLimiter {
   private failedAt = -Infinity;
   private backoffUntil = 0;
   private probe: { done: Promise<void>; resolve: () => void } | null = null;
+  /** Callers waiting with `urgent` (pages that continue a listing): no other request starts before them. */
+  private urgentWaiting = 0;
 
   constructor(
     private readonly rt: Pick<RedditRuntime, 'now' | 'sleep'>,
@@ -85,8 +87,22 @@ export class RateLimiter {
     return this.opts.perMinute * PACE_SHARE;
   }
 
-  /** Waits until a request may start, and counts it. */
-  async acquire(signal?: AbortSignal): Promise<Ticket> {
+  /**
+   * Waits until a request may start, and counts it. An `urgent` request (the next page of a
+   * listing being paged) starts before any other that waits: while a listing is paged, new posts
+   * push the page it reads down Reddit's 1,000-item window, so a hot subreddit's paging must not
+   * queue behind other subreddits' first pages.
+   */
+  async acquire(signal?: AbortSignal, urgent = false): Promise<Ticket> {
+    if (urgent) this.urgentWaiting++;
+    try {
+      return await this.take(signal, urgent);
+    } finally {
+      if (urgent) this.urgentWaiting--;
+    }
+  }
+
+  private async take(signal: AbortSignal | undefined, urgent: boolean): Promise<Ticket> {
     for (;;) {
       signal?.throwIfAborted();
       if (this.probe) {
@@ -94,7 +110,9 @@ export class RateLimiter {
         continue;
       }
       const now = this.rt.now();
-      const wait = this.waitMs(now);
+      let wait = this.waitMs(now);
+      // Another caller's next page waits: it takes the next start, this one the one after.
+      if (wait <= 0 && !urgent && this.urgentWaiting > 0) wait = Math.max(1, this.tokenMs());
       if (wait <= 0) {
         if (this.remaining !== null && this.remaining < 1) this.remaining = null; // window reset
         if (this.remaining !== null) this.remaining -= 1;
@@ -118,6 +136,11 @@ export class RateLimiter {
     if (this.remaining !== null && this.remaining < 1) until = Math.max(until, this.resetAt);
     if (this.tokens < 1 && Number.isFinite(this.opts.perMinute)) until = Math.max(until, now + ((1 - this.tokens) * 60_000) / this.pace);
     return until - now;
+  }
+
+  /** The time one request's share of the pace takes (0 without a quota). */
+  private tokenMs(): number {
+    return Number.isFinite(this.opts.perMinute) ? 60_000 / this.pace : 0;
   }
 
   /** Reddit answered (whatever the status, 5xx aside): the client-wide backoff ends. */

@@ -130,7 +130,7 @@ export class RedditClient implements OnApplicationShutdown {
    */
   async fetchListing(subreddits: readonly string[], after: string | null, call: CallOptions = {}): Promise<ListingResult> {
     const name = subreddits.map((s) => encodeURIComponent(s)).join('+');
-    const res = await this.get(`/r/${name}/new.json?limit=100&raw_json=1${after ? `&after=${encodeURIComponent(after)}` : ''}`, call, true);
+    const res = await this.get(`/r/${name}/new.json?limit=100&raw_json=1${after ? `&after=${encodeURIComponent(after)}` : ''}`, call, true, after !== null);
     if (res.status >= 200 && res.status < 300) return this.parseListing(res, `r/${name}`);
     if (!(res.status >= 300 && res.status < 400) && res.status !== 403 && res.status !== 404) {
       throw new RedditRequestError(`http_${res.status}`, `GET /r/${name}/new.json answered ${res.status}`);
@@ -170,9 +170,10 @@ export class RedditClient implements OnApplicationShutdown {
 
   /**
    * One GET with the retry rules. Answers any final status (2xx with a JSON body; 3xx, 4xx as they
-   * are); throws RedditRequestError when retries run out or the caller aborts.
+   * are); throws RedditRequestError when retries run out or the caller aborts. `urgent`: the next
+   * page of a listing, which the limiter lets start before other requests.
    */
-  private async get(pathAndQuery: string, call: CallOptions, readErrorReason: boolean): Promise<Answer> {
+  private async get(pathAndQuery: string, call: CallOptions, readErrorReason: boolean, urgent = false): Promise<Answer> {
     const url = `${this.apiBase}${pathAndQuery}`;
     let reauthorised = false;
     let lastClass = 'unknown';
@@ -180,7 +181,7 @@ export class RedditClient implements OnApplicationShutdown {
     for (let retry = 0; ; retry++) {
       if (retry > this.opts.maxRetries) throw new RedditRequestError(lastClass, `GET ${pathAndQuery}: ${lastMessage} (after ${retry} attempts)`);
       // Every attempt, a retry included, goes through the limiter: a failure's backoff is the whole client's.
-      const ticket = await this.limiter.acquire(call.signal);
+      const ticket = await this.limiter.acquire(call.signal, urgent);
       let res: Answer;
       try {
         await call.beforeRequest?.();

@@ -62,6 +62,8 @@ describe('TrendsPoller', () => {
   let polled: Set<string>;
   let renewOk: boolean;
   let listing: ListingResult | Error;
+  /** When set, the listing's pages in turn (then `listing`). */
+  let pages: ListingResult[];
   let rereadIds: string[];
   let poller: TrendsPoller;
   /** How long one listing request takes on the test clock. */
@@ -79,6 +81,7 @@ describe('TrendsPoller', () => {
     polled = new Set();
     renewOk = true;
     listing = { kind: 'ok', posts: [post('a1')], skipped: 0, after: 't3_a1' };
+    pages = [];
     rereadIds = [];
     listingMs = 40_000;
     const repo: Partial<TrendSourceLeaseStore> = {
@@ -95,7 +98,7 @@ describe('TrendsPoller', () => {
         calls.push(`new ${subs.join('+')}${after ? ` after ${after}` : ''}`);
         t += listingMs; // by default a slow request: most of the lease is gone afterwards
         if (listing instanceof Error) throw listing;
-        return listing;
+        return pages.shift() ?? listing;
       },
       fetchByIds: async (ids: readonly string[], call?: CallOptions) => {
         await call?.beforeRequest?.();
@@ -187,6 +190,25 @@ describe('TrendsPoller', () => {
     expect(calls.filter((c) => c.startsWith('new '))).toHaveLength(10);
     expect(warn.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringMatching(/^r\/node: about 1000 posts between .* past Reddit's 1,000-item listing cap$/));
     expect(outcomes).toMatchObject([{ ok: true, unreachable: 1000 }]);
+  });
+
+  it('counts the posts past the cap when new posts push the paging off the end of the listing', async () => {
+    listingMs = 0;
+    claim = { claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: T0 - 10 * 60_000 };
+    // 200 posts a minute: two full pages reach 1 minute back, then Reddit's listing ends (the
+    // 1,000-item window, which the posts that came meanwhile pushed the third page past).
+    const full = (from: number) => Array.from({ length: 100 }, (_, i) => ({ ...post(`d${from + i}`), createdAtMs: T0 - (from + i) * 300 }));
+    pages = [
+      { kind: 'ok', posts: full(0), skipped: 0, after: 't3_d99' },
+      { kind: 'ok', posts: full(100), skipped: 0, after: 't3_d199' },
+      { kind: 'ok', posts: [], skipped: 0, after: null },
+    ];
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    await pollOnce();
+    expect(calls.filter((c) => c.startsWith('new '))).toHaveLength(3);
+    expect(warn.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringMatching(/^r\/node: about \d+ posts between .* past Reddit's 1,000-item listing cap$/));
+    expect(outcomes).toMatchObject([{ ok: true, unreachable: expect.any(Number) }]);
+    expect((outcomes[0] as { unreachable: number }).unreachable).toBeGreaterThan(1500);
   });
 
   it('abandons a poll whose lease was taken over, without recording anything', async () => {

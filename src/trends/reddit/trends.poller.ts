@@ -455,7 +455,12 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
       }
       posts.push(...page.posts);
       const full = page.posts.length + page.skipped >= PAGE_SIZE;
-      if (!full || stopAt === null) break;
+      if (!full || stopAt === null) {
+        // The listing ended after full pages, still short of the mark: not the subreddit's first
+        // post but Reddit's 1,000-item window, which new posts pushed the page being read past.
+        if (!full && stopAt !== null && read > 0 && backfillFrom === null && posts.length > 0 && Math.min(...posts.map((p) => p.createdAtMs)) >= stopAt) capped = true;
+        break;
+      }
       const oldest = Math.min(...page.posts.map((p) => p.createdAtMs));
       if (page.posts.length > 0 && oldest < stopAt) break;
       capped = backfillFrom === null && (page.after === null || read + PAGE_SIZE >= cap);
