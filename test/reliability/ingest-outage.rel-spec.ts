@@ -12,7 +12,7 @@ import { until } from '../support/until';
  * Reddit's quota (every request counts, 429 past it). Time is scaled as in bench/ingest: a
  * simulated minute passes in MIN real ms, and every time constant of the poller is divided alike.
  */
-const MIN = 1000;
+const MIN = 2000;
 const K = 60_000 / MIN;
 const s = (ms: number) => Math.max(1, Math.round(ms / K));
 /**
