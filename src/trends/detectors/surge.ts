@@ -50,6 +50,8 @@ export interface SurgeState {
   lastBucketStart: number | null;
   /** Buckets folded in since creation or the last long-gap reset. */
   observed: number;
+  /** Buckets with data still to fold in after a stretch without data before any can fire (`observeSurgeGap`). */
+  rewarmLeft: number;
   /** EWMA of ln(count + bucketPseudoCount) net of the hour-of-day offset (winsorised updates). */
   level: number;
   /** Robust scale of one bucket's log residual (winsorises the level's updates). */
@@ -129,6 +131,7 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     params: p,
     lastBucketStart: null,
     observed: 0,
+    rewarmLeft: 0,
     level: 0,
     bucketScale: INITIAL_LOG_SCALE,
     seasonalResiduals: new Float64Array(SLOTS_PER_DAY * p.seasonalDays),
@@ -218,6 +221,30 @@ export function observeSurgeBucket(state: SurgeState, bucketStartMs: number, cou
 }
 
 /**
+ * A bucket without data (ingestion was down, or a replayed file has a hole there): unknown, not a
+ * zero count. Nothing is learnt from it and nothing can fire on it; the windows, which would span
+ * it, start afresh after it, the hour in progress is not recorded, and the next buckets with data
+ * fire only once the short window holds `shortWindowBuckets` of them (a re-warm). Level, scales,
+ * bars and hour-of-day offsets keep what they learnt before it. Call it for each such bucket (or
+ * its last one), in order with `observeSurgeBucket`; one at or before the last bucket fed is ignored.
+ */
+export function observeSurgeGap(state: SurgeState, bucketStartMs: number): void {
+  if (!Number.isFinite(bucketStartMs)) throw new RangeError('bucketStartMs must be a finite number');
+  const start = bucketStartOf(bucketStartMs, state.params.bucketMs);
+  if (state.lastBucketStart !== null && start <= state.lastBucketStart) return;
+  state.lastBucketStart = start;
+  state.ringPos = 0;
+  state.ringFilled = 0;
+  state.hourStart = -1;
+  state.hourSlot = -1;
+  state.hourBuckets = 0;
+  state.rewarmLeft = Math.max(state.params.shortWindowBuckets, 1);
+  state.lastScore = 0;
+  state.lastExpected = NaN;
+  state.lastUpper = NaN;
+}
+
+/**
  * A source counted in a bucket already folded in no longer counts there (its only post in that
  * bucket was removed on Reddit): the bucket's count in the windows' ring drops by one, so the
  * windows scored from now on leave it out. The level and scales it already moved keep what they
@@ -237,6 +264,7 @@ export function forgetSurgeSource(state: SurgeState, bucketStartMs: number): boo
 
 function resetLevels(state: SurgeState): void {
   state.observed = 0;
+  state.rewarmLeft = 0;
   state.level = 0;
   state.bucketScale = INITIAL_LOG_SCALE;
   state.scales.fill(INITIAL_LOG_SCALE);
@@ -333,7 +361,8 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   }
 
   let detection: SurgeDetection | null = null;
-  const warm = n >= p.warmupBuckets;
+  const warm = n >= p.warmupBuckets && state.rewarmLeft <= 1;
+  if (state.rewarmLeft > 0) state.rewarmLeft--;
   // The scale closest to (or furthest past) its bar speaks for the bucket.
   let lead = 0;
   for (let k = 1; k < nScales; k++) if (s.score[k] - state.bars[k] > s.score[lead] - state.bars[lead]) lead = k;
