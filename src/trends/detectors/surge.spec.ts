@@ -421,6 +421,21 @@ describe('trends.surge: seasonal lift, episodes and growth', () => {
     expect(state.ringFilled).toBe(4);
   });
 
+  it('a short surge fires the lift trigger on its own 15 minutes (liftShortTrigger) where the 45-minute lift window dilutes it', () => {
+    // The learnt bars out of the way (threshold 50): the lift trigger alone.
+    const liftOnly = { threshold: 50 };
+    for (const seed of [1, 2, 3]) {
+      const short = surgeRun(seed, () => 10, 3, liftOnly);
+      const inSurge = short.out.filter((o) => o.index >= short.at && o.index < short.at + 3 + 6);
+      expect(inSurge).toHaveLength(1);
+      expect(inSurge[0].d).toMatchObject({ trigger: 'lift', windowBuckets: DEFAULT_SURGE_PARAMS.shortWindowBuckets, threshold: DEFAULT_SURGE_PARAMS.liftShortTrigger });
+      expect(inSurge[0].d.bucketEnd - (T0 + short.at * B)).toBeLessThanOrEqual(30 * 60_000);
+      expect(short.out.filter((o) => o.index < short.at || o.index >= short.at + 3 + 12)).toEqual([]);
+      const longOnly = surgeRun(seed, () => 10, 3, { ...liftOnly, liftShortTrigger: 0 });
+      expect(longOnly.out).toEqual([]);
+    }
+  });
+
   it('a surge that grows well past what was reported sends updates saying what each reported before', () => {
     // 6× for an hour, then 30×: the first event, then updates only as the lift triples.
     const { at, out } = surgeRun(4, (j) => (j < 12 ? 6 : 30), 3 * 12);

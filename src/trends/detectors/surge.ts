@@ -85,8 +85,10 @@ export interface SurgeState {
   reportedWindowEnd: number;
   /** Start of the window of the episode's first alert. */
   episodeStart: number;
-  /** Window lengths of the lift trigger (the short window and `liftWindowBuckets`; none when `liftTrigger` is 0). */
+  /** Window lengths of the lift trigger (`liftWindowBuckets`, then the short window when `liftShortTrigger` is set; none when `liftTrigger` is 0)… */
   readonly liftWindows: readonly number[];
+  /** …and the lift each must reach (`liftTrigger`, `liftShortTrigger`). */
+  readonly liftTriggers: readonly number[];
   /** Per lift window: robust scale of its ln lift (winsorised like `scales`), which `liftMinScore` is measured in. */
   readonly liftScales: Float64Array;
   /** Ring of the last buckets' count and expected count, for the windows. */
@@ -150,8 +152,9 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     reportedCount: 0,
     reportedWindowEnd: 0,
     episodeStart: 0,
-    liftWindows: p.liftTrigger > 0 ? [p.liftWindowBuckets] : [],
-    liftScales: new Float64Array(1).fill(INITIAL_LOG_SCALE),
+    liftWindows: p.liftTrigger <= 0 ? [] : p.liftShortTrigger > 0 && p.shortWindowBuckets > 0 ? [p.liftWindowBuckets, p.shortWindowBuckets] : [p.liftWindowBuckets],
+    liftTriggers: p.liftTrigger <= 0 ? [] : p.liftShortTrigger > 0 && p.shortWindowBuckets > 0 ? [p.liftTrigger, p.liftShortTrigger] : [p.liftTrigger],
+    liftScales: new Float64Array(2).fill(INITIAL_LOG_SCALE),
     ringCount: new Float64Array(Math.max(p.windowBuckets, p.liftWindowBuckets)),
     ringExpected: new Float64Array(Math.max(p.windowBuckets, p.liftWindowBuckets)),
     ringPos: 0,
@@ -383,7 +386,7 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   let maxLiftAt = -1;
   for (let k = 0; k < lf.n; k++) {
     if (lf.lift[k] > maxLift) [maxLift, maxLiftAt] = [lf.lift[k], k];
-    if (liftFired < 0 && lf.lift[k] >= p.liftTrigger && Math.log(lf.lift[k]) >= p.liftMinScore * state.liftScales[k] && lf.sum[k] >= p.minCount) liftFired = k;
+    if (liftFired < 0 && lf.lift[k] >= state.liftTriggers[k] && Math.log(lf.lift[k]) >= p.liftMinScore * state.liftScales[k] && lf.sum[k] >= p.minCount) liftFired = k;
   }
   if (state.inEpisode && !anyOver && maxLift < p.episodeEndLift) state.inEpisode = false;
   if (evaluate && warm) {
@@ -458,9 +461,9 @@ function scoreDetection(state: SurgeState, s: typeof scratch, k: number, start: 
   return detectionOf(state, { trigger: 'score', filled: s.filled[k], sum: s.sum[k], expected: s.expected[k], score: s.score[k], threshold: round4(state.bars[k]) }, start, seasonal);
 }
 
-/** A detection by the lift trigger over lift window `k`: its score is the lift, its threshold `liftTrigger`. */
+/** A detection by the lift trigger over lift window `k`: its score is the lift, its threshold that window's trigger. */
 function liftDetection(state: SurgeState, lf: typeof liftScratch, k: number, start: number, seasonal: boolean): SurgeDetection {
-  return detectionOf(state, { trigger: 'lift', filled: lf.filled[k], sum: lf.sum[k], expected: lf.expected[k], score: lf.lift[k], threshold: state.params.liftTrigger }, start, seasonal);
+  return detectionOf(state, { trigger: 'lift', filled: lf.filled[k], sum: lf.sum[k], expected: lf.expected[k], score: lf.lift[k], threshold: state.liftTriggers[k] }, start, seasonal);
 }
 
 /** Lift windows' figures of the bucket being scored (module scratch, like `scratch`). */
@@ -553,7 +556,8 @@ function upperBound(state: SurgeState, s: typeof scratch, nScales: number): numb
   }
   const lf = liftScratch;
   for (let k = 0; k < lf.n; k++) {
-    const needed = Math.max(Math.max(p.liftTrigger, Math.exp(p.liftMinScore * state.liftScales[k])) * (lf.expected[k] + kw) - kw, p.minCount);
+    const lift = Math.max(state.liftTriggers[k], Math.exp(p.liftMinScore * state.liftScales[k]));
+    const needed = Math.max(lift * (lf.expected[k] + kw) - kw, p.minCount);
     best = Math.min(best, Math.max(needed - lf.othersSum[k], 0));
   }
   return best;
