@@ -132,10 +132,21 @@ function detect(dist, posts, params, replay) {
     if (!buckets.has(b)) buckets.set(b, new Set());
     buckets.get(b).add(postSource(p));
   }
+  // The file's holes are missing data, told to the detector as gaps, as the replay does (a build
+  // without observeSurgeGap gets them as zeros, as it did).
+  const { dataSpan } = require(path.join(dist, 'trends/replay-report'));
+  const gaps = dataSpan(posts.map((p) => p.createdAtMs))?.gaps ?? [];
+  const inGap = (b) => gaps.some((g) => g.startMs <= b && b + BUCKET <= g.endMs);
   const state = det.createSurgeState(params);
   const out = [];
-  for (const b of [...buckets.keys()].sort((x, y) => x - y)) {
-    const d = det.observeSurgeBucket(state, b, buckets.get(b).size);
+  const starts = [...buckets.keys()].sort((x, y) => x - y);
+  for (let b = starts[0]; b <= starts[starts.length - 1]; b += BUCKET) {
+    const n = buckets.get(b)?.size ?? 0;
+    if (n === 0 && det.observeSurgeGap && inGap(b)) {
+      det.observeSurgeGap(state, b);
+      continue;
+    }
+    const d = det.observeSurgeBucket(state, b, n);
     if (d) out.push({ timeMs: d.bucketEnd + LATENESS, data: d });
   }
   return out;
@@ -143,13 +154,14 @@ function detect(dist, posts, params, replay) {
 
 /** Per-period tallies of one run (file × seed). */
 function score(f, surges, events) {
-  const per = PERIODS.map(() => ({ surges: 0, caught: 0, delays: [], events: 0, falseAlarms: 0, refires: 0 }));
+  const per = PERIODS.map(() => ({ surges: 0, caught: 0, delays: [], events: 0, falseAlarms: 0, refires: 0, planted: [] }));
   const all = [...f.labels, ...surges];
   const used = new Set();
   for (const s of surges) {
     const p = per[periodOf(s.start)];
     p.surges++;
     const hits = events.filter((e) => e.timeMs >= s.start && e.timeMs <= s.end + 30 * MIN);
+    p.planted.push({ factor: s.factor, minutes: s.minutes, delay: hits.length ? (hits[0].timeMs - s.start) / MIN : null });
     if (hits.length === 0) continue;
     p.caught++;
     p.delays.push((hits[0].timeMs - s.start) / MIN);
@@ -167,12 +179,33 @@ function score(f, surges, events) {
 }
 
 function merge(tallies) {
-  const t = { surges: 0, caught: 0, delays: [], events: 0, falseAlarms: 0, refires: 0, days: 0 };
+  const t = { surges: 0, caught: 0, delays: [], events: 0, falseAlarms: 0, refires: 0, days: 0, planted: [] };
   for (const x of tallies) {
     for (const k of ['surges', 'caught', 'events', 'falseAlarms', 'refires', 'days']) t[k] += x[k] ?? 0;
     t.delays.push(...x.delays);
+    t.planted.push(...(x.planted ?? []));
   }
   return t;
+}
+
+const MAGNITUDES = [
+  { name: '3–5×', ok: (s) => s.factor < 5 },
+  { name: '5–8×', ok: (s) => s.factor >= 5 && s.factor < 8 },
+  { name: '8–15×', ok: (s) => s.factor >= 8 },
+  { name: '≥ 5×', ok: (s) => s.factor >= 5 },
+];
+const DURATIONS = [
+  { name: '15–60 min', ok: (s) => s.minutes < 60 },
+  { name: '1–3 h', ok: (s) => s.minutes >= 60 && s.minutes < 180 },
+  { name: '3–6 h', ok: (s) => s.minutes >= 180 },
+];
+
+/** "recall (caught/planted), median delay" of the planted surges `ok` selects. */
+function cell(planted, ok) {
+  const sel = planted.filter(ok);
+  if (sel.length === 0) return '–';
+  const d = sel.filter((s) => s.delay !== null).map((s) => s.delay).sort((a, b) => a - b);
+  return `${L.round(d.length / sel.length, 2)} (${d.length}/${sel.length})${d.length ? `, ${L.round(L.quantile(d, 0.5), 0)} min` : ''}`;
 }
 
 function summary(t) {
@@ -180,6 +213,7 @@ function summary(t) {
   return {
     surges: t.surges,
     recall: L.round(t.caught / Math.max(t.surges, 1), 3),
+    recall5: L.round(t.planted.filter((s) => s.factor >= 5 && s.delay !== null).length / Math.max(t.planted.filter((s) => s.factor >= 5).length, 1), 3),
     medianDelayMin: d.length ? L.round(L.quantile(d, 0.5), 0) : null,
     p90DelayMin: d.length ? L.round(L.quantile(d, 0.9), 0) : null,
     eventsPerDay: L.round(t.events / t.days, 3),
@@ -213,10 +247,14 @@ function nabScore(dist, params) {
   return Q.realSummary(nab, files, scores);
 }
 
-/** Admissible: ≤ 1 false alarm per subreddit-week (0.143/day) with median delay ≤ 30 min; best recall, then fewer false alarms. */
+/**
+ * Admissible: ≤ 1 false alarm per subreddit-week (0.143/day) with median delay ≤ 30 min; best recall
+ * of the surges of ≥ 5× (what a subscriber calls a surge), then best recall of all, then fewer false alarms.
+ */
 function better(a, b) {
   const ok = (s) => s.falseAlarmsPerDay <= 1 / 7 && (s.medianDelayMin ?? 999) <= 30;
   if (ok(a) !== ok(b)) return ok(a);
+  if (a.recall5 !== b.recall5) return a.recall5 > b.recall5;
   if (a.recall !== b.recall) return a.recall > b.recall;
   return a.falseAlarmsPerDay < b.falseAlarmsPerDay;
 }
@@ -242,10 +280,17 @@ function main() {
   // Leave one period out: choose on the other two (NAB ≥ 80 with ≤ 1 false alarm per series-week among the admissible), report the held-out one.
   const nabOk = (r) => r.nab.score >= 80 && r.nab.worstFalseAlarmsPerSeriesWeek <= 1;
   const pool = rows.filter(nabOk).length ? rows.filter(nabOk) : rows;
-  const choose = (idx) => pool.reduce((best, r) => (better(summary(merge(idx.map((k) => r.per[k]))), summary(merge(idx.map((k) => best.per[k])))) ? r : best));
+  // Equal on the lab: the fewer false alarms on the worst NAB series, then the higher NAB score.
+  const nabBetter = (a, b) => (a.worstFalseAlarmsPerSeriesWeek !== b.worstFalseAlarmsPerSeriesWeek ? a.worstFalseAlarmsPerSeriesWeek < b.worstFalseAlarmsPerSeriesWeek : a.score > b.score);
+  const choose = (idx) =>
+    pool.reduce((best, r) => {
+      const [a, b] = [summary(merge(idx.map((k) => r.per[k]))), summary(merge(idx.map((k) => best.per[k])))];
+      if (better(a, b)) return r;
+      return !better(b, a) && nabBetter(r.nab, best.nab) ? r : best;
+    });
   const lines = [];
-  const fmt = (name, s, params) => `| ${name} | ${s.surges} | ${s.recall} | ${s.medianDelayMin ?? '–'} | ${s.p90DelayMin ?? '–'} | ${s.eventsPerDay} | ${s.falseAlarmsPerDay} | ${s.refires} | \`${JSON.stringify(params)}\` |`;
-  lines.push('| held out | planted surges | recall | median delay (min) | p90 delay (min) | events/day | false alarms/day | re-fires | parameters chosen on the other periods |', '|---|---|---|---|---|---|---|---|---|');
+  const fmt = (name, s, params) => `| ${name} | ${s.surges} | ${s.recall} | ${s.recall5} | ${s.medianDelayMin ?? '–'} | ${s.p90DelayMin ?? '–'} | ${s.eventsPerDay} | ${s.falseAlarmsPerDay} | ${s.refires} | \`${JSON.stringify(params)}\` |`;
+  lines.push('| held out | planted surges | recall | recall ≥ 5× | median delay (min) | p90 delay (min) | events/day | false alarms/day | re-fires | parameters chosen on the other periods |', '|---|---|---|---|---|---|---|---|---|---|');
   const held = PERIODS.map((p, k) => {
     const r = choose(PERIODS.map((_, j) => j).filter((j) => j !== k));
     const s = summary(r.per[k]);
@@ -256,14 +301,22 @@ function main() {
   const total = summary(merge(all.per));
   const worst = held.reduce((w, s) => (better(w, s) ? s : w));
   lines.push(fmt('total (chosen on all)', total, all.params));
-  lines.push('', `Worst held-out period: recall ${worst.recall}, median delay ${worst.medianDelayMin} min, ${worst.falseAlarmsPerDay} false alarms/day.`);
+  lines.push('', `Worst held-out period: recall ${worst.recall} (≥ 5×: ${worst.recall5}), median delay ${worst.medianDelayMin} min, ${worst.falseAlarmsPerDay} false alarms/day.`);
   lines.push(`NAB (shared five) with the parameters chosen on all: ${all.nab.score}, ${all.nab.caught}/${all.nab.windows} windows, ${all.nab.falseAlarms} false alarms (${all.nab.falseAlarmsPerSeriesWeek}/series-week, worst series ${all.nab.worstFalseAlarmsPerSeriesWeek}).`);
-  const table = ['| parameters | recall | median delay | false alarms/day | per period (recall / FA/day) | NAB | FA/series-week (worst) |', '|---|---|---|---|---|---|---|'];
+  const table = ['| parameters | recall | recall ≥ 5× | median delay | false alarms/day | per period (recall / ≥ 5× / FA/day) | NAB | FA/series-week (worst) |', '|---|---|---|---|---|---|---|---|'];
   for (const r of rows) {
     const s = summary(merge(r.per));
-    table.push(`| \`${JSON.stringify(r.params)}\` | ${s.recall} | ${s.medianDelayMin} | ${s.falseAlarmsPerDay} | ${r.per.map((p) => `${summary(p).recall} / ${summary(p).falseAlarmsPerDay}`).join(', ')} | ${r.nab.score} | ${r.nab.falseAlarmsPerSeriesWeek} (${r.nab.worstFalseAlarmsPerSeriesWeek}) |`);
+    table.push(`| \`${JSON.stringify(r.params)}\` | ${s.recall} | ${s.recall5} | ${s.medianDelayMin} | ${s.falseAlarmsPerDay} | ${r.per.map((p) => `${summary(p).recall} / ${summary(p).recall5} / ${summary(p).falseAlarmsPerDay}`).join(', ')} | ${r.nab.score} | ${r.nab.falseAlarmsPerSeriesWeek} (${r.nab.worstFalseAlarmsPerSeriesWeek}) |`);
   }
-  const text = `${lines.join('\n')}\n\nEvery candidate:\n\n${table.join('\n')}\n`;
+  // Recall (caught/planted) and median delay by planted magnitude and duration, per period held out
+  // (parameters chosen on the other two) and in total (chosen on all).
+  const heldPlanted = PERIODS.map((_, k) => choose(PERIODS.map((__, j) => j).filter((j) => j !== k)).per[k].planted);
+  const rowsOf = (groups) =>
+    groups.map((g) => `| ${g.name} | ${heldPlanted.map((pl) => cell(pl, g.ok)).join(' | ')} | ${cell(merge(all.per).planted, g.ok)} |`);
+  const head = `| planted | ${PERIODS.map((p) => `${p.name} (held out)`).join(' | ')} | total (chosen on all) |`;
+  const sep = `|---|${PERIODS.map(() => '---|').join('')}---|`;
+  const breakdown = [head, sep, ...rowsOf(MAGNITUDES), ...rowsOf(DURATIONS), ...rowsOf(MAGNITUDES.slice(3).flatMap((m) => DURATIONS.map((d) => ({ name: `${m.name}, ${d.name}`, ok: (s) => m.ok(s) && d.ok(s) }))))];
+  const text = `${lines.join('\n')}\n\nBy planted magnitude and duration: recall (caught/planted), median delay.\n\n${breakdown.join('\n')}\n\nEvery candidate:\n\n${table.join('\n')}\n`;
   console.log(text);
   if (out) {
     const cmd = `node bench/detectors/reddit-surge.js ${process.argv.slice(2).filter((a) => !a.startsWith('--out')).map((a) => (/[\s{"]/.test(a) ? `'${a}'` : a)).join(' ')}`.trim();

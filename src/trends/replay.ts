@@ -10,6 +10,7 @@ import { toPostEntity } from '../posts/ingest.service';
 import type { EventKind } from '../events/catalogue';
 import { DEFAULT_LATENESS_MS, SubredditTrends, TrendParams } from './subreddit-trends';
 import { observedPost, toTrendEvent, TrendEvent } from './trend-event';
+import { dataSpan } from './replay-report';
 
 export interface ReplayedEvent {
   type: EventKind;
@@ -33,7 +34,10 @@ export interface ReplayResult {
 
 /**
  * Posts in any order (sorted here by creation time, then id; a repeated id counts once, as the
- * posts store would). Every subreddit has its own detector state, as in production.
+ * posts store would). Every subreddit has its own detector state, as in production. A subreddit's
+ * stretches with no post long enough to be missing data (`dataSpan`, what the report draws as
+ * gaps) are told to its detectors as gaps, as the poller tells the pipeline of a read that
+ * could not reach back: a hole in the file is not hours of silence.
  */
 export function replayPosts(posts: readonly RedditPost[], params: TrendParams = {}): ReplayResult {
   const seen = new Set<string>();
@@ -49,9 +53,15 @@ export function replayPosts(posts: readonly RedditPost[], params: TrendParams = 
       events.push({ type: event.type, subreddit, timeMs: event.createdAt.getTime() + lateness, event });
     }
   };
+  const open = (subreddit: string): SubredditTrends => {
+    const st = new SubredditTrends(subreddit, params);
+    const own = unique.filter((p) => p.subreddit === subreddit).map((p) => p.createdAtMs);
+    for (const g of dataSpan(own)?.gaps ?? []) st.markGap(g.startMs, g.endMs);
+    states.set(subreddit, st);
+    return st;
+  };
   for (const p of unique) {
-    let st = states.get(p.subreddit);
-    if (!st) states.set(p.subreddit, (st = new SubredditTrends(p.subreddit, params)));
+    const st = states.get(p.subreddit) ?? open(p.subreddit);
     counts[p.subreddit] = (Object.hasOwn(counts, p.subreddit) ? counts[p.subreddit] : 0) + 1;
     // A live poller's clock has reached this post: buckets that closed before it are emitted first.
     emit(p.subreddit, st, p.createdAtMs);

@@ -183,6 +183,28 @@ describe('SubredditTrends', () => {
     expect(a.advance(T0 + 60 * MIN)).toEqual(b.advance(T0 + 60 * MIN));
   });
 
+  it('hours without data are a gap, not silence: after markGap the data coming back is not a surge', () => {
+    /** Two days of a steady subreddit, three days with no data, one more steady day. */
+    const run = (gap: boolean) => {
+      const st = new SubredditTrends('t');
+      const [holeFrom, holeTo] = [2 * 288, 5 * 288];
+      // As a replay finds it: from the last post before the hole to the first one after it.
+      if (gap) st.markGap(T0 + (holeFrom - 1) * 5 * MIN + 3 * MIN, T0 + holeTo * 5 * MIN);
+      const out = [];
+      let n = 0;
+      for (let b = 0; b < 6 * 288; b++) {
+        if (b >= holeFrom && b < holeTo) continue;
+        const posts = Array.from({ length: 4 }, (_, k) => post(n++, T0 + b * 5 * MIN + k * MIN, `steady talk ${n % 7} about usual things`));
+        st.observe(posts, new Set(posts.map((p) => p.id)), T0 + (b + 1) * 5 * MIN);
+        out.push(...st.advance().filter((d) => d.kind === 'trends.surge'));
+      }
+      return out;
+    };
+    // Fed as three days of zero posts, the ordinary day after them reads as a surge.
+    expect(run(false).length).toBeGreaterThan(0);
+    expect(run(true)).toEqual([]);
+  });
+
   it('is deterministic: the same input gives the same detections and event ids', () => {
     const ids = (ds: ReturnType<typeof feed>) => ds.map((d) => toTrendEvent('t', d).id);
     expect(ids(feed(new SubredditTrends('t'), 300, 50))).toEqual(ids(feed(new SubredditTrends('t'), 300, 50)));

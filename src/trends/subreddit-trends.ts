@@ -8,6 +8,7 @@ import {
   observeRising,
   observeStoryPosts,
   observeSurgeBucket,
+  observeSurgeGap,
   RisingParams,
   RisingState,
   StoryParams,
@@ -145,6 +146,8 @@ export class SubredditTrends {
   private maxCreatedAtMs = -Infinity;
   /** Bucket detections of buckets ending at or before this are learnt from, not returned (backfilled history). */
   private silentUntilMs = -Infinity;
+  /** Stretches without data (`markGap`) whose buckets have not all closed yet, oldest first. */
+  private gaps: { fromMs: number; toMs: number }[] = [];
 
   constructor(
     readonly subreddit: string,
@@ -200,6 +203,24 @@ export class SubredditTrends {
   }
 
   /**
+   * Nothing is known of the posts created in [fromMs, toMs) (ingestion was down, or a replayed file
+   * has a hole there): an empty surge bucket wholly inside it is missing data, not a quiet bucket,
+   * and surge neither learns it as zero posts nor lets the data's return read as a surge
+   * (`observeSurgeGap`). Buckets with posts are counted as usual. Call it before the buckets close.
+   */
+  markGap(fromMs: number, toMs: number): void {
+    if (!(Number.isFinite(fromMs) && Number.isFinite(toMs)) || toMs <= fromMs) return;
+    this.gaps.push({ fromMs, toMs });
+  }
+
+  /** Whether the bucket lies wholly in a marked gap (gaps that ended before it are dropped). */
+  private inGap(bucketStart: number, bucketMs: number): boolean {
+    if (this.gaps.length === 0) return false;
+    this.gaps = this.gaps.filter((g) => g.toMs > bucketStart);
+    return this.gaps.some((g) => g.fromMs <= bucketStart && bucketStart + bucketMs <= g.toMs);
+  }
+
+  /**
    * Posts removed or deleted on Reddit stop counting as evidence: taken out of their open buckets
    * (surge and velocity), and out of surge's closed buckets while they are within its longest
    * window (the bucket's count drops once the source had no other post in it; distinct_authors
@@ -249,6 +270,10 @@ export class SubredditTrends {
         sources.set(it.source, (sources.get(it.source) ?? 0) + 1);
         if (it.author !== null) authors.add(it.author);
         posts.set(it.id, it.source);
+      }
+      if (b.items.length === 0 && this.inGap(b.bucketStart, this.surgeWindow.bucketMs)) {
+        observeSurgeGap(this.surge, b.bucketStart);
+        continue;
       }
       if (b.items.length > 0) this.surgeHistory.push({ bucketStart: b.bucketStart, sources, authors, posts });
       while (this.surgeHistory.length > 0 && this.surgeHistory[0].bucketStart < b.bucketStart - SURGE_SOURCES_HISTORY_MS) this.surgeHistory.shift();

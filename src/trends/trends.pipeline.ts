@@ -9,6 +9,7 @@ import { resolveRisingParams, resolveStoryParams, resolveSurgeParams } from './d
 import { SubredditTrends } from './subreddit-trends';
 import { observedPost, toTrendEvent } from './trend-event';
 import { DEFAULT_HISTORY_MS, TRENDS_OPTIONS, TrendsModuleOptions } from './trends.options';
+import { dataSpan } from './replay-report';
 
 /**
  * posts store → detectors (event-time order) → events → deliveries. Fed by the poller and by
@@ -60,6 +61,8 @@ export class TrendsPipeline implements IngestListener {
     const since = new Date(now.getTime() - (this.options.historyMs ?? DEFAULT_HISTORY_MS));
     const history = (await this.posts.history(subreddit, since)).filter((p) => !arriving.has(p.id));
     if (history.length > 0) {
+      // Holes in the stored history (reads that could not reach back) are gaps, as in a replay.
+      for (const g of dataSpan(history.map((p) => p.createdAt.getTime()))?.gaps ?? []) st.markGap(g.startMs, g.endMs);
       const posts = history.map(observedPost);
       st.observe(posts, new Set(posts.map((p) => p.id)), now.getTime());
       st.advance(); // detections over history are not announced again
@@ -99,6 +102,16 @@ export class TrendsPipeline implements IngestListener {
       const st = this.subs.get(p.subreddit);
       if (st) (await st).forget([observedPost(p)]);
     }
+  }
+
+  /**
+   * Nothing is known of the subreddit's posts created in [fromMs, toMs) (a read that could not reach
+   * back that far): its detectors treat the stretch as missing data, not silence. Call it before the
+   * posts after the hole are stored. Held in this process's detector state; after a restart the
+   * warm-up finds the hole in the stored history.
+   */
+  async markGap(subreddit: string, fromMs: number, toMs: number): Promise<void> {
+    (await this.state(subreddit)).markGap(fromMs, toMs);
   }
 
   /** Processing-time watermark for live polling: closes the buckets of a quiet subreddit too. */

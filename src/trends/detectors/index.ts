@@ -13,7 +13,7 @@ export type { RisingParams, StoryParams, SurgeParams, VelocityParams } from './p
 export { createStoryState, observeStoryPosts, poissonDeviance, storyText } from './stories';
 export { knownAuthor, postSource } from './sources';
 export type { StoryState } from './stories';
-export { bucketStartOf, createSurgeState, fillSurgeGaps, forgetSurgeSource, hourOfWeek, observeSurgeBucket } from './surge';
+export { bucketStartOf, createSurgeState, fillSurgeGaps, forgetSurgeSource, hourOfWeek, observeSurgeBucket, observeSurgeGap } from './surge';
 export type { SurgeState } from './surge';
 export { binomialDeviance, createVelocityState, observeVelocityCounts, observeVelocityPosts, velocityBaseline } from './velocity';
 export { KeywordTable } from './hash-tables';

@@ -45,12 +45,14 @@ export interface SurgeParams {
   /** Added to that daily maximum (score units): an ordinary day must beat the history clearly, not just tie it. */
   readonly barMargin: number;
   /**
-   * The lift trigger: fire when the posts of the short window or of the last `liftWindowBuckets`
-   * reach this many times the seasonal expectation ((posts + windowPseudoCount) / (expected +
+   * The lift trigger: fire when the posts of the last `liftWindowBuckets` reach this many times
+   * (the short window's: `liftShortTrigger` times) the seasonal expectation ((posts + windowPseudoCount) / (expected +
    * windowPseudoCount)), with at least `minCount` posts, whatever the subreddit's learnt
    * burstiness; 0 turns it off (the learnt bars alone).
    */
   readonly liftTrigger: number;
+  /** The lift trigger on the short window too: the lift its posts must reach there (0: the long lift window alone). */
+  readonly liftShortTrigger: number;
   /** Buckets of the lift trigger's window. */
   readonly liftWindowBuckets: number;
   /** The lift trigger also needs ln(lift) ≥ this × the window's robust scale of ln lift (a series whose every hour swings 5× is not surging at 5×). */
@@ -201,6 +203,7 @@ export const DEFAULT_SURGE_PARAMS: Readonly<SurgeParams> = Object.freeze({
   liftTrigger: 6,
   liftWindowBuckets: 9,
   liftMinScore: 5,
+  liftShortTrigger: 6,
   episodeEndLift: 1.5,
   regrowFactor: 3,
   cooldownBuckets: 288,
@@ -303,7 +306,7 @@ export function resolveSurgeParams(overrides: Partial<SurgeParams> = {}): Readon
     'clipZ',
     'maxGapBuckets',
   ]);
-  nonNegative(p, ['liftTrigger', 'liftWindowBuckets', 'liftMinScore', 'episodeEndLift', 'regrowFactor', 'minCount', 'minLift', 'cooldownBuckets', 'warmupBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barMargin']);
+  nonNegative(p, ['liftTrigger', 'liftWindowBuckets', 'liftMinScore', 'liftShortTrigger', 'episodeEndLift', 'regrowFactor', 'minCount', 'minLift', 'cooldownBuckets', 'warmupBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barMargin']);
   integers(p, ['bucketMs', 'windowBuckets', 'liftWindowBuckets', 'shortWindowBuckets', 'trimBuckets', 'barRank', 'barDays', 'cooldownBuckets', 'warmupBuckets', 'maxGapBuckets', 'seasonalDays', 'seasonalMinDays']);
   check(p.shortWindowBuckets < p.windowBuckets, 'shortWindowBuckets', '< windowBuckets');
   check(p.trimBuckets <= 1, 'trimBuckets', '0 or 1');

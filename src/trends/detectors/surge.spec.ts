@@ -1,6 +1,6 @@
 import { DEFAULT_SURGE_PARAMS } from './params';
 import type { SurgeDetection } from '../../events/kinds/surge';
-import { createSurgeState, fillSurgeGaps, forgetSurgeSource, hourOfDay, hourOfWeek, observeSurgeBucket, SurgeState } from './surge';
+import { createSurgeState, fillSurgeGaps, forgetSurgeSource, hourOfDay, hourOfWeek, observeSurgeBucket, observeSurgeGap, SurgeState } from './surge';
 import { mulberry32 as rng } from '../../common/prng';
 import { poisson as knuthPoisson } from '../../../test/support/random';
 
@@ -368,6 +368,71 @@ describe('trends.surge: seasonal lift, episodes and growth', () => {
       expect(d.previous).toBeUndefined();
       // Nothing else outside the surge after the first week.
       expect(out.filter((o) => o.index < at || o.index >= at + 16 + 12)).toEqual([]);
+    }
+  });
+
+  /** Two bursty weeks, then three days without data (as zeros, or told as a gap), then the same background again with a 6× surge a day later. */
+  function holeRun(seed: number, hole: 'zeros' | 'gap') {
+    const r = rng(seed);
+    const state = createSurgeState();
+    const [from, to] = [2 * 7 * DAY, 2 * 7 * DAY + 3 * DAY];
+    const at = to + DAY + 10 * 12 + 7;
+    const out: number[] = [];
+    const level = { before: NaN, after: NaN };
+    for (let i = 0; i < at + 2 * DAY; i++) {
+      if (i === from) level.before = state.level;
+      if (i === to) level.after = state.level;
+      if (i >= from && i < to) {
+        if (hole === 'gap') observeSurgeGap(state, T0 + i * B);
+        else observeSurgeBucket(state, T0 + i * B, 0);
+        continue;
+      }
+      const j = i - at;
+      if (observeSurgeBucket(state, T0 + i * B, burstyCount(r, weekly(i) * (j >= 0 && j < 24 ? 6 : 1)))) out.push(i);
+    }
+    return { to, at, out, level, observed: state.observed };
+  }
+
+  it('hours without data are not silence: nothing learnt from them, no surge when the data resumes, the next real surge caught', () => {
+    for (const seed of [1, 2, 3]) {
+      // Fed as zeros, the hole drags the level (the expectation) down by a third or more.
+      const zeros = holeRun(seed, 'zeros');
+      expect(zeros.level.after).toBeLessThan(zeros.level.before - Math.log(1.4));
+      const { to, at, out, level, observed } = holeRun(seed, 'gap');
+      expect(level.after).toBe(level.before);
+      expect(observed).toBe(zeros.observed - 3 * DAY);
+      expect(out.filter((i) => i >= to && i < at)).toEqual([]);
+      const caught = out.filter((i) => i >= at && i < at + 24);
+      expect(caught).toHaveLength(1);
+      expect((caught[0] + 1 - at) * B).toBeLessThanOrEqual(30 * 60_000);
+    }
+  });
+
+  it('re-warms after a gap: the first buckets with data cannot fire until the short window holds them', () => {
+    const state = createSurgeState();
+    feed(state, poissonSeries(5, 3 * 288, () => 20));
+    observeSurgeGap(state, T0 + 3 * 288 * B);
+    const level = state.level;
+    expect(state.ringFilled).toBe(0);
+    const fired = feed(state, [400, 400, 400, 400], 3 * 288 + 1).map((o) => o.index - 3 * 288 - 1);
+    expect(fired).toEqual([2]);
+    expect(state.level).toBeGreaterThan(level); // learning resumed with the data
+    observeSurgeGap(state, T0 + 10 * B); // at or before the last bucket fed: ignored
+    expect(state.ringFilled).toBe(4);
+  });
+
+  it('a short surge fires the lift trigger on its own 15 minutes (liftShortTrigger) where the 45-minute lift window dilutes it', () => {
+    // The learnt bars out of the way (threshold 50): the lift trigger alone.
+    const liftOnly = { threshold: 50 };
+    for (const seed of [1, 2, 3]) {
+      const short = surgeRun(seed, () => 10, 3, liftOnly);
+      const inSurge = short.out.filter((o) => o.index >= short.at && o.index < short.at + 3 + 6);
+      expect(inSurge).toHaveLength(1);
+      expect(inSurge[0].d).toMatchObject({ trigger: 'lift', windowBuckets: DEFAULT_SURGE_PARAMS.shortWindowBuckets, threshold: DEFAULT_SURGE_PARAMS.liftShortTrigger });
+      expect(inSurge[0].d.bucketEnd - (T0 + short.at * B)).toBeLessThanOrEqual(30 * 60_000);
+      expect(short.out.filter((o) => o.index < short.at || o.index >= short.at + 3 + 12)).toEqual([]);
+      const longOnly = surgeRun(seed, () => 10, 3, { ...liftOnly, liftShortTrigger: 0 });
+      expect(longOnly.out).toEqual([]);
     }
   });
 

@@ -50,6 +50,8 @@ export interface SurgeState {
   lastBucketStart: number | null;
   /** Buckets folded in since creation or the last long-gap reset. */
   observed: number;
+  /** Buckets with data still to fold in after a stretch without data before any can fire (`observeSurgeGap`). */
+  rewarmLeft: number;
   /** EWMA of ln(count + bucketPseudoCount) net of the hour-of-day offset (winsorised updates). */
   level: number;
   /** Robust scale of one bucket's log residual (winsorises the level's updates). */
@@ -83,8 +85,10 @@ export interface SurgeState {
   reportedWindowEnd: number;
   /** Start of the window of the episode's first alert. */
   episodeStart: number;
-  /** Window lengths of the lift trigger (the short window and `liftWindowBuckets`; none when `liftTrigger` is 0). */
+  /** Window lengths of the lift trigger (`liftWindowBuckets`, then the short window when `liftShortTrigger` is set; none when `liftTrigger` is 0)… */
   readonly liftWindows: readonly number[];
+  /** …and the lift each must reach (`liftTrigger`, `liftShortTrigger`). */
+  readonly liftTriggers: readonly number[];
   /** Per lift window: robust scale of its ln lift (winsorised like `scales`), which `liftMinScore` is measured in. */
   readonly liftScales: Float64Array;
   /** Ring of the last buckets' count and expected count, for the windows. */
@@ -129,6 +133,7 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     params: p,
     lastBucketStart: null,
     observed: 0,
+    rewarmLeft: 0,
     level: 0,
     bucketScale: INITIAL_LOG_SCALE,
     seasonalResiduals: new Float64Array(SLOTS_PER_DAY * p.seasonalDays),
@@ -147,8 +152,9 @@ export function createSurgeState(params: Partial<SurgeParams> = {}): SurgeState 
     reportedCount: 0,
     reportedWindowEnd: 0,
     episodeStart: 0,
-    liftWindows: p.liftTrigger > 0 ? [p.liftWindowBuckets] : [],
-    liftScales: new Float64Array(1).fill(INITIAL_LOG_SCALE),
+    liftWindows: p.liftTrigger <= 0 ? [] : p.liftShortTrigger > 0 && p.shortWindowBuckets > 0 ? [p.liftWindowBuckets, p.shortWindowBuckets] : [p.liftWindowBuckets],
+    liftTriggers: p.liftTrigger <= 0 ? [] : p.liftShortTrigger > 0 && p.shortWindowBuckets > 0 ? [p.liftTrigger, p.liftShortTrigger] : [p.liftTrigger],
+    liftScales: new Float64Array(2).fill(INITIAL_LOG_SCALE),
     ringCount: new Float64Array(Math.max(p.windowBuckets, p.liftWindowBuckets)),
     ringExpected: new Float64Array(Math.max(p.windowBuckets, p.liftWindowBuckets)),
     ringPos: 0,
@@ -218,6 +224,30 @@ export function observeSurgeBucket(state: SurgeState, bucketStartMs: number, cou
 }
 
 /**
+ * A bucket without data (ingestion was down, or a replayed file has a hole there): unknown, not a
+ * zero count. Nothing is learnt from it and nothing can fire on it; the windows, which would span
+ * it, start afresh after it, the hour in progress is not recorded, and the next buckets with data
+ * fire only once the short window holds `shortWindowBuckets` of them (a re-warm). Level, scales,
+ * bars and hour-of-day offsets keep what they learnt before it. Call it for each such bucket (or
+ * its last one), in order with `observeSurgeBucket`; one at or before the last bucket fed is ignored.
+ */
+export function observeSurgeGap(state: SurgeState, bucketStartMs: number): void {
+  if (!Number.isFinite(bucketStartMs)) throw new RangeError('bucketStartMs must be a finite number');
+  const start = bucketStartOf(bucketStartMs, state.params.bucketMs);
+  if (state.lastBucketStart !== null && start <= state.lastBucketStart) return;
+  state.lastBucketStart = start;
+  state.ringPos = 0;
+  state.ringFilled = 0;
+  state.hourStart = -1;
+  state.hourSlot = -1;
+  state.hourBuckets = 0;
+  state.rewarmLeft = Math.max(state.params.shortWindowBuckets, 1);
+  state.lastScore = 0;
+  state.lastExpected = NaN;
+  state.lastUpper = NaN;
+}
+
+/**
  * A source counted in a bucket already folded in no longer counts there (its only post in that
  * bucket was removed on Reddit): the bucket's count in the windows' ring drops by one, so the
  * windows scored from now on leave it out. The level and scales it already moved keep what they
@@ -237,6 +267,7 @@ export function forgetSurgeSource(state: SurgeState, bucketStartMs: number): boo
 
 function resetLevels(state: SurgeState): void {
   state.observed = 0;
+  state.rewarmLeft = 0;
   state.level = 0;
   state.bucketScale = INITIAL_LOG_SCALE;
   state.scales.fill(INITIAL_LOG_SCALE);
@@ -333,7 +364,8 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   }
 
   let detection: SurgeDetection | null = null;
-  const warm = n >= p.warmupBuckets;
+  const warm = n >= p.warmupBuckets && state.rewarmLeft <= 1;
+  if (state.rewarmLeft > 0) state.rewarmLeft--;
   // The scale closest to (or furthest past) its bar speaks for the bucket.
   let lead = 0;
   for (let k = 1; k < nScales; k++) if (s.score[k] - state.bars[k] > s.score[lead] - state.bars[lead]) lead = k;
@@ -354,7 +386,7 @@ function update(state: SurgeState, start: number, count: number, evaluate: boole
   let maxLiftAt = -1;
   for (let k = 0; k < lf.n; k++) {
     if (lf.lift[k] > maxLift) [maxLift, maxLiftAt] = [lf.lift[k], k];
-    if (liftFired < 0 && lf.lift[k] >= p.liftTrigger && Math.log(lf.lift[k]) >= p.liftMinScore * state.liftScales[k] && lf.sum[k] >= p.minCount) liftFired = k;
+    if (liftFired < 0 && lf.lift[k] >= state.liftTriggers[k] && Math.log(lf.lift[k]) >= p.liftMinScore * state.liftScales[k] && lf.sum[k] >= p.minCount) liftFired = k;
   }
   if (state.inEpisode && !anyOver && maxLift < p.episodeEndLift) state.inEpisode = false;
   if (evaluate && warm) {
@@ -429,9 +461,9 @@ function scoreDetection(state: SurgeState, s: typeof scratch, k: number, start: 
   return detectionOf(state, { trigger: 'score', filled: s.filled[k], sum: s.sum[k], expected: s.expected[k], score: s.score[k], threshold: round4(state.bars[k]) }, start, seasonal);
 }
 
-/** A detection by the lift trigger over lift window `k`: its score is the lift, its threshold `liftTrigger`. */
+/** A detection by the lift trigger over lift window `k`: its score is the lift, its threshold that window's trigger. */
 function liftDetection(state: SurgeState, lf: typeof liftScratch, k: number, start: number, seasonal: boolean): SurgeDetection {
-  return detectionOf(state, { trigger: 'lift', filled: lf.filled[k], sum: lf.sum[k], expected: lf.expected[k], score: lf.lift[k], threshold: state.params.liftTrigger }, start, seasonal);
+  return detectionOf(state, { trigger: 'lift', filled: lf.filled[k], sum: lf.sum[k], expected: lf.expected[k], score: lf.lift[k], threshold: state.liftTriggers[k] }, start, seasonal);
 }
 
 /** Lift windows' figures of the bucket being scored (module scratch, like `scratch`). */
@@ -524,7 +556,8 @@ function upperBound(state: SurgeState, s: typeof scratch, nScales: number): numb
   }
   const lf = liftScratch;
   for (let k = 0; k < lf.n; k++) {
-    const needed = Math.max(Math.max(p.liftTrigger, Math.exp(p.liftMinScore * state.liftScales[k])) * (lf.expected[k] + kw) - kw, p.minCount);
+    const lift = Math.max(state.liftTriggers[k], Math.exp(p.liftMinScore * state.liftScales[k]));
+    const needed = Math.max(lift * (lf.expected[k] + kw) - kw, p.minCount);
     best = Math.min(best, Math.max(needed - lf.othersSum[k], 0));
   }
   return best;

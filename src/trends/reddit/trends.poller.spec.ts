@@ -109,7 +109,10 @@ describe('TrendsPoller', () => {
     const ingest: Partial<IngestService> = {
       upsertPosts: async (posts, opts) => (calls.push(`upsert ${posts.map((p) => p.id).join(',')}${opts?.backfill ? ' (backfill)' : ''}`), { inserted: 0, updated: 0 }),
     };
-    const pipeline: Partial<TrendsPipeline> = { tick: async (sub) => (calls.push(`tick ${sub}`), 0) };
+    const pipeline: Partial<TrendsPipeline> = {
+      tick: async (sub) => (calls.push(`tick ${sub}`), 0),
+      markGap: async (sub, fromMs, toMs) => void calls.push(`gap ${sub} ${fromMs}..${toMs}`),
+    };
     const posts: Partial<PostStore> = {
       countsSince: async () => new Map(),
       rereadCandidates: async (_sub, createdFrom, seenBefore) => (calls.push(`reread ${T0 - createdFrom} ${T0 - seenBefore}`), rereadIds),
@@ -190,6 +193,18 @@ describe('TrendsPoller', () => {
     expect(calls.filter((c) => c.startsWith('new '))).toHaveLength(10);
     expect(warn.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringMatching(/^r\/node: about 1000 posts between .* past Reddit's 1,000-item listing cap$/));
     expect(outcomes).toMatchObject([{ ok: true, unreachable: 1000 }]);
+    // The detectors hear of the hole before the posts after it are stored.
+    const gap = calls.indexOf(`gap node ${T0 - 20 * 60_000}..${T0 - 10 * 60_000}`);
+    expect(gap).toBeGreaterThanOrEqual(0);
+    expect(gap).toBeLessThan(calls.findIndex((c) => c.startsWith('upsert ')));
+  });
+
+  it('tells the detectors of no gap when the listing reached back to the last read', async () => {
+    listingMs = 0;
+    claim = { claimed: true, consecutiveFailures: 0, lastError: null, lastPolledAt: T0 - 60_000 };
+    listing = { kind: 'ok', posts: Array.from({ length: 100 }, (_, i) => post(`b${i}`)), skipped: 0, after: 't3_b99' };
+    await pollOnce();
+    expect(calls.filter((c) => c.startsWith('gap '))).toEqual([]);
   });
 
   it('counts the posts past the cap when new posts push the paging off the end of the listing', async () => {

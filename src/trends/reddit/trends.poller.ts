@@ -59,6 +59,16 @@ interface Claimed {
   claim: Extract<ClaimResult, { claimed: true }>;
 }
 
+/**
+ * What a listing capped by Reddit left out: for each held subreddit read before, from its last
+ * read's start to the listing's oldest post (that read and this one overlap no further back).
+ */
+export function listingGaps(held: readonly Claimed[], posts: readonly RedditPost[]): { sub: string; fromMs: number; toMs: number }[] {
+  if (posts.length === 0) return [];
+  const oldest = Math.min(...posts.map((p) => p.createdAtMs));
+  return held.flatMap(({ sub, claim }) => (claim.lastPolledAt === null || claim.lastPolledAt >= oldest ? [] : [{ sub, fromMs: claim.lastPolledAt, toMs: oldest }]));
+}
+
 /** The plan for the tracked set as it stands: the groups, and what they cost. */
 export interface SourcesPlan {
   units: PollUnit[];
@@ -381,8 +391,10 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
         this.metrics?.pollerError(sub);
         return this.finish(sub, { ok: false, nextPollAt: this.clock.now().getTime() + delay, lastError, consecutiveFailures: failures });
       }
-      await this.store(read.posts, [], backfill);
       const unreachable = read.capped ? this.countUnreachable(held, read.posts, listedAt) : new Map<string, number>();
+      // What the listing could not reach is unknown, not quiet: the detectors hear so before its buckets close.
+      if (read.capped) for (const g of listingGaps(held, read.posts)) await this.pipeline.markGap(g.sub, g.fromMs, g.toMs);
+      await this.store(read.posts, [], backfill);
       if (backfill) this.logger.log(`r/${names[0]} first read: backfilled ${read.posts.length} posts in ${read.pages} pages`);
       const seen = this.clock.now().getTime();
       for (const sub of names) {
@@ -478,15 +490,13 @@ export class TrendsPoller implements OnApplicationBootstrap, BeforeApplicationSh
    */
   private countUnreachable(held: readonly Claimed[], posts: readonly RedditPost[], listedAt: number): Map<string, number> {
     const out = new Map<string, number>();
-    const oldest = Math.min(...posts.map((p) => p.createdAtMs));
-    for (const { sub, claim } of held) {
-      if (claim.lastPolledAt === null || claim.lastPolledAt >= oldest) continue;
+    for (const { sub, fromMs, toMs } of listingGaps(held, posts)) {
       const own = posts.filter((p) => p.subreddit === sub).length;
-      const n = Math.round((own * (oldest - claim.lastPolledAt)) / Math.max(1, listedAt - oldest));
+      const n = Math.round((own * (toMs - fromMs)) / Math.max(1, listedAt - toMs));
       if (n < 1) continue;
       out.set(sub, n);
       this.metrics?.redditPostsUnreachable(sub, n);
-      this.logger.warn(`r/${sub}: about ${n} posts between ${new Date(claim.lastPolledAt).toISOString()} and ${new Date(oldest).toISOString()} are past Reddit's 1,000-item listing cap`);
+      this.logger.warn(`r/${sub}: about ${n} posts between ${new Date(fromMs).toISOString()} and ${new Date(toMs).toISOString()} are past Reddit's 1,000-item listing cap`);
     }
     return out;
   }
