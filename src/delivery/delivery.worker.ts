@@ -494,8 +494,13 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async attempt(d: ClaimedWork, bodies: Map<string, (webhookId: string) => string>): Promise<void> {
     const { webhook, event } = d;
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
-    // Disabled after this delivery was queued (a retry, or a race with the pause): never attempted.
-    if (webhook.disabled) return this.repo.cancelClaimed(d, this.owner, this.clock.now(), WEBHOOK_DISABLED);
+    // Disabled after this delivery was queued (a retry, or a race with the pause): never attempted;
+    // held while paused by hand (sent once resumed), otherwise cancelled.
+    if (webhook.disabled) {
+      const now = this.clock.now();
+      if (!(await this.repo.holdClaimed(d, this.owner, now))) await this.repo.cancelClaimed(d, this.owner, now, WEBHOOK_DISABLED);
+      return;
+    }
     if (d.lostSince && (await this.recordLostAttempt(d))) return;
     // This customer's circuit for the destination (circuit/): while it is open, or throttled and
     // busy, the delivery is put off, its charge given back and its slot freed.
