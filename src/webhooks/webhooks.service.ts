@@ -250,7 +250,7 @@ export class WebhooksService {
   /** Idempotent: absent or another customer's webhook is a no-op (DECISIONS). */
   async remove(caller: TrendhooksPrincipal, rawId: string): Promise<void> {
     const id = parseWebhookId(rawId);
-    // Pending deliveries are cancelled when claimed; held ones never are: cancelled here.
+    // Its pending and held deliveries end now: a held one is never claimed, so no worker would see the webhook gone.
     if (await this.webhooks.deleteForCustomer(caller.tenantId, id)) await this.deliveries.cancelPendingForWebhook(id, this.clock.now(), WEBHOOK_DELETED);
   }
 }
