@@ -627,6 +627,19 @@ describe('DeliveryWorker', () => {
       expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
     });
 
+    it('holds a claim whose webhook was paused by hand between the claim and the send', async () => {
+      queue.due = [work(1), work(2)];
+      // The claim read it enabled; the check right before the send finds it paused.
+      queue.deleted.add(work(1).webhookId);
+      queue.paused.add(work(1).webhookId);
+      const w = worker();
+      await run(w);
+      await until(() => queue.held.length === 1 && queue.records.length === 1, 'one hold, one outcome');
+      expect(queue.held).toEqual([work(1).id]);
+      expect(queue.cancelled).toEqual([]);
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
+    });
+
     it('cancels a claim whose webhook or event row is gone without asking the transport', async () => {
       queue.due = [work(1, { webhook: null }), work(2, { event: null })];
       const w = worker();
