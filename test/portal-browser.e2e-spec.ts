@@ -26,13 +26,16 @@ describeWithBrowser.each(testDatabases())('the portal in a headless browser (%s)
   let cert: TestCert;
   let rx: Receiver;
   let failing = true;
+  /** The /later receiver asks for its retry in an hour. */
+  let later = true;
   // The receiver's text, never shown: answers of a private destination keep no excerpt.
   const clock = new ShiftedClock();
 
   beforeAll(async () => {
     cert = makeCert();
     rx = await Receiver.start(cert);
-    rx.behaviour = () => (failing ? { status: 503, body: 'receiver down for maintenance' } : { status: 200 });
+    rx.behaviour = (r) =>
+      r.path === '/later' && later ? { status: 503, headers: { 'retry-after': '3600' } } : failing ? { status: 503, body: 'receiver down for maintenance' } : { status: 200 };
     t = await startTestApp(db(), { clock, env: { DELIVERY_CA_FILE: cert.caFile, DELIVERY_RETRY_SCHEDULE: '0.1', DELIVERY_POLL_INTERVAL_MS: '50', DELIVERY_TIMEOUT_MS: '1000' } });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
@@ -156,6 +159,75 @@ describeWithBrowser.each(testDatabases())('the portal in a headless browser (%s)
     await again.getByRole('heading', { name: 'This link has expired' }).waitFor();
     await expect(again.locator('article.webhook').count()).resolves.toBe(0);
     await again.close();
+    await page.close();
+  }, 120_000);
+
+  it('shows when a pending delivery is next tried and retries it now; Disable holds what is pending, Enable sends it and offers to recover the pause', async () => {
+    const a = await t.customer();
+    await t.app.get(PrivateDestinationsService).allow(a.customerId, `127.0.0.1/32:${rx.port}`);
+    const sub = `portl${Date.now().toString(36)}`;
+    const hook = (await t.http().post('/v1/webhooks').set(a.auth).send({ url: rx.namedUrl('/later'), event: 'trends.surge', subreddit: sub, allow_nonstandard_port: true }).expect(201)).body.data;
+    const emit = () => t.app.get(EventsService).emit({ type: 'trends.surge', subreddit: sub, data: { count: 1 } });
+    const deliveryOf = async (eventId: string) => {
+      const res = await t.http().get(`/v1/webhooks/${hook.id}/deliveries`).set(a.auth).expect(200);
+      return res.body.data.find((d: { event_id: string }) => d.event_id === eventId) as { id: string; state: string; attempt_count: number; next_attempt_at: string | null } | undefined;
+    };
+    const waitFor = async (eventId: string, state: string) => {
+      for (let i = 0; i < 200; i++) {
+        const d = await deliveryOf(eventId);
+        if (d?.state === state && d.attempt_count > 0) return d;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`delivery of ${eventId} never ${state}`);
+    };
+    later = true;
+    const first = await emit();
+    const waiting = await waitFor(first.event_id, 'pending');
+    expect(waiting.next_attempt_at).not.toBeNull();
+
+    const { page, foreign } = await offlinePage(1280, 900);
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(await mintLink(a.auth), { waitUntil: 'load' });
+    const card = () => page.locator(`article[data-webhook-id="${hook.id}"]`);
+    await card().waitFor({ timeout: 15_000 });
+    await card().getByRole('button', { name: 'Deliveries' }).click();
+    const item = card().locator(`li[data-delivery-id="${waiting.id}"]`);
+    await item.waitFor();
+    await expect(item.locator('.badge').innerText()).resolves.toBe('pending');
+    // When it is next tried: the API's next_attempt_at, shown in local time.
+    await expect(item.locator('.next-try time').getAttribute('datetime')).resolves.toBe(waiting.next_attempt_at);
+
+    // Retry now: the API's retry, an hour early; the receiver gets it.
+    later = false;
+    const before = rx.received.length;
+    await item.getByRole('button', { name: 'Retry now' }).click();
+    await rx.waitUntil((r) => r.slice(before).some((x) => x.path === '/later' && x.headers['webhook-id'] === waiting.id), 15_000, 'the delivery retried now');
+    await waitFor(first.event_id, 'delivered');
+
+    // Another retry waits an hour; Disable holds it, and the card says so.
+    later = true;
+    const second = await emit();
+    const held = await waitFor(second.event_id, 'pending');
+    await card().getByRole('button', { name: 'Disable' }).click();
+    await card().getByRole('button', { name: 'Enable' }).waitFor();
+    await expect(card().locator('.disabled-deliveries').innerText()).resolves.toBe('held: sent when you enable it');
+    expect((await deliveryOf(second.event_id))?.state).toBe('held');
+    await card().getByRole('button', { name: 'Deliveries' }).click();
+    await expect(card().locator(`li[data-delivery-id="${held.id}"] .next-try`).innerText()).resolves.toContain('held until the webhook is enabled');
+    // An event of the pause: no delivery, offered for recovery on Enable.
+    const missed = await emit();
+
+    later = false;
+    const sent = rx.received.length;
+    await card().getByRole('button', { name: 'Enable' }).click();
+    await card().getByRole('button', { name: 'Disable' }).waitFor();
+    const out = card().locator(':scope > .output');
+    await expect(out.innerText()).resolves.toMatch(/^Enabled: 1 held delivery sent again\. 1 event missed while disabled can be sent again\./);
+    await rx.waitUntil((r) => r.slice(sent).some((x) => x.headers['webhook-id'] === held.id), 15_000, 'the held delivery');
+    await out.getByRole('button', { name: 'Recover 1' }).click();
+    await out.getByText('1 queued.').waitFor();
+    await waitFor(missed.event_id, 'delivered');
+    expect(foreign).toEqual([]);
     await page.close();
   }, 120_000);
 

@@ -2,6 +2,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { PrivateDestinationsService } from '../src/auth/private-destinations.service';
 import { deliveryId } from '../src/delivery/delivery-id';
 import { EventsService } from '../src/delivery/events.service';
+import { DeliveryQueue } from '../src/delivery/queue/delivery-queue';
 import { generateWebhookSecret } from '../src/delivery/secret';
 import { Metrics } from '../src/metrics/metrics.service';
 import { testDatabases } from './support/databases';
@@ -28,6 +29,7 @@ const env = (cert: TestCert, ops: Receiver, opsSecret: string) => ({
 
 interface Webhook {
   id: string;
+  created_at: string;
   url: string;
   allow_nonstandard_port: boolean;
   disabled: boolean;
@@ -38,6 +40,7 @@ interface Webhook {
 interface Delivery {
   id: string;
   state: string;
+  next_attempt_at: string | null;
   last_error: string | null;
 }
 
@@ -143,18 +146,57 @@ describe.each(testDatabases())('webhook failure lifecycle on %s', (_name, makeDb
       expect(received).toHaveLength(2);
     });
 
-    it('pausing cancels the pending deliveries, which stay cancelled after resuming', async () => {
+    it('pausing holds the pending deliveries: none is sent while paused, and resuming delivers them', async () => {
       const s = await subscribe();
-      // A 503 with Retry-After: the delivery waits, pending, for its next attempt.
+      // A 503 with Retry-After: 2 s: each delivery waits, pending, for an attempt due within the pause.
+      answers.set(s.path, { status: 503, headers: { 'retry-after': '2' } });
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const { event_id } = await emit(s.subreddit);
+        ids.push(deliveryId(event_id, s.w.id));
+        await until('a pending retry', () => delivery(s.c, s.w.id, ids[i]), (d) => d?.state === 'pending' && d.last_error === 'http_503');
+      }
+      const paused = await patch(s.c, s.w.id, { disabled: true });
+      expect(paused.body.data).toMatchObject({ disabled: true, disabled_reason: 'manual', disabled_deliveries: 'held', resumed: null });
+      for (const id of ids) expect(await delivery(s.c, s.w.id, id)).toMatchObject({ state: 'held', next_attempt_at: null, last_error: 'http_503' });
+      const held = await t.http().get(`/v1/webhooks/${s.w.id}/deliveries`).query({ state: 'held' }).set(s.c.auth);
+      expect((held.body.data as Delivery[]).map((d) => d.id).sort()).toEqual([...ids].sort());
+      // The receiver is back, and both retries fall due: while paused, nothing reaches it.
+      answers.delete(s.path);
+      const sent = rx.received.filter((r) => r.path === s.path).length;
+      await sleep(3000);
+      expect(rx.received.filter((r) => r.path === s.path)).toHaveLength(sent);
+      for (const id of ids) expect(await delivery(s.c, s.w.id, id)).toMatchObject({ state: 'held' });
+      expectError(await t.http().post(`/v1/webhooks/${s.w.id}/deliveries/${ids[0]}/retry`).set(s.c.auth), 409, 'WEBHOOK_DISABLED');
+      // An event of the pause gets no delivery: the resume answer offers to recover it, counted.
+      await emit(s.subreddit);
+
+      const resumed = await patch(s.c, s.w.id, { disabled: false });
+      expect(resumed.status).toBe(200);
+      expect(resumed.body.data).toMatchObject({
+        disabled: false,
+        disabled_deliveries: null,
+        resumed: { released: 2, expired: 0, recover: { since: paused.body.data.disabled_at, until: expect.any(String), queued: 1, next_since: null } },
+      });
+      for (const id of ids) await until(`${id} delivered`, () => delivery(s.c, s.w.id, id), (d) => d?.state === 'delivered');
+      // Each reached the receiver once more, after the resume.
+      const after = rx.received.filter((r) => r.path === s.path).slice(sent).map((r) => r.headers['webhook-id']);
+      expect(after.sort()).toEqual([...ids].sort());
+      // Only this PATCH says what resuming did.
+      expect((await get(s.c, s.w.id)) as unknown).toMatchObject({ resumed: null });
+    });
+
+    it('deleting a paused webhook cancels what it held', async () => {
+      const s = await subscribe();
       answers.set(s.path, { status: 503, headers: { 'retry-after': '3600' } });
       const { event_id } = await emit(s.subreddit);
       const id = deliveryId(event_id, s.w.id);
-      await until('a pending retry', () => delivery(s.c, s.w.id, id), (d) => d?.state === 'pending' && d.last_error === 'http_503');
+      await until('a pending retry', () => delivery(s.c, s.w.id, id), (d) => d?.state === 'pending');
       expect((await patch(s.c, s.w.id, { disabled: true })).status).toBe(200);
-      expect(await delivery(s.c, s.w.id, id)).toMatchObject({ state: 'cancelled', last_error: 'webhook_disabled' });
-      expectError(await t.http().post(`/v1/webhooks/${s.w.id}/deliveries/${id}/retry`).set(s.c.auth), 409, 'WEBHOOK_DISABLED');
-      expect((await patch(s.c, s.w.id, { disabled: false })).status).toBe(200);
-      expect(await delivery(s.c, s.w.id, id)).toMatchObject({ state: 'cancelled' });
+      expect(await delivery(s.c, s.w.id, id)).toMatchObject({ state: 'held' });
+      expect((await t.http().delete(`/v1/webhooks/${s.w.id}`).set(s.c.auth)).status).toBe(204);
+      const q = t.app.get(DeliveryQueue);
+      expect(await q.findForWebhook(s.w.id, id)).toMatchObject({ state: 'cancelled', lastError: 'webhook_deleted' });
     });
 
     it('takes concurrent PATCHes, beside other writes, without an error: each answers the webhook it left', async () => {
@@ -254,6 +296,33 @@ describe.each(testDatabases())('webhook failure lifecycle on %s', (_name, makeDb
       answers.delete(s.path);
       expect((await patch(s.c, s.w.id, { disabled: false })).body.data).toMatchObject({ disabled: false, disabled_reason: null });
       await settled(s, 'delivered');
+    });
+
+    it('cancels the pending deliveries, says so, and resuming offers to recover them with the dry-run count', async () => {
+      const s = await subscribe();
+      // One delivery waits for its retry; then the receiver answers 410 to the next event.
+      answers.set(s.path, { status: 503, headers: { 'retry-after': '3600' } });
+      const { event_id } = await emit(s.subreddit);
+      const waiting = deliveryId(event_id, s.w.id);
+      await until('a pending retry', () => delivery(s.c, s.w.id, waiting), (d) => d?.state === 'pending');
+      answers.set(s.path, { status: 410 });
+      const gone = await settled(s, 'failed');
+      const w = await until('the webhook disabled', () => get(s.c, s.w.id), (x) => x.disabled);
+      expect(w).toMatchObject({ disabled_reason: 'gone', disabled_deliveries: 'cancelled' });
+      expect(await delivery(s.c, s.w.id, waiting)).toMatchObject({ state: 'cancelled', last_error: 'webhook_disabled' });
+
+      answers.delete(s.path);
+      const resumed = await patch(s.c, s.w.id, { disabled: false });
+      expect(resumed.status).toBe(200);
+      // The cancelled delivery and the one that failed on the 410, both of the two days before the disable.
+      const offer = resumed.body.data.resumed;
+      expect(offer).toEqual({ released: 0, expired: 0, recover: { since: s.w.created_at, until: expect.any(String), queued: 2, next_since: null } });
+      const dry = await t.http().post(`/v1/webhooks/${s.w.id}/recover`).set(s.c.auth).send({ since: offer.recover.since, until: offer.recover.until, dry_run: true });
+      expect(dry.body.data.queued).toBe(2);
+      const done = await t.http().post(`/v1/webhooks/${s.w.id}/recover`).set(s.c.auth).send({ since: offer.recover.since, until: offer.recover.until });
+      expect(done.status).toBe(202);
+      expect(done.body.data.queued).toBe(2);
+      for (const id of [waiting, gone.id]) await until(`${id} delivered`, () => delivery(s.c, s.w.id, id), (d) => d?.state === 'delivered');
     });
 
     it('disables a webhook whose every attempt failed for five days, and not one with a short burst', async () => {

@@ -63,6 +63,8 @@ describe.each(testTargets())('webhooks API on %s', (_name, makeDb, adapter) => {
         disabled: false,
         disabled_reason: null,
         disabled_at: null,
+        disabled_deliveries: null,
+        resumed: null,
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       });
 

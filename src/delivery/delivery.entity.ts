@@ -1,7 +1,11 @@
 import { Entity, PrimaryColumn, Column, Index } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
 
-export type DeliveryState = 'pending' | 'delivering' | 'delivered' | 'failed' | 'cancelled';
+/**
+ * `held`: its webhook was paused by hand (PATCH `disabled: true`); never claimed (claims read
+ * `pending` rows only) until resuming makes it `pending` again.
+ */
+export type DeliveryState = 'pending' | 'delivering' | 'delivered' | 'failed' | 'cancelled' | 'held';
 
 /** One event for one webhook. The id is deterministic (msg_…), so a second fan-out of an event is a no-op. */
 @Entity('deliveries')
@@ -40,7 +44,7 @@ export class DeliveryEntity {
   /**
    * When the delivery is next due. While `delivering` it is the lease expiry: a worker that dies
    * mid-send leaves a row that simply becomes due again, so one index serves claims and recovery.
-   * Null once delivered, failed or cancelled.
+   * Null once delivered, failed or cancelled, and while held.
    */
   @TimestampColumn({ name: 'next_attempt_at', nullable: true })
   nextAttemptAt: Date | null;

@@ -3,7 +3,7 @@ import type { AttemptEntity } from './attempt.entity';
 import type { DeliveryEntity } from './delivery.entity';
 
 /** The states a delivery shows (and `GET …/deliveries?state=` takes). */
-export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'cancelled'] as const satisfies readonly DeliveryEntity['state'][];
+export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'cancelled', 'held'] as const satisfies readonly DeliveryEntity['state'][];
 
 @ApiSchema({ name: 'DeliveryAttempt', description: 'One try to deliver.' })
 export class AttemptResource {
@@ -43,7 +43,12 @@ export class DeliveryResource {
   @ApiProperty()
   webhook_id: string;
 
-  @ApiProperty({ enum: DELIVERY_STATES })
+  @ApiProperty({
+    enum: DELIVERY_STATES,
+    description:
+      '`held`: its webhook is paused (`PATCH` `{"disabled": true}`); it is not sent while paused, and resuming makes it `pending` again, due at once in the order the deliveries were created. ' +
+      '`cancelled` with `last_error` `webhook_disabled`: trendhooks disabled the webhook (`gone`, `failing`); `recover` sends it again after resuming.',
+  })
   state: DeliveryEntity['state'];
 
   @ApiProperty({ type: 'integer', minimum: 0 })

@@ -111,6 +111,16 @@ class FakeQueue {
   /** Why each cancel was made, by delivery id (undefined: no reason given). */
   cancelReasons = new Map<string, string | undefined>();
 
+  /** Webhooks paused by hand: their claimed deliveries are held, not cancelled. */
+  paused = new Set<string>();
+  held: string[] = [];
+
+  async holdClaimed(d: { id: string; webhookId: string }): Promise<boolean> {
+    if (!this.paused.has(d.webhookId)) return false;
+    this.held.push(d.id);
+    return true;
+  }
+
   async cancelClaimed(d: { id: string }, _owner?: string, _now?: Date, lastError?: string): Promise<void> {
     this.cancelled.push(d.id);
     this.cancelReasons.set(d.id, lastError);
@@ -603,6 +613,30 @@ describe('DeliveryWorker', () => {
       await run(w);
       await until(() => queue.cancelled.length === 1 && queue.records.length === 1, 'one cancel, one outcome');
       expect(queue.cancelReasons.get(work(1).id)).toBe('webhook_disabled');
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
+    });
+
+    it('holds a claim of a webhook paused by hand without asking the transport, cancelling nothing', async () => {
+      queue.due = [work(1, { webhook: { ...work(1).webhook!, disabled: true } }), work(2)];
+      queue.paused.add(work(1).webhookId);
+      const w = worker();
+      await run(w);
+      await until(() => queue.held.length === 1 && queue.records.length === 1, 'one hold, one outcome');
+      expect(queue.held).toEqual([work(1).id]);
+      expect(queue.cancelled).toEqual([]);
+      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
+    });
+
+    it('holds a claim whose webhook was paused by hand between the claim and the send', async () => {
+      queue.due = [work(1), work(2)];
+      // The claim read it enabled; the check right before the send finds it paused.
+      queue.deleted.add(work(1).webhookId);
+      queue.paused.add(work(1).webhookId);
+      const w = worker();
+      await run(w);
+      await until(() => queue.held.length === 1 && queue.records.length === 1, 'one hold, one outcome');
+      expect(queue.held).toEqual([work(1).id]);
+      expect(queue.cancelled).toEqual([]);
       expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
     });
 

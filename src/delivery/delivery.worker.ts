@@ -491,11 +491,17 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** One attempt of one delivery, start to recorded outcome. */
+  /** A claim not to send (its webhook disabled or gone): held while paused by hand, sent once resumed; otherwise cancelled. */
+  private async stopUnsent(d: ClaimedWork, lastError?: string): Promise<void> {
+    const now = this.clock.now();
+    if (!(await this.repo.holdClaimed(d, this.owner, now))) await this.repo.cancelClaimed(d, this.owner, now, lastError);
+  }
+
   private async attempt(d: ClaimedWork, bodies: Map<string, (webhookId: string) => string>): Promise<void> {
     const { webhook, event } = d;
     if (!webhook || !event) return this.repo.cancelClaimed(d, this.owner, this.clock.now());
     // Disabled after this delivery was queued (a retry, or a race with the pause): never attempted.
-    if (webhook.disabled) return this.repo.cancelClaimed(d, this.owner, this.clock.now(), WEBHOOK_DISABLED);
+    if (webhook.disabled) return this.stopUnsent(d, WEBHOOK_DISABLED);
     if (d.lostSince && (await this.recordLostAttempt(d))) return;
     // This customer's circuit for the destination (circuit/): while it is open, or throttled and
     // busy, the delivery is put off, its charge given back and its slot freed.
@@ -526,7 +532,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     } finally {
       this.circuits.settle(ticket, outcome);
     }
-    if (outcome.kind === 'cancelled') return this.repo.cancelClaimed(d, this.owner, this.clock.now());
+    if (outcome.kind === 'cancelled') return this.stopUnsent(d);
     const { statusCode, excerpt } = outcome;
     this.metrics?.deliveryAttempt(outcome.kind, outcome.durationMs / 1000);
     const attemptNo = d.attempts; // charged by the claim

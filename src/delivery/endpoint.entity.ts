@@ -57,7 +57,7 @@ export class EndpointEntity {
   @Column({ type: 'integer', name: 'last_response_code', nullable: true })
   lastResponseCode: number | null;
 
-  /** Set while the webhook is disabled (paused or auto-disabled): fan-out skips it and its pending deliveries are cancelled. */
+  /** Set while the webhook is disabled (paused or auto-disabled): fan-out skips it; its pending deliveries are held (paused by hand) or cancelled. */
   @TimestampColumn({ name: 'disabled_at', nullable: true })
   disabledAt: Date | null;
 

@@ -18,7 +18,7 @@ import { QueueWaker } from '../delivery/queue/queue-waker';
 
 export const DELIVERIES_LIST_ROUTE = 'webhooks.deliveries';
 
-/** A disabled webhook sends nothing: a test, a retry or a recover would only end `cancelled`. */
+/** A disabled webhook sends nothing: a test, a retry or a recover would only be held or cancelled. */
 export function refuseDisabled(w: Pick<EndpointEntity, 'id' | 'disabledAt' | 'disabledReason'>): void {
   if (w.disabledAt) {
     throw new AppError('WEBHOOK_DISABLED', `webhook ${w.id} is disabled (${w.disabledReason ?? 'manual'}); resume it with PATCH /v1/webhooks/${w.id} {"disabled": false} first`);

@@ -29,7 +29,7 @@ export class RecoverController {
     description:
       "Queues once, oldest first, every event of the webhook's subscription (its `event` and `subreddit`) created in [`since`, `until`) that did not end delivered to it: " +
       'failed or cancelled deliveries go out again under their own `webhook-id` (their attempts count from 1 again; earlier attempts stay in the log), ' +
-      'and events that never got a delivery (created since the webhook was) get one, with the `webhook-id` they would have had. Deliveries pending or in flight are left alone. ' +
+      'and events that never got a delivery (created since the webhook was) get one, with the `webhook-id` they would have had. Deliveries pending, held (by a paused webhook) or in flight are left alone. ' +
       "The walk starts at `since` or the webhook's `created_at`, whichever is later: events from before the webhook are not looked at. " +
       'At most 14 days per call, and 10,000 rows, test events included (`next_since` says where to go on; never before the webhook). `dry_run` only counts. Counts as a manual retry against the send limit (a dry run does not). ' +
       'Recovers, dry runs included, run one at a time per customer and at most 30 a minute. ' +

@@ -128,8 +128,8 @@ export abstract class TypeOrmWebhookStore extends WebhookStore {
   }
 
   async deleteForCustomer(customerId: string, id: string): Promise<boolean> {
-    // The subscription first: no fan-out finds the webhook once this returns; the endpoint's
-    // removal then cancels its pending deliveries when they are claimed.
+    // The subscription first: no fan-out finds the webhook once this returns. A delivery claimed
+    // meanwhile is cancelled by its worker (no webhook); the service cancels the rest.
     const res = await this.repo.delete({ customerId, webhookId: id });
     if ((res.affected ?? 0) === 0) return false;
     await this.endpoints.remove(id, customerId);

@@ -65,8 +65,9 @@ export class WebhooksController {
     operationId: 'updateWebhook',
     summary: 'Change, pause or resume a webhook',
     description:
-      'Any of `url`, `allow_nonstandard_port` and `disabled`. `{"disabled": true}` pauses it: no new deliveries (its events are still recorded), its pending deliveries end `cancelled`. ' +
-      '`{"disabled": false}` resumes it, also after trendhooks disabled it (`gone`, `failing`). Never with its secret.',
+      'Any of `url`, `allow_nonstandard_port` and `disabled`. `{"disabled": true}` pauses it: no new deliveries (its events are still recorded), its pending deliveries are `held`, not sent. ' +
+      '`{"disabled": false}` resumes it, also after trendhooks disabled it (`gone`, `failing`, which cancelled its pending deliveries): held deliveries are `pending` again, due at once in order, ' +
+      'and the answer\'s `resumed` says so and offers a recover of what the webhook missed, counted by a dry run. Never with its secret.',
   })
   @ApiWebhookIdParam()
   @ApiBody({ type: UpdateWebhookDto })

@@ -21,6 +21,7 @@ import { WebhookStore } from './webhook.store';
 import { PostgresWebhookStore } from './webhook.store.postgres';
 import { SqliteWebhookStore } from './webhook.store.sqlite';
 import { WebhooksService } from './webhooks.service';
+import { WebhookPause } from './webhook-pause';
 
 /**
  * The webhook-management API (spec 4.1–4.4), its delivery sub-resources (delivery log, retry,
@@ -39,6 +40,7 @@ import { WebhooksService } from './webhooks.service';
     DeliveriesService,
     RecoverService,
     RecoverBudget,
+    WebhookPause,
     EventsHistoryService,
     // Our bodies are read by us even when the host keeps Nest's body parser on.
     ownJsonBodies(WebhooksController, RecoverController),

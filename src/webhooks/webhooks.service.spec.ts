@@ -18,6 +18,8 @@ import { EndpointEntity, webhookSecretPlace } from '../delivery/endpoint.entity'
 import type { EndpointSecretValues, EndpointStore } from '../delivery/endpoint.store';
 import { Webhook, WebhookPatch, WebhookStore, WebhookSubscription } from './webhook.store';
 import { WebhooksService } from './webhooks.service';
+import { WebhookPause } from './webhook-pause';
+import type { RecoverService } from './recover.service';
 
 const NOW = new Date(Date.UTC(2025, 0, 1));
 const NODE: WebhookSubscription = { event: 'trends.rising', subreddit: 'node' };
@@ -129,7 +131,8 @@ describe('WebhooksService', () => {
     const keys = { get: async () => CursorKeyRing.fromSecrets(['unit-test-cursor-secret-unit-test']) } as unknown as CursorKeys;
     const pagination = new PaginationService(keys, { now: () => NOW }, {});
     const privateDestinations = { forCustomer: async () => [] } as unknown as PrivateDestinationsService;
-    service = new WebhooksService(store, store as unknown as EndpointStore, plans, ssrf, pagination, secrets, privateDestinations, circuits as unknown as DestinationCircuitStore, queue, { now: () => NOW });
+    const recovery = { recover: async () => ({ queued: 0, next_since: null }) };
+    service = new WebhooksService(store, store as unknown as EndpointStore, plans, ssrf, pagination, secrets, privateDestinations, circuits as unknown as DestinationCircuitStore, queue, new WebhookPause(queue, recovery as unknown as RecoverService, { now: () => NOW }), { now: () => NOW });
   }
 
   beforeEach(() => {

@@ -18,15 +18,17 @@ import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import { SsrfPolicy } from '../ssrf/ssrf-policy';
 import { CreateWebhookInput } from './dto/create-webhook.dto';
 import { UPDATE_WEBHOOK_FIELDS, UpdateWebhookInput } from './dto/update-webhook.dto';
-import { WEBHOOK_DISABLED } from '../delivery/lifecycle/webhook-lifecycle';
 import type { CircuitRow } from '../delivery/circuit/circuit-policy';
 import { toWebhookResource, WebhookResource } from './dto/webhook.resource';
 import { newEndpointRow, WebhookSecretColumn, webhookSecretPlace } from '../delivery/endpoint.entity';
 import { EndpointStore } from '../delivery/endpoint.store';
 import { Webhook, WebhookStore } from './webhook.store';
 import { SourceStatus, SourceStatusReader } from './source-status';
+import { WebhookPause } from './webhook-pause';
 
 export const WEBHOOKS_LIST_ROUTE = 'webhooks.list';
+/** `last_error` of the deliveries still pending or held when their webhook was deleted. */
+export const WEBHOOK_DELETED = 'webhook_deleted';
 const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 /** The window of success_rate_24h and consecutive_failures: deliveries created in the last 24 h. */
 export const HEALTH_WINDOW_MS = 24 * 3600 * 1000;
@@ -45,6 +47,7 @@ export class WebhooksService {
     private readonly privateDestinations: PrivateDestinationsService,
     private readonly circuits: DestinationCircuitStore,
     private readonly deliveries: DeliveryQueue,
+    private readonly pause: WebhookPause,
     @Inject(CLOCK) private readonly clock: Clock,
     // From TrendsModule where it runs; absent (a host without the posts feature): source_status is null.
     @Optional() private readonly sources?: SourceStatusReader,
@@ -123,8 +126,9 @@ export class WebhooksService {
 
   /**
    * Changes the destination, the port flag, or pauses/resumes the webhook. A new URL (or a changed
-   * port flag) passes the SSRF policy as at create. Pausing cancels the pending deliveries (the
-   * events stay recorded, for recovery); resuming clears the reason and restarts the failure clock.
+   * port flag) passes the SSRF policy as at create. Pausing holds the pending deliveries (the
+   * events stay recorded, for recovery); resuming releases them, clears the reason, restarts the
+   * failure clock and offers a recover of what the webhook missed (WebhookPause).
    */
   async update(caller: TrendhooksPrincipal, rawId: string, dto: UpdateWebhookInput): Promise<WebhookResource> {
     const id = parseWebhookId(rawId);
@@ -151,10 +155,11 @@ export class WebhooksService {
     });
     // Deleted meanwhile.
     if (!updated) throw new AppError('NOT_FOUND', `webhook ${rawId} not found`);
-    if (dto.disabled === true) await this.deliveries.cancelPendingForWebhook(id, now, WEBHOOK_DISABLED);
+    if (dto.disabled === true) await this.pause.paused(updated);
+    const resumed = dto.disabled === false && row.disabledAt ? await this.pause.resumed(caller, row) : undefined;
     const circuit = await this.circuitsOf(caller.tenantId, [updated.url]);
     const health = await this.healthOf([updated.id]);
-    return toWebhookResource(updated, { health: health(updated.id), circuit: circuit(updated.url), sourceStatus: await this.sourceStatus(updated.subreddit) });
+    return toWebhookResource(updated, { health: health(updated.id), circuit: circuit(updated.url), sourceStatus: await this.sourceStatus(updated.subreddit), resumed });
   }
 
   /**
@@ -244,7 +249,9 @@ export class WebhooksService {
 
   /** Idempotent: absent or another customer's webhook is a no-op (DECISIONS). */
   async remove(caller: TrendhooksPrincipal, rawId: string): Promise<void> {
-    await this.webhooks.deleteForCustomer(caller.tenantId, parseWebhookId(rawId));
+    const id = parseWebhookId(rawId);
+    // Its pending and held deliveries end now: a held one is never claimed, so no worker would see the webhook gone.
+    if (await this.webhooks.deleteForCustomer(caller.tenantId, id)) await this.deliveries.cancelPendingForWebhook(id, this.clock.now(), WEBHOOK_DELETED);
   }
 }
 

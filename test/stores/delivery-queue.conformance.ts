@@ -13,6 +13,8 @@ export interface QueueHarness {
   webhook(subreddit: string): Promise<{ id: string; customerId: string }>;
   /** Removes the webhook row alone (its deliveries stay, as when a claim races the API's DELETE). */
   deleteWebhook(id: string): Promise<void>;
+  /** Marks the webhook paused by hand at `at` (as the API's PATCH `disabled: true` does). */
+  pause(id: string, at: Date): Promise<void>;
   /** Removes the event row alone (its deliveries stay), so only the deliveries' own keys stand in a fan-out's way. */
   deleteEvent(id: string): Promise<void>;
   delivery(id: string): Promise<{ state: string; attempts: number; leaseOwner: string | null; nextAttemptAt: number | null }>;
@@ -583,6 +585,35 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     await h.queue.cancelClaimed(d, 'worker-a', at(5), 'webhook_disabled');
     expect(await h.delivery(ids[0])).toMatchObject({ state: 'cancelled', attempts: 0 });
     expect((await h.queue.findForWebhook(w.id, ids[0]))?.lastError).toBe('webhook_disabled');
+  });
+
+  it('holds the pending deliveries of a webhook paused by hand, and a claimed one; releases them due in creation order, cancelling those held too long', async () => {
+    const [w, other] = [await h.webhook(subreddit), await h.webhook(subreddit)];
+    const ids = [await queued(w, 0), await queued(w, 1), await queued(w, 2), await queued(w, 3)];
+    const kept = await queued(other, 4);
+    const [d] = await claim('worker-a', 5, 1);
+    expect(d.id).toBe(ids[0]);
+    await h.pause(w.id, at(6));
+    expect(await h.queue.holdPendingForWebhook(w.id, at(6))).toBe(3);
+    expect(await h.delivery(ids[1])).toMatchObject({ state: 'held', nextAttemptAt: null });
+    expect(await h.delivery(kept)).toMatchObject({ state: 'pending' });
+    // Held rows are never claimed; the other webhook's still is.
+    expect((await claim('worker-b', 7, 10)).map((x) => x.id)).toEqual([kept]);
+    // The claimed one is its worker's: held, its charge given back; not for a webhook that is not paused by hand.
+    expect(await h.queue.holdClaimed({ ...d, webhookId: other.id }, 'worker-a', at(9))).toBe(false);
+    expect(await h.queue.holdClaimed(d, 'worker-a', at(9))).toBe(true);
+    expect(await h.delivery(ids[0])).toMatchObject({ state: 'held', attempts: 0, leaseOwner: null, nextAttemptAt: null });
+
+    // Resumed: created before `keepSince` (ids[0], at 0) is cancelled; the rest are due, oldest first.
+    expect(await h.queue.releaseHeldForWebhook(w.id, at(20), at(1), 'hold_expired')).toEqual({ released: 3, expired: 1 });
+    expect(await h.queue.findForWebhook(w.id, ids[0])).toMatchObject({ state: 'cancelled', lastError: 'hold_expired' });
+    const due = await Promise.all(ids.slice(1).map((id) => h.delivery(id)));
+    expect(due.map((x) => x.state)).toEqual(['pending', 'pending', 'pending']);
+    const times = due.map((x) => Number(x.nextAttemptAt));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(new Set(times).size).toBe(3);
+    expect(Math.max(...times)).toBeLessThanOrEqual(base + 20);
+    expect((await claim('worker-b', 21, 10)).map((x) => x.id)).toEqual(ids.slice(1));
   });
 
   it('lists a webhook’s deliveries newest first by keyset and finds one by id within its webhook', async () => {

@@ -38,6 +38,9 @@ describe.each(testDatabases())('delivery queue on %s', (name, makeDb) => {
     async deleteWebhook(id) {
       await ds.query(`DELETE FROM webhooks WHERE id = ${p(1)}`, [id]);
     },
+    async pause(id, at) {
+      await ds.query(`UPDATE webhooks SET disabled_at = ${p(1)}, disabled_reason = 'manual' WHERE id = ${p(2)}`, [at.getTime(), id]);
+    },
     async deleteEvent(id) {
       await ds.query(`DELETE FROM events WHERE id = ${p(1)}`, [id]);
     },

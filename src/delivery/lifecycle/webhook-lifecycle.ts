@@ -13,6 +13,14 @@ import type { WebhookDisabledEvent } from '../../events/webhook-disabled';
 export const WEBHOOK_DISABLED = 'webhook_disabled';
 
 /**
+ * How long a paused webhook holds a delivery: resuming sends again those created within this
+ * (the widest range one recover covers, 14 days), and cancels older ones with HOLD_EXPIRED.
+ */
+export const HOLD_MAX_MS = 14 * 86_400_000;
+/** `last_error` of a held delivery older than HOLD_MAX_MS when its webhook was resumed. */
+export const HOLD_EXPIRED = 'hold_expired';
+
+/**
  * The worker's side of the failure lifecycle: counts failed attempts against the auto-disable
  * rule (lifecycle/disable-rule.ts), and for each webhook it disables cancels the pending
  * deliveries, logs one `warn` line, counts the metric and calls the host's `onWebhookDisabled`

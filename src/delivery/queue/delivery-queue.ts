@@ -106,11 +106,32 @@ export abstract class DeliveryQueue {
   abstract cancelClaimed(d: ClaimedDelivery, owner: string, now: Date, lastError?: string): Promise<void>;
 
   /**
-   * The webhook was disabled: its pending deliveries end `cancelled` with `lastError`, never
-   * attempted (those being sent finish their attempt; their retries are cancelled when claimed).
-   * Answers how many.
+   * The webhook was disabled by trendhooks (or deleted): its pending and held deliveries end
+   * `cancelled` with `lastError`, never attempted (those being sent finish their attempt; their
+   * retries are cancelled when claimed). Answers how many.
    */
   abstract cancelPendingForWebhook(webhookId: string, now: Date, lastError: string): Promise<number>;
+
+  /**
+   * The webhook was paused by hand: its pending deliveries become `held` (never claimed) with their
+   * schedule cleared, until releaseHeldForWebhook. Those being sent finish their attempt; a retry
+   * they schedule is held when claimed (holdClaimed). Answers how many.
+   */
+  abstract holdPendingForWebhook(webhookId: string, now: Date): Promise<number>;
+
+  /**
+   * The claimed delivery's webhook is disabled: when it is paused by hand (now, not as the claim
+   * read it), the delivery is held without an attempt (the claim's charge given back) and this
+   * answers true; otherwise it is left to cancelClaimed.
+   */
+  abstract holdClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<boolean>;
+
+  /**
+   * The webhook was resumed: its held deliveries created at or after `keepSince` are pending
+   * again, due at once in the order they were created (due times just before `now`, as recover's);
+   * older ones end `cancelled` with `expiredError`. Answers how many of each.
+   */
+  abstract releaseHeldForWebhook(webhookId: string, now: Date, keepSince: Date, expiredError: string): Promise<{ released: number; expired: number }>;
 
   /**
    * Gives up the leases of a stopping worker so others pick its rows up at once. `unstarted`

@@ -98,9 +98,26 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
   }
 
   async cancelPendingForWebhook(webhookId: string, now: Date, lastError: string): Promise<number> {
-    const pending = this.deliveries.filter((d) => d.webhookId === webhookId && d.state === 'pending');
+    const pending = this.deliveries.filter((d) => d.webhookId === webhookId && (d.state === 'pending' || d.state === 'held'));
     for (const d of pending) Object.assign(d, { state: 'cancelled', nextAttemptAt: null, leaseOwner: null, lastError, updatedAt: now });
     return pending.length;
+  }
+
+  async holdPendingForWebhook(webhookId: string, now: Date): Promise<number> {
+    const pending = this.deliveries.filter((d) => d.webhookId === webhookId && d.state === 'pending');
+    for (const d of pending) Object.assign(d, { state: 'held', nextAttemptAt: null, leaseOwner: null, updatedAt: now });
+    return pending.length;
+  }
+
+  async releaseHeldForWebhook(webhookId: string, now: Date, keepSince: Date, expiredError: string): Promise<{ released: number; expired: number }> {
+    const held = this.deliveries
+      .filter((d) => d.webhookId === webhookId && d.state === 'held')
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+    const old = held.filter((d) => d.createdAt < keepSince);
+    for (const d of old) Object.assign(d, { state: 'cancelled', lastError: expiredError, updatedAt: now });
+    const kept = held.filter((d) => d.createdAt >= keepSince);
+    for (const [i, d] of kept.entries()) Object.assign(d, { state: 'pending', nextAttemptAt: new Date(now.getTime() - kept.length + i), updatedAt: now });
+    return { released: kept.length, expired: old.length };
   }
 
   async queueStats(now: Date): Promise<QueueStats> {
@@ -169,6 +186,10 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
 
   cancelClaimed(): Promise<void> {
     return notFaked('cancelClaimed');
+  }
+
+  holdClaimed(): Promise<boolean> {
+    return notFaked('holdClaimed');
   }
 
   releaseLeases(): Promise<void> {

@@ -7,7 +7,7 @@ import { deliveryId } from '../delivery-id';
 import { EventEntity } from '../event.entity';
 import { isTestEventId } from '../../events/catalogue';
 import { DeliveryQueue } from './delivery-queue';
-import type { DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
+import type { ClaimedDelivery, DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
 
 /**
  * Rows recover reads (and writes) per round trip: on SQLite one batch holds the event loop, and
@@ -17,6 +17,9 @@ export const RECOVER_BATCH = 200;
 
 /** Lets timers and I/O of other requests run before the next batch (a resolved promise would not). */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Held deliveries made pending per transaction when their webhook is resumed. */
+const RELEASE_BATCH = 200;
 
 /** Ids per statement of bringForward (well under either database's bound on parameters). */
 const BRING_FORWARD_CHUNK = 1000;
@@ -221,9 +224,61 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
       .createQueryBuilder()
       .update(DeliveryEntity)
       .set({ state: 'cancelled', nextAttemptAt: null, leaseOwner: null, lastError, updatedAt: now })
+      .where('webhook_id = :webhookId AND state IN (:...states)', { webhookId, states: ['pending', 'held'] })
+      .execute();
+    return res.affected ?? 0;
+  }
+
+  async holdPendingForWebhook(webhookId: string, now: Date): Promise<number> {
+    const res = await this.ds
+      .createQueryBuilder()
+      .update(DeliveryEntity)
+      .set({ state: 'held', nextAttemptAt: null, leaseOwner: null, updatedAt: now })
       .where('webhook_id = :webhookId AND state = :state', { webhookId, state: 'pending' })
       .execute();
     return res.affected ?? 0;
+  }
+
+  async holdClaimed(d: ClaimedDelivery, owner: string, now: Date): Promise<boolean> {
+    const res = await this.ds
+      .createQueryBuilder()
+      .update(DeliveryEntity)
+      .set({ state: 'held', attempts: () => 'attempts - 1', nextAttemptAt: null, leaseOwner: null, updatedAt: now })
+      .where('id = :id AND lease_owner = :owner', { id: d.id, owner })
+      .andWhere("webhook_id IN (SELECT w.id FROM webhooks w WHERE w.id = :webhookId AND w.disabled_at IS NOT NULL AND w.disabled_reason = 'manual')", { webhookId: d.webhookId })
+      .execute();
+    return (res.affected ?? 0) > 0;
+  }
+
+  async releaseHeldForWebhook(webhookId: string, now: Date, keepSince: Date, expiredError: string): Promise<{ released: number; expired: number }> {
+    const expired = await this.ds
+      .createQueryBuilder()
+      .update(DeliveryEntity)
+      .set({ state: 'cancelled', lastError: expiredError, updatedAt: now })
+      .where('webhook_id = :webhookId AND state = :state AND created_at < :keepSince', { webhookId, state: 'held', keepSince: keepSince.getTime() })
+      .execute();
+    const repo = this.ds.getRepository(DeliveryEntity);
+    const total = await repo.count({ where: { webhookId, state: 'held' } });
+    let released = 0;
+    // Oldest first (idx_deliveries_webhook_created), one due time each: claims take them in order.
+    for (let seen = 0; seen < total; ) {
+      if (seen > 0) await yieldToEventLoop();
+      const rows = await repo.find({ select: { id: true }, where: { webhookId, state: 'held' }, order: { createdAt: 'ASC', id: 'ASC' }, take: RELEASE_BATCH });
+      if (rows.length === 0) break;
+      await this.ds.transaction(async (tx) => {
+        for (const [i, r] of rows.entries()) {
+          const res = await tx
+            .createQueryBuilder()
+            .update(DeliveryEntity)
+            .set({ state: 'pending', nextAttemptAt: new Date(now.getTime() - total + seen + i), updatedAt: now })
+            .where('id = :id AND state = :state', { id: r.id, state: 'held' })
+            .execute();
+          released += res.affected ?? 0;
+        }
+      });
+      seen += rows.length;
+    }
+    return { released, expired: expired.affected ?? 0 };
   }
 
   async activity(now: Date, window: number): Promise<QueueActivityRows> {

@@ -8,11 +8,14 @@ interface ApiErr { error: { code: string; message: string } }
 interface Webhook {
   id: string; url: string; event: string; subreddit: string; last_status: string | null; last_delivery_at: string | null;
   last_response_code: number | null; success_rate_24h: number | null; disabled: boolean; disabled_reason: string | null; secret?: string;
+  disabled_deliveries: 'held' | 'cancelled' | null; resumed: Resumed | null;
 }
+/** What a PATCH that enabled the webhook did: held deliveries released, and the recover it offers. */
+interface Resumed { released: number; expired: number; recover: { since: string; until: string; queued: number | null } | null }
 interface Attempt { attempt: number; started_at: string; duration_ms: number; status_code: number | null; outcome: string; error_class: string | null; response_excerpt: string | null }
 interface KindContract { kind: string; summary: string; body: string; headers: Record<string, string> }
 interface Contract { kinds: KindContract[]; example_secret: string; verify: string[] }
-interface Delivery { id: string; event_id: string; state: string; attempt_count: number; created_at: string; attempts: Attempt[]; last_error: string | null }
+interface Delivery { id: string; event_id: string; state: string; attempt_count: number; created_at: string; next_attempt_at: string | null; attempts: Attempt[]; last_error: string | null }
 
 const SCOPE_KEY = 'trendhooks-portal-scope';
 
@@ -158,6 +161,8 @@ function webhookCard(w: Webhook): HTMLElement {
     el('dl', {},
       el('dt', {}, 'URL'), el('dd', { class: 'url' }, w.url),
       el('dt', {}, 'State'), el('dd', { class: `state ${w.disabled ? 'off' : 'on'}` }, state(w)),
+      w.disabled_deliveries ? el('dt', {}, 'Pending deliveries') : null,
+      w.disabled_deliveries ? el('dd', { class: 'disabled-deliveries' }, w.disabled_deliveries === 'held' ? 'held: sent when you enable it' : 'cancelled: enabling offers to recover them') : null,
       el('dt', {}, 'Last status'), el('dd', { class: 'last-status' }, `${w.last_status ?? '—'}${w.last_response_code ? ` (${w.last_response_code})` : ''}`),
       el('dt', {}, 'Last delivery'), el('dd', {}, time(w.last_delivery_at)),
       el('dt', {}, 'Success, 24 h'), el('dd', {}, rate),
@@ -188,9 +193,25 @@ function webhookCard(w: Webhook): HTMLElement {
     }, { class: 'danger' }),
   );
   const terms = contractData?.kinds.find((k) => k.kind === w.event);
+  if (w.resumed) showResumed(w, w.resumed, out);
   card.append(actions, recoverForm(w, out), out, deliveries);
   if (terms) card.append(el('details', { class: 'receiver', 'data-kind': terms.kind }, el('summary', {}, `What your receiver gets (${terms.kind})`), kindExample(terms), el('p', {}, 'How to verify the signature: see "What your receiver gets" below the list.')));
   return card;
+}
+
+/** After Enable: what it released, and the recover of what it missed, with the dry run's count. */
+function showResumed(w: Webhook, r: Resumed, out: HTMLElement): void {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+  out.replaceChildren(`Enabled: ${n(r.released, 'held delivery')} sent again${r.expired ? `; ${n(r.expired, 'held delivery')} older than 14 days cancelled` : ''}. `);
+  const offer = r.recover;
+  if (!offer) return;
+  if (offer.queued === null) out.append('Count what it missed while disabled with the recover form.');
+  else if (offer.queued > 0) {
+    out.append(el('span', { class: 'recover-offer' }, `${n(offer.queued, 'event')} missed while disabled can be sent again. `), button(`Recover ${offer.queued}`, async () => {
+      const done = await api<Envelope<{ queued: number }>>('POST', `v1/webhooks/${w.id}/recover`, { since: offer.since, until: offer.until });
+      out.textContent = `${done.body!.data.queued} queued.`;
+    }));
+  }
 }
 
 function recoverForm(w: Webhook, out: HTMLElement): HTMLElement {
@@ -222,7 +243,7 @@ async function showDeliveries(w: Webhook, box: HTMLElement, stateFilter: string,
   if (cursor) q.set('cursor', cursor);
   const page = (await api<Envelope<Delivery[]>>('GET', `v1/webhooks/${w.id}/deliveries?${q}`)).body!;
   const select = el('select', { id: `state-${w.id}` });
-  for (const s of ['', 'pending', 'delivering', 'delivered', 'failed', 'cancelled']) {
+  for (const s of ['', 'pending', 'held', 'delivering', 'delivered', 'failed', 'cancelled']) {
     const o = el('option', { value: s }, s || 'all states');
     if (s === stateFilter) o.selected = true;
     select.append(o);
@@ -247,7 +268,10 @@ function deliveryItem(w: Webhook, d: Delivery, reload: () => Promise<void>): HTM
   return el('li', { class: `delivery ${d.state}`, 'data-delivery-id': d.id },
     el('div', { class: 'delivery-head' },
       el('span', { class: 'mono' }, d.id), el('span', { class: 'badge' }, d.state), time(d.created_at), ` · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}`,
-      d.state === 'failed' || d.state === 'cancelled' ? button('Retry', async () => {
+      d.state === 'pending' ? el('span', { class: 'next-try' }, ' · next try ', time(d.next_attempt_at)) : null,
+      d.state === 'held' ? el('span', { class: 'next-try' }, ' · held until the webhook is enabled') : null,
+      // The API's retry, with its limits: the send budget, the destination's circuit and the SSRF check at the attempt.
+      d.state === 'failed' || d.state === 'cancelled' || d.state === 'pending' ? button(d.state === 'pending' ? 'Retry now' : 'Retry', async () => {
         await api('POST', `v1/webhooks/${w.id}/deliveries/${d.id}/retry`);
         await reload();
       }) : null,

@@ -30,7 +30,7 @@ export class RecoveryResource {
   @ApiProperty({
     type: 'integer',
     minimum: 0,
-    description: 'Deliveries queued by this call: failed or cancelled ones queued again, and new ones for events that had none. Deliveries already pending or in flight are not counted (a second recover of the same range queues 0).',
+    description: 'Deliveries queued by this call: failed or cancelled ones queued again, and new ones for events that had none. Deliveries already pending, held or in flight are not counted (a second recover of the same range queues 0).',
   })
   queued: number;
 

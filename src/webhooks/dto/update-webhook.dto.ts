@@ -32,8 +32,8 @@ export class UpdateWebhookDto implements UpdateWebhookInput {
 
   @ApiPropertyOptional({
     description:
-      '`true` pauses the webhook (`disabled_reason` `manual`): no new deliveries, its pending ones end `cancelled`, its events are still recorded. ' +
-      '`false` resumes it, whatever disabled it, and restarts its failure clock.',
+      '`true` pauses the webhook (`disabled_reason` `manual`): no new deliveries, its pending ones are `held` (not sent), its events are still recorded. ' +
+      '`false` resumes it, whatever disabled it, restarts its failure clock, and makes held deliveries `pending` again (those held over 14 days end `cancelled`).',
   })
   @ValidateIf((o: UpdateWebhookDto) => o.disabled !== undefined)
   @IsBoolean({ message: 'disabled must be a boolean' })

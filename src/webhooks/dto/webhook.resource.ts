@@ -28,6 +28,44 @@ export class WebhookCircuitResource {
   consecutive_failures: number;
 }
 
+/** The recover a resumed webhook is offered: `POST …/recover` with `since` and `until` sends what the dry run counted. */
+@ApiSchema({ name: 'WebhookRecoverOffer', description: 'What the webhook missed while disabled, counted by a recover dry run over [`since`, `until`).' })
+export class RecoverOfferResource {
+  @ApiProperty({
+    format: 'date-time',
+    description:
+      'When it was paused by hand; after an automatic disable, two days earlier (the deliveries it cancelled were created since); never before the webhook, nor more than 14 days ago.',
+  })
+  since: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When it was resumed.' })
+  until: string;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    nullable: true,
+    description: 'What `POST …/recover` with this range would queue (a dry run). Null when the recover budget refused the dry run (`RATE_LIMITED`): count it later.',
+  })
+  queued: number | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: "As recover's: where the dry run stopped after 10,000 events; null when it covered the range." })
+  next_since: string | null;
+}
+
+/** What resuming a disabled webhook did (in the answer of that `PATCH` only). */
+@ApiSchema({ name: 'WebhookResumed', description: 'What resuming the webhook did to its deliveries.' })
+export class ResumedResource {
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Held deliveries (a pause by hand) now `pending`, due at once, oldest first.' })
+  released: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Held deliveries created more than 14 days ago: `cancelled` with `last_error` `hold_expired` instead (recover sends them).' })
+  expired: number;
+
+  @ApiProperty({ type: RecoverOfferResource, nullable: true, description: 'The recover it is offered; null when the range is empty.' })
+  recover: RecoverOfferResource | null;
+}
+
 /** The client's view of a webhook (spec 2.1). `secret` only on create and rotate. */
 @ApiSchema({ name: 'Webhook', description: 'A webhook subscription. Its secret is never shown here, only on create and rotate.' })
 export class WebhookResource {
@@ -99,10 +137,20 @@ export class WebhookResource {
 
   @ApiProperty({
     description:
-      'Whether the webhook is disabled: it gets no deliveries (its events are still recorded, and its pending deliveries end `cancelled`). ' +
+      'Whether the webhook is disabled: it gets no deliveries (its events are still recorded; `disabled_deliveries` says what became of the pending ones). ' +
       '`PATCH` with `{"disabled": false}` resumes it.',
   })
   disabled: boolean;
+
+  @ApiProperty({
+    type: 'string',
+    enum: ['held', 'cancelled'],
+    nullable: true,
+    description:
+      'While disabled, what became of its pending deliveries: `held` (paused by hand: they stay, state `held`, and resuming sends them) or `cancelled` (disabled by trendhooks, `gone` or `failing`: ' +
+      'state `cancelled`, `last_error` `webhook_disabled`; resuming offers to recover them). Null while enabled.',
+  })
+  disabled_deliveries: 'held' | 'cancelled' | null;
 
   @ApiProperty({
     type: 'string',
@@ -116,6 +164,13 @@ export class WebhookResource {
 
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When it was disabled; null while enabled.' })
   disabled_at: string | null;
+
+  @ApiProperty({
+    type: ResumedResource,
+    nullable: true,
+    description: 'Only in the answer of the `PATCH` that resumed it (`{"disabled": false}` while disabled): what resuming did, and the recover it is offered. Null otherwise.',
+  })
+  resumed: ResumedResource | null;
 
   // Not documented here: only WebhookWithSecretResource (create, rotate) carries it.
   secret?: string;
@@ -132,11 +187,12 @@ export class WebhookWithSecretResource extends WebhookResource {
  * `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted);
  * `health`: counts over its deliveries of the last 24 h (DeliveryQueue.healthOf; none: no attempts);
  * `circuit`: the customer's circuit for the webhook's destination (none: closed);
- * `sourceStatus`: the subreddit's, when trends runs (null otherwise).
+ * `sourceStatus`: the subreddit's, when trends runs (null otherwise);
+ * `resumed`: what the PATCH that resumed it did (WebhookPause).
  */
 export function toWebhookResource(
   w: WebhookListItem,
-  opts: { secret?: string; health?: WebhookHealthCounts | null; circuit?: CircuitRow | null; sourceStatus?: SourceStatus | null } = {},
+  opts: { secret?: string; health?: WebhookHealthCounts | null; circuit?: CircuitRow | null; sourceStatus?: SourceStatus | null; resumed?: ResumedResource } = {},
 ): WebhookResource {
   const c = circuitView(opts.circuit ?? null);
   const out: WebhookResource = {
@@ -156,6 +212,8 @@ export function toWebhookResource(
     disabled: w.disabledAt !== null,
     disabled_reason: w.disabledAt === null ? null : w.disabledReason,
     disabled_at: w.disabledAt ? isoString(w.disabledAt) : null,
+    disabled_deliveries: w.disabledAt === null ? null : w.disabledReason === 'manual' ? 'held' : 'cancelled',
+    resumed: opts.resumed ?? null,
   };
   if (opts.secret !== undefined) out.secret = opts.secret;
   return out;
