@@ -616,21 +616,18 @@ describe('DeliveryWorker', () => {
       expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
     });
 
-    it('holds a claim of a webhook paused by hand without asking the transport, cancelling nothing', async () => {
-      queue.due = [work(1, { webhook: { ...work(1).webhook!, disabled: true } }), work(2)];
-      queue.paused.add(work(1).webhookId);
-      const w = worker();
-      await run(w);
-      await until(() => queue.held.length === 1 && queue.records.length === 1, 'one hold, one outcome');
-      expect(queue.held).toEqual([work(1).id]);
-      expect(queue.cancelled).toEqual([]);
-      expect(transport.sent.map((r) => r.deliveryId)).toEqual([work(2).id]);
-    });
-
-    it('holds a claim whose webhook was paused by hand between the claim and the send', async () => {
-      queue.due = [work(1), work(2)];
-      // The claim read it enabled; the check right before the send finds it paused.
-      queue.deleted.add(work(1).webhookId);
+    it.each([
+      ['a claim of a webhook paused by hand, without asking the transport', () => (queue.due = [work(1, { webhook: { ...work(1).webhook!, disabled: true } }), work(2)])],
+      [
+        'a claim whose webhook was paused by hand between the claim and the send',
+        () => {
+          queue.due = [work(1), work(2)];
+          // The claim read it enabled; the check right before the send finds it paused.
+          queue.deleted.add(work(1).webhookId);
+        },
+      ],
+    ])('holds %s, cancelling nothing', async (_, arrange) => {
+      arrange();
       queue.paused.add(work(1).webhookId);
       const w = worker();
       await run(w);
