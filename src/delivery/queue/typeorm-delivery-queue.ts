@@ -16,7 +16,7 @@ import type { DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, Rec
 export const RECOVER_BATCH = 200;
 
 /** Lets timers and I/O of other requests run before the next batch (a resolved promise would not). */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Ids per statement of bringForward (well under either database's bound on parameters). */
 const BRING_FORWARD_CHUNK = 1000;

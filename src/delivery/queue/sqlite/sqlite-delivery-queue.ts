@@ -8,7 +8,7 @@ import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toEvent, toWebhook } from '../claim-row';
 import { eventsKeyset, lowerBound, mergeEventRows, toEventRow } from '../events-keyset';
-import { deliveryPageQuery, RecoverCandidate, TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
+import { deliveryPageQuery, RecoverCandidate, TypeOrmDeliveryQueue, yieldToEventLoop } from '../typeorm-delivery-queue';
 import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
 import type { AttemptRecord, ClaimedDelivery, DeliveryFilter, ClaimedWebhook, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
@@ -81,6 +81,9 @@ function prepare(db: Database) {
     eventsBefore: db.prepare(eventsOfSubscriptionSql('>', 'ASC')),
   };
 }
+
+/** Subscriptions read per turn of the event loop by an events history page (each statement is a page deep at most). */
+const EVENTS_PAGE_SLICE = 16;
 
 /** SQLite's delivery log page with a state filter: its ids, through idx_deliveries_webhook_state_created by name. */
 export function stateFilteredPageIds(ds: DataSource, webhookId: string, req: PageRequest, filter: DeliveryFilter): [string, unknown[]] {
@@ -354,7 +357,9 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     const { op, dir, pos } = eventsKeyset(req);
     const stmt = !pos ? this.sq.eventsFirst : op === '<' ? this.sq.eventsAfter : this.sq.eventsBefore;
     const rows: EventRow[] = [];
-    for (const s of subscriptions) {
+    for (const [i, s] of subscriptions.entries()) {
+      // A customer may have a thousand subscriptions: the event loop is let go every few statements.
+      if (i > 0 && i % EVENTS_PAGE_SLICE === 0) await yieldToEventLoop();
       const params: unknown[] = [s.type, s.subreddit, lowerBound(s.from, since)];
       if (pos) params.push(pos[0], pos[0], pos[0], pos[1]);
       params.push(req.limit + 1);
