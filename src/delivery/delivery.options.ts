@@ -90,8 +90,8 @@ export interface DeliveryModuleOptions {
   /**
    * Called once for each webhook (or host endpoint) the worker disables on its own, after its
    * pending deliveries were cancelled: `reason` `gone` (410) or `failing`. Not awaited by the
-   * worker; a rejection is logged. The standalone's sends the operators' `webhook.disabled`
-   * notification (OPERATIONS_WEBHOOK_URL).
+   * worker; a rejection is logged. For the operators' stored `webhook.disabled` notification, see
+   * `operations`.
    */
   onWebhookDisabled?: OnWebhookDisabled;
   /**
