@@ -72,6 +72,20 @@ describe('trends.velocity stories', () => {
     expect(fired[0].bucketEnd - fired[0].bucketStart).toBe(DEFAULT_STORY_PARAMS.windowMs);
   });
 
+  it('judges a word with enough authors at every step, so it fires when a busy hour leaves the window without a new post of its own', () => {
+    // Five authors right after ten minutes twelve times busier than usual: short of the bar while
+    // the busy posts are in the window, over it once they have left (the five are still inside).
+    const burst = WARM + 2 * HOUR;
+    const at = burst + 10 * MIN;
+    const posts = [...day(11), ...background(12, burst, 1 / 6, 2160), ...story('quorvel', at, 5, MIN)];
+    const fired = run(posts);
+    expect(fired.map((d) => d.keyword)).toEqual(['quorvel']);
+    const lastOwnPost = at + 4 * MIN;
+    expect(fired[0].bucketEnd).toBeGreaterThan(burst + DEFAULT_STORY_PARAMS.windowMs);
+    expect(fired[0].bucketEnd).toBeLessThanOrEqual(lastOwnPost + DEFAULT_STORY_PARAMS.windowMs);
+    expect(fired[0]).toMatchObject({ firstPostAt: at, distinctAuthors: 5 });
+  });
+
   it('reports concurrent stories apart, each once, with distinct keys, on a busy day', () => {
     const at = WARM + 2 * HOUR;
     const busy = day(3, 6, 600);

@@ -62,6 +62,11 @@ export interface StoryState {
   /** How many of windowSources are known authors. */
   windowKnown: number;
   readonly keywords: Map<string, KeywordWindow>;
+  /**
+   * Keywords with at least params.minAuthors sources in the window: judged at every step, not only
+   * when a post carries them, since their score also rises as the window's other posts leave it.
+   */
+  readonly ripe: Set<string>;
   /** Keyword → decayed count of (keyword, source) presences that left the window. */
   readonly history: Map<string, Decayed>;
   /** Decayed count of sources that left the window (the denominator of every history share). */
@@ -82,6 +87,7 @@ export function createStoryState(params: Partial<StoryParams> = {}): StoryState 
     windowSources: new Map(),
     windowKnown: 0,
     keywords: new Map(),
+    ripe: new Set(),
     history: new Map(),
     total: { sum: 0, at: 0 },
     cooldowns: new Map(),
@@ -101,7 +107,7 @@ export function storyText(text: string | undefined): string {
 
 /**
  * Feeds the posts created in [bucketStartMs, bucketStartMs + bucketMs) and judges the keywords
- * they carry at the step's end; returns one detection per new story, highest score first. A step
+ * they carry, and those with enough authors in the window, at the step's end; returns one detection per new story, highest score first. A step
  * at or before the last one fed is ignored (replays are harmless); a repeated post id counts once.
  * Posts should be in creation order within the step (they are sorted here).
  */
@@ -124,7 +130,9 @@ export function observeStoryPosts(state: StoryState, bucketStartMs: number, post
     addPost(state, post, t, touched);
   }
   evict(state, end - p.windowMs);
-  if (state.firstPostAt === null || touched.size === 0) return [];
+  if (state.firstPostAt === null) return [];
+  for (const k of state.ripe) touched.add(k);
+  if (touched.size === 0) return [];
   return judge(state, end, touched);
 }
 
@@ -148,6 +156,7 @@ function addPost(state: StoryState, post: VelocityPost, t: number, touched: Set<
     if (n === 0) {
       if (isKnown(source)) w.known++;
       else w.unknown++;
+      if (w.sources.size >= state.params.minAuthors) state.ripe.add(k);
     }
     touched.add(k);
   }
@@ -171,6 +180,7 @@ function evict(state: StoryState, cutoff: number): void {
         w.sources.delete(wp.source);
         if (isKnown(wp.source)) w.known--;
         else w.unknown--;
+        if (w.sources.size < state.params.minAuthors) state.ripe.delete(k);
         let h = state.history.get(k);
         if (!h) state.history.set(k, (h = { sum: 0, at: wp.t }));
         addDecayed(h, wp.t, half);
