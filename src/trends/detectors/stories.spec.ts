@@ -137,6 +137,17 @@ describe('trends.velocity stories', () => {
     expect(run([...day(7), ...story('pumpzor', at, 60, MIN, () => '[deleted]').map((p) => ({ ...p, title: 'pumpzor to the moon' }))])).toEqual([]);
   });
 
+  it('counts the reworded reposts of one deleted account once where titles are all there is, and different titles apart', () => {
+    const at = WARM + HOUR;
+    const deleted = (posts: Post[]) => posts.map((p) => ({ ...p, author: '[deleted]' }));
+    const words = ['pumpzor', 'quarrel', 'melinda', 'billfold', 'tendie', 'portfolio', 'lithium', 'vicechair', 'gorillas', 'peanuts', 'valhalla'];
+    // One account, twelve posts in 24 minutes, each leaving out another word of one long title.
+    const reworded = Array.from({ length: 12 }, (_, k) => ({ id: newId(), title: words.filter((_, i) => i === 0 || i !== 1 + (k % 10)).join(' '), author: '[deleted]', createdAtMs: at + k * 2 * MIN }));
+    expect(run(deleted([...day(13), ...reworded]))).toEqual([]);
+    // Twelve different titles about a new name, in the same subreddit: a story.
+    expect(run(deleted([...day(13), ...story('pumpzor', at, 12, 2 * MIN)])).map((d) => d.keyword)).toEqual(['pumpzor']);
+  });
+
   it('needs its warm-up, ignores a step fed twice, and is deterministic', () => {
     expect(run([...background(8, T0, 4), ...story('zorvex', T0 + 2 * HOUR, 20, MIN)])).toEqual([]);
     const posts = [...day(9), ...story('zorvex', WARM + 2 * HOUR, 20, MIN)];

@@ -139,9 +139,10 @@ export function observeStoryPosts(state: StoryState, bucketStartMs: number, post
 function addPost(state: StoryState, post: VelocityPost, t: number, touched: Set<string>): void {
   state.seenIds.add(post.id);
   if (state.firstPostAt === null) state.firstPostAt = t;
-  const source = post.source ?? postSource(post);
   const body = state.params.bodyChars > 0 ? storyText(post.selftext).slice(0, state.params.bodyChars) : '';
   const keywords = postKeywords(storyText(post.title), body);
+  const given = post.source ?? postSource(post);
+  const source = isKnown(given) ? given : (rewordedSource(state, keywords) ?? given);
   const wp: WindowPost = { id: post.id, t, source, permalink: post.permalink, keywords };
   state.posts.push(wp);
   const had = state.windowSources.get(source) ?? 0;
@@ -163,6 +164,32 @@ function addPost(state: StoryState, post: VelocityPost, t: number, touched: Set<
 }
 
 const isKnown = (source: string) => source.startsWith('u/');
+
+/**
+ * The source of a window post of an unknown author whose keywords are nearly this post's
+ * (params.duplicateTitleShare, at least params.duplicateTitleMinShared shared), or null: without a
+ * name, a reworded repost is told from another person only by how much of the wording it keeps.
+ */
+function rewordedSource(state: StoryState, keywords: readonly string[]): string | null {
+  const p = state.params;
+  if (p.duplicateTitleShare <= 0 || keywords.length < p.duplicateTitleMinShared) return null;
+  const shared = new Map<WindowPost, number>();
+  for (const k of keywords) {
+    const w = state.keywords.get(k);
+    if (w) for (const wp of w.posts) if (!isKnown(wp.source)) shared.set(wp, (shared.get(wp) ?? 0) + 1);
+  }
+  let best: WindowPost | null = null;
+  let bestShare = 0;
+  for (const [wp, n] of shared) {
+    if (n < p.duplicateTitleMinShared) continue;
+    const share = n / (keywords.length + wp.keywords.length - n);
+    if (share >= p.duplicateTitleShare && share > bestShare) {
+      best = wp;
+      bestShare = share;
+    }
+  }
+  return best?.source ?? null;
+}
 
 /** Posts created before `cutoff` leave the window; what leaves becomes history. */
 function evict(state: StoryState, cutoff: number): void {
