@@ -284,7 +284,9 @@ function markdown(r) {
         `| ${row.held}${row.held === r.worstHeldOut ? ' (worst)' : ''} | ${showSet(row.chosen)} | ${row.test.plantedCaught}/${row.test.planted} | ${fmt(row.test.plantedMedianDelayMin, 0)} | ${row.test.labelledCaught}/${row.test.labelled} | ${fmt(row.test.labelledMedianDelayMin, 0)} | ${fmt(row.test.eventsPerDay)} | ${row.test.floodEvents} |`,
     ),
     '',
-    r.chosenOnAll ? `Chosen the same way on all three periods: ${showSet(r.chosenOnAll)} (the defaults below).` : '',
+    r.chosenOnAll
+      ? `Chosen the same way on all three periods: ${showSet(r.chosenOnAll)}${showSet(r.chosenOnAll) === showSet({ ...r.defaults, bucketMs: r.defaults.bucketMin * MIN }) ? ' (the defaults below)' : ' (not the defaults below)'}.`
+      : '',
     '',
     `## The defaults (threshold ${r.defaults.threshold}, minAuthors ${r.defaults.minAuthors}, excessDispersion ${r.defaults.excessDispersion}, priorShare ${r.defaults.priorShare}, bodyChars ${r.defaults.bodyChars}, step ${r.defaults.bucketMin} min, window ${r.defaults.windowMin} min, duplicateTitleShare ${r.defaults.duplicateTitleShare})`,
     '',
