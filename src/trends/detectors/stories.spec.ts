@@ -161,5 +161,7 @@ describe('trends.velocity stories', () => {
     expect(poissonDeviance(3, 5)).toBe(0);
     expect(poissonDeviance(10, 1)).toBeCloseTo(2 * (10 * Math.log(10) - 9), 10);
     expect(() => createStoryState({ windowMs: 60_000, bucketMs: 300_000 })).toThrow(/windowMs/);
+    expect(() => createStoryState({ duplicateTitleShare: 1.5 })).toThrow(/duplicateTitleShare/);
+    expect(() => createStoryState({ duplicateTitleMinShared: 2.5 })).toThrow(/duplicateTitleMinShared/);
   });
 });
