@@ -212,7 +212,8 @@ function grid(quick) {
     for (const excessDispersion of quick ? [0.5] : [0.5, 1])
       for (const priorShare of quick ? [0.001] : [0.0005, 0.001])
         for (const bodyChars of quick ? [0] : [0, 300])
-          for (const bucketMs of quick ? [5 * MIN] : [2 * MIN, 5 * MIN]) out.push({ threshold, minAuthors: 5, excessDispersion, priorShare, bodyChars, bucketMs });
+          for (const bucketMs of quick ? [5 * MIN] : [2 * MIN, 5 * MIN])
+            for (const duplicateTitleShare of quick ? [0.8] : [0, 0.8]) out.push({ threshold, minAuthors: 5, excessDispersion, priorShare, bodyChars, bucketMs, duplicateTitleShare });
   return out;
 }
 
@@ -246,7 +247,7 @@ function main() {
     seed,
     grid: sets.length,
     seconds: Math.round((Date.now() - t0) / 1000),
-    defaults: { threshold: defaults.threshold, minAuthors: defaults.minAuthors, excessDispersion: defaults.excessDispersion, priorShare: defaults.priorShare, bodyChars: defaults.bodyChars, bucketMin: defaults.bucketMs / MIN, windowMin: defaults.windowMs / MIN },
+    defaults: { threshold: defaults.threshold, minAuthors: defaults.minAuthors, excessDispersion: defaults.excessDispersion, priorShare: defaults.priorShare, bodyChars: defaults.bodyChars, bucketMin: defaults.bucketMs / MIN, windowMin: defaults.windowMs / MIN, duplicateTitleShare: defaults.duplicateTitleShare },
     leaveOnePeriodOut: rows,
     worstHeldOut: worst.held,
     chosenOnAll,
@@ -259,7 +260,7 @@ function main() {
   process.stdout.write(markdown(result));
 }
 
-const showSet = (c) => `${c.threshold}, ${c.excessDispersion}, ${c.priorShare}, ${c.bodyChars}, ${c.bucketMs / MIN}`;
+const showSet = (c) => `${c.threshold}, ${c.excessDispersion}, ${c.priorShare}, ${c.bodyChars}, ${c.bucketMs / MIN}, ${c.duplicateTitleShare}`;
 
 function fmt(x, d = 2) {
   return x === null || x === undefined ? '–' : typeof x === 'number' ? String(Math.round(x * 10 ** d) / 10 ** d) : String(x);
@@ -276,16 +277,18 @@ function markdown(r) {
     '',
     '## Leaving one period out (parameters chosen on the other two periods)',
     '',
-    '| held out | chosen (threshold, excessDispersion, priorShare, bodyChars, step min) | planted caught | median delay | labelled caught | median delay | other events / day | flood events |',
+    '| held out | chosen (threshold, excessDispersion, priorShare, bodyChars, step min, duplicateTitleShare) | planted caught | median delay | labelled caught | median delay | other events / day | flood events |',
     '|---|---|---|---|---|---|---|---|',
     ...r.leaveOnePeriodOut.map(
       (row) =>
         `| ${row.held}${row.held === r.worstHeldOut ? ' (worst)' : ''} | ${showSet(row.chosen)} | ${row.test.plantedCaught}/${row.test.planted} | ${fmt(row.test.plantedMedianDelayMin, 0)} | ${row.test.labelledCaught}/${row.test.labelled} | ${fmt(row.test.labelledMedianDelayMin, 0)} | ${fmt(row.test.eventsPerDay)} | ${row.test.floodEvents} |`,
     ),
     '',
-    r.chosenOnAll ? `Chosen the same way on all three periods: ${showSet(r.chosenOnAll)} (the defaults below).` : '',
+    r.chosenOnAll
+      ? `Chosen the same way on all three periods: ${showSet(r.chosenOnAll)}${showSet(r.chosenOnAll) === showSet({ ...r.defaults, bucketMs: r.defaults.bucketMin * MIN }) ? ' (the defaults below)' : ' (not the defaults below)'}.`
+      : '',
     '',
-    `## The defaults (threshold ${r.defaults.threshold}, minAuthors ${r.defaults.minAuthors}, excessDispersion ${r.defaults.excessDispersion}, priorShare ${r.defaults.priorShare}, bodyChars ${r.defaults.bodyChars}, step ${r.defaults.bucketMin} min, window ${r.defaults.windowMin} min)`,
+    `## The defaults (threshold ${r.defaults.threshold}, minAuthors ${r.defaults.minAuthors}, excessDispersion ${r.defaults.excessDispersion}, priorShare ${r.defaults.priorShare}, bodyChars ${r.defaults.bodyChars}, step ${r.defaults.bucketMin} min, window ${r.defaults.windowMin} min, duplicateTitleShare ${r.defaults.duplicateTitleShare})`,
     '',
     head,
     ...r.defaultsPerPeriod.map((s) => line(s.period, s)),

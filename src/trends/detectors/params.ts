@@ -121,6 +121,14 @@ export interface StoryParams {
   readonly bodyChars: number;
   /** What one distinct title of an unknown (`[deleted]`) author counts for: less than a known author, since nobody can tell who wrote it. */
   readonly unknownAuthorWeight: number;
+  /**
+   * A title of an unknown author that shares at least this share of its keywords (Jaccard) and at
+   * least duplicateTitleMinShared keywords with a title of an unknown author in the window is that
+   * title's source: the reworded reposts of one deleted account (`$AMRS The real reason Bill and
+   * Melinda split up…` five times in 20 minutes) count once. 0 turns it off.
+   */
+  readonly duplicateTitleShare: number;
+  readonly duplicateTitleMinShared: number;
   /** Floor of a keyword's history share: a new name or ticker is expected in this share of sources. */
   readonly priorShare: number;
   /** Half-life of each keyword's history share. */
@@ -234,6 +242,8 @@ export const DEFAULT_STORY_PARAMS: Readonly<StoryParams> = Object.freeze({
   minAuthors: 5,
   bodyChars: 0,
   unknownAuthorWeight: 0.5,
+  duplicateTitleShare: 0.8,
+  duplicateTitleMinShared: 3,
   priorShare: 0.0005,
   historyHalfLifeMs: 72 * HOUR,
   excessDispersion: 1,
@@ -333,8 +343,9 @@ export function resolveVelocityParams(overrides: Partial<VelocityParams> = {}): 
 export function resolveStoryParams(overrides: Partial<StoryParams> = {}): Readonly<StoryParams> {
   const p = { ...DEFAULT_STORY_PARAMS, ...stripUndefined(overrides) };
   positive(p, ['bucketMs', 'windowMs', 'minAuthors', 'priorShare', 'historyHalfLifeMs', 'threshold', 'storyOverlap', 'maxKeywords']);
-  nonNegative(p, ['bodyChars', 'unknownAuthorWeight', 'excessDispersion', 'minRatio', 'cooldownMs', 'storyMs', 'companionMinAuthors', 'companionScore', 'companionShare', 'warmupMs', 'warmupSources', 'maxEvidence']);
-  integers(p, ['bucketMs', 'windowMs', 'bodyChars', 'maxKeywords', 'maxEvidence']);
+  nonNegative(p, ['bodyChars', 'unknownAuthorWeight', 'excessDispersion', 'minRatio', 'cooldownMs', 'storyMs', 'companionMinAuthors', 'companionScore', 'companionShare', 'warmupMs', 'warmupSources', 'maxEvidence', 'duplicateTitleShare', 'duplicateTitleMinShared']);
+  integers(p, ['bucketMs', 'windowMs', 'bodyChars', 'maxKeywords', 'maxEvidence', 'duplicateTitleMinShared']);
+  check(p.duplicateTitleShare <= 1, 'duplicateTitleShare', '≤ 1');
   check(p.priorShare < 1, 'priorShare', '< 1');
   check(p.storyOverlap <= 1 && p.companionShare <= 1, 'storyOverlap', 'and companionShare ≤ 1');
   check(p.windowMs >= p.bucketMs, 'windowMs', '≥ bucketMs');

@@ -72,6 +72,20 @@ describe('trends.velocity stories', () => {
     expect(fired[0].bucketEnd - fired[0].bucketStart).toBe(DEFAULT_STORY_PARAMS.windowMs);
   });
 
+  it('judges a word with enough authors at every step, so it fires when a busy hour leaves the window without a new post of its own', () => {
+    // Five authors right after ten minutes twelve times busier than usual: short of the bar while
+    // the busy posts are in the window, over it once they have left (the five are still inside).
+    const burst = WARM + 2 * HOUR;
+    const at = burst + 10 * MIN;
+    const posts = [...day(11), ...background(12, burst, 1 / 6, 2160), ...story('quorvel', at, 5, MIN)];
+    const fired = run(posts);
+    expect(fired.map((d) => d.keyword)).toEqual(['quorvel']);
+    const lastOwnPost = at + 4 * MIN;
+    expect(fired[0].bucketEnd).toBeGreaterThan(burst + DEFAULT_STORY_PARAMS.windowMs);
+    expect(fired[0].bucketEnd).toBeLessThanOrEqual(lastOwnPost + DEFAULT_STORY_PARAMS.windowMs);
+    expect(fired[0]).toMatchObject({ firstPostAt: at, distinctAuthors: 5 });
+  });
+
   it('reports concurrent stories apart, each once, with distinct keys, on a busy day', () => {
     const at = WARM + 2 * HOUR;
     const busy = day(3, 6, 600);
@@ -123,6 +137,17 @@ describe('trends.velocity stories', () => {
     expect(run([...day(7), ...story('pumpzor', at, 60, MIN, () => '[deleted]').map((p) => ({ ...p, title: 'pumpzor to the moon' }))])).toEqual([]);
   });
 
+  it('counts the reworded reposts of one deleted account once where titles are all there is, and different titles apart', () => {
+    const at = WARM + HOUR;
+    const deleted = (posts: Post[]) => posts.map((p) => ({ ...p, author: '[deleted]' }));
+    const words = ['pumpzor', 'quarrel', 'melinda', 'billfold', 'tendie', 'portfolio', 'lithium', 'vicechair', 'gorillas', 'peanuts', 'valhalla'];
+    // One account, twelve posts in 24 minutes, each leaving out another word of one long title.
+    const reworded = Array.from({ length: 12 }, (_, k) => ({ id: newId(), title: words.filter((_, i) => i === 0 || i !== 1 + (k % 10)).join(' '), author: '[deleted]', createdAtMs: at + k * 2 * MIN }));
+    expect(run(deleted([...day(13), ...reworded]))).toEqual([]);
+    // Twelve different titles about a new name, in the same subreddit: a story.
+    expect(run(deleted([...day(13), ...story('pumpzor', at, 12, 2 * MIN)])).map((d) => d.keyword)).toEqual(['pumpzor']);
+  });
+
   it('needs its warm-up, ignores a step fed twice, and is deterministic', () => {
     expect(run([...background(8, T0, 4), ...story('zorvex', T0 + 2 * HOUR, 20, MIN)])).toEqual([]);
     const posts = [...day(9), ...story('zorvex', WARM + 2 * HOUR, 20, MIN)];
@@ -136,5 +161,7 @@ describe('trends.velocity stories', () => {
     expect(poissonDeviance(3, 5)).toBe(0);
     expect(poissonDeviance(10, 1)).toBeCloseTo(2 * (10 * Math.log(10) - 9), 10);
     expect(() => createStoryState({ windowMs: 60_000, bucketMs: 300_000 })).toThrow(/windowMs/);
+    expect(() => createStoryState({ duplicateTitleShare: 1.5 })).toThrow(/duplicateTitleShare/);
+    expect(() => createStoryState({ duplicateTitleMinShared: 2.5 })).toThrow(/duplicateTitleMinShared/);
   });
 });

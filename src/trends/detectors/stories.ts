@@ -62,6 +62,11 @@ export interface StoryState {
   /** How many of windowSources are known authors. */
   windowKnown: number;
   readonly keywords: Map<string, KeywordWindow>;
+  /**
+   * Keywords with at least params.minAuthors sources in the window: judged at every step, not only
+   * when a post carries them, since their score also rises as the window's other posts leave it.
+   */
+  readonly ripe: Set<string>;
   /** Keyword → decayed count of (keyword, source) presences that left the window. */
   readonly history: Map<string, Decayed>;
   /** Decayed count of sources that left the window (the denominator of every history share). */
@@ -82,6 +87,7 @@ export function createStoryState(params: Partial<StoryParams> = {}): StoryState 
     windowSources: new Map(),
     windowKnown: 0,
     keywords: new Map(),
+    ripe: new Set(),
     history: new Map(),
     total: { sum: 0, at: 0 },
     cooldowns: new Map(),
@@ -101,7 +107,7 @@ export function storyText(text: string | undefined): string {
 
 /**
  * Feeds the posts created in [bucketStartMs, bucketStartMs + bucketMs) and judges the keywords
- * they carry at the step's end; returns one detection per new story, highest score first. A step
+ * they carry, and those with enough authors in the window, at the step's end; returns one detection per new story, highest score first. A step
  * at or before the last one fed is ignored (replays are harmless); a repeated post id counts once.
  * Posts should be in creation order within the step (they are sorted here).
  */
@@ -124,16 +130,19 @@ export function observeStoryPosts(state: StoryState, bucketStartMs: number, post
     addPost(state, post, t, touched);
   }
   evict(state, end - p.windowMs);
-  if (state.firstPostAt === null || touched.size === 0) return [];
+  if (state.firstPostAt === null) return [];
+  for (const k of state.ripe) touched.add(k);
+  if (touched.size === 0) return [];
   return judge(state, end, touched);
 }
 
 function addPost(state: StoryState, post: VelocityPost, t: number, touched: Set<string>): void {
   state.seenIds.add(post.id);
   if (state.firstPostAt === null) state.firstPostAt = t;
-  const source = post.source ?? postSource(post);
   const body = state.params.bodyChars > 0 ? storyText(post.selftext).slice(0, state.params.bodyChars) : '';
   const keywords = postKeywords(storyText(post.title), body);
+  const given = post.source ?? postSource(post);
+  const source = isKnown(given) ? given : (rewordedSource(state, keywords) ?? given);
   const wp: WindowPost = { id: post.id, t, source, permalink: post.permalink, keywords };
   state.posts.push(wp);
   const had = state.windowSources.get(source) ?? 0;
@@ -148,12 +157,39 @@ function addPost(state: StoryState, post: VelocityPost, t: number, touched: Set<
     if (n === 0) {
       if (isKnown(source)) w.known++;
       else w.unknown++;
+      if (w.sources.size >= state.params.minAuthors) state.ripe.add(k);
     }
     touched.add(k);
   }
 }
 
 const isKnown = (source: string) => source.startsWith('u/');
+
+/**
+ * The source of a window post of an unknown author whose keywords are nearly this post's
+ * (params.duplicateTitleShare, at least params.duplicateTitleMinShared shared), or null: without a
+ * name, a reworded repost is told from another person only by how much of the wording it keeps.
+ */
+function rewordedSource(state: StoryState, keywords: readonly string[]): string | null {
+  const p = state.params;
+  if (p.duplicateTitleShare <= 0 || keywords.length < p.duplicateTitleMinShared) return null;
+  const shared = new Map<WindowPost, number>();
+  for (const k of keywords) {
+    const w = state.keywords.get(k);
+    if (w) for (const wp of w.posts) if (!isKnown(wp.source)) shared.set(wp, (shared.get(wp) ?? 0) + 1);
+  }
+  let best: WindowPost | null = null;
+  let bestShare = 0;
+  for (const [wp, n] of shared) {
+    if (n < p.duplicateTitleMinShared) continue;
+    const share = n / (keywords.length + wp.keywords.length - n);
+    if (share >= p.duplicateTitleShare && share > bestShare) {
+      best = wp;
+      bestShare = share;
+    }
+  }
+  return best?.source ?? null;
+}
 
 /** Posts created before `cutoff` leave the window; what leaves becomes history. */
 function evict(state: StoryState, cutoff: number): void {
@@ -171,6 +207,7 @@ function evict(state: StoryState, cutoff: number): void {
         w.sources.delete(wp.source);
         if (isKnown(wp.source)) w.known--;
         else w.unknown--;
+        if (w.sources.size < state.params.minAuthors) state.ripe.delete(k);
         let h = state.history.get(k);
         if (!h) state.history.set(k, (h = { sum: 0, at: wp.t }));
         addDecayed(h, wp.t, half);
