@@ -9,7 +9,7 @@ import { ListQuery, PaginationService } from '../pagination/pagination.service';
 import type { EndpointEntity } from '../delivery/endpoint.entity';
 import { DeliveryFilterQuery, filterParams, parseDeliveryFilter } from './delivery-filters';
 import { Webhook, WebhookStore } from './webhook.store';
-import { parseWebhookId } from './webhooks.service';
+import { parseWebhookId } from './webhook-id';
 import { DELIVERY_ID_RE, deliveryId } from '../delivery/delivery-id';
 import { DeliveryResource, toDeliveryResource } from '../delivery/delivery.resource';
 import { EventsService } from '../delivery/events.service';

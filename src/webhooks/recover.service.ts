@@ -12,7 +12,7 @@ import type { RecoveryResource } from './dto/recover.dto';
 import { RecoverBudget } from './recover-budget';
 import { parseRecoverWindow, RECOVER_MAX_EVENTS, RecoverInput } from './recover-window';
 import { WebhookStore } from './webhook.store';
-import { parseWebhookId } from './webhooks.service';
+import { parseWebhookId } from './webhook-id';
 
 /**
  * Catch-up after an outage (`POST /v1/webhooks/{id}/recover`): the webhook's own subscription

@@ -11,7 +11,8 @@ import { destinationOf } from '../delivery/destination';
 import { DeliveryQueue } from '../delivery/queue/delivery-queue';
 import type { WebhookHealthCounts } from '../delivery/queue/types';
 import { AppError } from '../common/errors';
-import { newUlid, normaliseUlid } from '../common/ids';
+import { newUlid } from '../common/ids';
+import { parseWebhookId } from './webhook-id';
 import { normaliseSubreddit } from '../common/reddit-names';
 import { generateWebhookSecret } from '../delivery/secret';
 import { ListQuery, PaginationService } from '../pagination/pagination.service';
@@ -259,12 +260,6 @@ export class WebhooksService {
 export interface UnreadableSecret {
   webhook_id: string;
   column: WebhookSecretColumn;
-}
-
-export function parseWebhookId(raw: string): string {
-  const id = normaliseUlid(raw);
-  if (!id) throw new AppError('VALIDATION_ERROR', 'webhook_id must be a 26-character ULID');
-  return id;
 }
 
 function quotaExceeded(max: number): AppError {
