@@ -90,18 +90,10 @@ export interface DeliveryModuleOptions {
   /**
    * Called once for each webhook (or host endpoint) the worker disables on its own, after its
    * pending deliveries were cancelled: `reason` `gone` (410) or `failing`. Not awaited by the
-   * worker; a rejection is logged. For the operators' stored `webhook.disabled` notification, see
-   * `operations`.
+   * worker; a rejection is logged. The standalone's sends the operators' `webhook.disabled`
+   * notification (OPERATIONS_WEBHOOK_URL).
    */
   onWebhookDisabled?: OnWebhookDisabled;
-  /**
-   * The operators' `webhook.disabled` notifications (the standalone's OPERATIONS_WEBHOOK_URL and
-   * _SECRET): each disable is stored (`operations_notifications`) and sent by a worker process,
-   * retried on `retryScheduleSeconds` under the same `webhook-id`, so a restart loses none. At most
-   * one per webhook every `intervalMs` (default 1 h): the disables in between are folded into the
-   * next one (`data.folded`). The URL is the operator's, not held to the customers' SSRF policy.
-   */
-  operations?: { url: string; secret: string; ca?: string | Buffer | null; intervalMs?: number };
 }
 
 export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS, OPTIONS_TYPE: DELIVERY_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: DELIVERY_OPTIONS_ASYNC_TYPE } =
@@ -178,8 +170,6 @@ export function checkDeliveryOptions(o: DeliveryModuleOptions): void {
   checkIntOption(s.deliveryCircuitPauseMs, o.circuit?.pauseMs, what('circuit.pauseMs'));
   checkIntOption(s.deliveryCircuitMaxPauseMs, o.circuit?.maxPauseMs, what('circuit.maxPauseMs'));
   if (o.disableAfterMs) checkIntOption(s.webhookDisableAfterMs, o.disableAfterMs, what('disableAfterMs'));
-  const interval = o.operations?.intervalMs;
-  if (interval !== undefined && (!Number.isInteger(interval) || interval < 0)) throw new Error(`${what('operations.intervalMs')} must be a whole number of milliseconds, 0 or more`);
   try {
     resolveDeliveryOptions(o);
   } catch (err) {

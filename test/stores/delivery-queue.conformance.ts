@@ -378,20 +378,6 @@ export function deliveryQueueConformance(harness: () => QueueHarness): void {
     expect(await h.queue.eventsPage([], { limit: 10 })).toEqual([]);
   });
 
-  it('lets the event loop run while an events page reads many subscriptions, and while health reads many webhooks', async () => {
-    /** Whether a callback queued behind the current I/O ran before `read` settled: it did only if the read let the event loop go. */
-    const yields = async (read: () => Promise<unknown>): Promise<boolean> => {
-      let ran = false;
-      setImmediate(() => (ran = true));
-      await read();
-      return ran;
-    };
-    const subs = Array.from({ length: 64 }, (_, i) => ({ type: 'trends.rising', subreddit: `${subreddit}${i}`, from: at(0) }));
-    expect(await yields(() => h.queue.eventsPage(subs, { limit: 25 }))).toBe(true);
-    const ids = Array.from({ length: 16 }, () => newUlid());
-    expect(await yields(() => h.queue.healthOf(ids, at(0)))).toBe(true);
-  });
-
   it('leaves test events (evt_test_ ids) of a subscription out of recover and the events history, failed or not', async () => {
     const w = await h.webhook(subreddit);
     const real = await undelivered(1);

@@ -22,12 +22,6 @@ import type {
 } from './types';
 
 /**
- * The deliveries a webhook's health counts read at most: its latest of the window. A webhook with
- * more (a customer's own fan-out and test events) costs no more to list or get.
- */
-export const HEALTH_MAX_DELIVERIES = 500;
-
-/**
  * The delivery queue lives in SQL (graphile-worker style), one implementation per database
  * (chosen by `dialectProvider`). Deliveries are leased to a worker (`owner`) until a time; a row
  * whose lease expired (its worker died) is due again by construction, since next_attempt_at holds
@@ -165,15 +159,14 @@ export abstract class DeliveryQueue {
 
   /**
    * A webhook's deliveries, newest first, keyset over (created_at, id); `limit + 1` rows at most.
-   * `filter` narrows them to one state and to creation times in [since, until): bounds of one range
-   * of idx_deliveries_webhook_created, or with a state of idx_deliveries_webhook_state_created.
+   * `filter` narrows them to one state and to creation times in [since, until): the time bounds
+   * narrow the range scan of idx_deliveries_webhook_created, the state is checked on the rows it reads.
    */
   abstract pageForWebhook(webhookId: string, req: PageRequest, filter?: DeliveryFilter): Promise<DeliveryEntity[]>;
 
   /**
-   * Health counts of these webhooks over the attempts of their latest HEALTH_MAX_DELIVERIES
-   * deliveries created at or after `since` (a statement per HEALTH_CHUNK webhooks, the event loop
-   * let go between them); a webhook without such attempts is absent from the map.
+   * Health counts of these webhooks (one query for all of them) over the attempts of their
+   * deliveries created at or after `since`; a webhook without such attempts is absent from the map.
    */
   abstract healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>>;
 

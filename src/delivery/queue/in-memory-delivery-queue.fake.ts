@@ -1,7 +1,7 @@
 import type { PageRequest } from '../../pagination/page';
 import type { AttemptEntity } from '../attempt.entity';
 import type { DeliveryEntity } from '../delivery.entity';
-import { DeliveryQueue, HEALTH_MAX_DELIVERIES } from './delivery-queue';
+import { DeliveryQueue } from './delivery-queue';
 import { InProcessWaker } from './in-process.waker';
 import { deliveryId } from '../delivery-id';
 import { isTestEventId } from '../../events/catalogue';
@@ -63,11 +63,7 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
   async healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>> {
     const out = new Map<string, WebhookHealthCounts>();
     for (const w of webhookIds) {
-      const latest = this.deliveries
-        .filter((d) => d.webhookId === w && d.createdAt >= since)
-        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
-        .slice(0, HEALTH_MAX_DELIVERIES);
-      const ids = new Set(latest.map((d) => d.id));
+      const ids = new Set(this.deliveries.filter((d) => d.webhookId === w && d.createdAt >= since).map((d) => d.id));
       const tries = this.attempts.filter((a) => ids.has(a.deliveryId));
       if (tries.length === 0) continue;
       const lastOk = Math.max(-1, ...tries.filter((a) => a.outcome === 'delivered').map((a) => a.startedAt.getTime()));

@@ -6,7 +6,7 @@ import { DeliveryEntity } from '../delivery.entity';
 import { deliveryId } from '../delivery-id';
 import { EventEntity } from '../event.entity';
 import { isTestEventId } from '../../events/catalogue';
-import { DeliveryQueue, HEALTH_MAX_DELIVERIES } from './delivery-queue';
+import { DeliveryQueue } from './delivery-queue';
 import type { ClaimedDelivery, DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
 
 /**
@@ -16,7 +16,7 @@ import type { ClaimedDelivery, DeliveryFilter, QueueActivityRows, QueueStats, Re
 export const RECOVER_BATCH = 200;
 
 /** Lets timers and I/O of other requests run before the next batch (a resolved promise would not). */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Held deliveries made pending per transaction when their webhook is resumed. */
 const RELEASE_BATCH = 200;
@@ -66,9 +66,8 @@ export function subscriptionEventsQuery(ds: DataSource, scope: RecoverScope, aft
 
 /**
  * A page of a webhook's delivery log (see DeliveryQueue.pageForWebhook). Every bound is on
- * idx_deliveries_webhook_created (webhook_id, created_at, id), or with a state on
- * idx_deliveries_webhook_state_created (webhook_id, state, created_at, id): one index range scan on
- * both databases, however rare the state (test/stores/delivery-indexes.e2e-spec.ts).
+ * idx_deliveries_webhook_created (webhook_id, created_at, id): one index range scan on both
+ * databases, the state checked on the rows read (test/stores/delivery-indexes.e2e-spec.ts).
  */
 export function deliveryPageQuery(ds: DataSource, webhookId: string, req: PageRequest, filter: DeliveryFilter = {}): SelectQueryBuilder<DeliveryEntity> {
   const qb = ds.getRepository(DeliveryEntity).createQueryBuilder('d').where('d.webhook_id = :webhookId', { webhookId });
@@ -85,37 +84,21 @@ export function deliveryPageQuery(ds: DataSource, webhookId: string, req: PageRe
   return qb.orderBy('d.created_at', dir).addOrderBy('d.id', dir).limit(req.limit + 1);
 }
 
-/** Webhooks per health statement: on SQLite, where a statement holds the event loop, a few milliseconds each. */
-export const HEALTH_CHUNK = 4;
-
 /**
- * Health counts per webhook (:id0 … :id{n-1}) over the attempts of its latest :cap deliveries
- * created since :since: per webhook one range of idx_deliveries_webhook_created read backward at
- * most :cap rows deep, their attempts from idx_attempts_delivery, once (MATERIALIZED: SQLite would
- * otherwise read them twice). Plain SQL both databases read alike.
+ * Health counts per webhook over the attempts of its deliveries created since :since: the
+ * deliveries come from a range scan of idx_deliveries_webhook_created, their attempts from
+ * idx_attempts_delivery, once (MATERIALIZED: SQLite would otherwise read them twice). Plain SQL both databases read alike.
  */
-export function healthSql(n: number): string {
-  const latest = Array.from(
-    { length: n },
-    (_, i) => `SELECT id, webhook_id FROM (SELECT id, webhook_id FROM deliveries WHERE webhook_id = :id${i} AND created_at >= :since ORDER BY created_at DESC, id DESC LIMIT :cap) d${i}`,
-  ).join('\n     UNION ALL ');
-  return `WITH x AS MATERIALIZED (
+export const HEALTH_SQL = `WITH x AS MATERIALIZED (
     SELECT d.webhook_id AS webhook_id, a.outcome AS outcome, a.started_at AS started_at
-      FROM (${latest}) d JOIN delivery_attempts a ON a.delivery_id = d.id),
+      FROM deliveries d JOIN delivery_attempts a ON a.delivery_id = d.id
+     WHERE d.webhook_id IN (:...ids) AND d.created_at >= :since),
   ok AS (SELECT webhook_id, MAX(started_at) AS last_ok FROM x WHERE outcome = 'delivered' GROUP BY webhook_id)
 SELECT x.webhook_id AS webhook_id, COUNT(*) AS attempts,
        SUM(CASE WHEN x.outcome = 'delivered' THEN 1 ELSE 0 END) AS delivered,
        SUM(CASE WHEN x.outcome <> 'delivered' AND (ok.last_ok IS NULL OR x.started_at > ok.last_ok) THEN 1 ELSE 0 END) AS failing
   FROM x LEFT JOIN ok ON ok.webhook_id = x.webhook_id
  GROUP BY x.webhook_id`;
-}
-
-/** The parameters of healthSql(ids.length). */
-export function healthParams(ids: readonly string[], since: Date): Record<string, string | number> {
-  const p: Record<string, string | number> = { since: since.getTime(), cap: HEALTH_MAX_DELIVERIES };
-  ids.forEach((id, i) => (p[`id${i}`] = id));
-  return p;
-}
 
 /**
  * What both databases answer the same way through TypeORM: the delivery log's reads, manual
@@ -207,18 +190,14 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
 
   async healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>> {
     const out = new Map<string, WebhookHealthCounts>();
+    if (webhookIds.length === 0) return out;
     // TypeORM 0.3 reads a third argument (native parameters) that 1.x dropped: `{}` suits both.
     const escape = this.ds.driver.escapeQueryWithParameters as (sql: string, parameters: object, nativeParameters: object) => [string, unknown[]];
-    for (let i = 0; i < webhookIds.length; i += HEALTH_CHUNK) {
-      if (i > 0) await yieldToEventLoop();
-      const ids = webhookIds.slice(i, i + HEALTH_CHUNK);
-      const [sql, params] = escape.call(this.ds.driver, healthSql(ids.length), healthParams(ids, since), {});
-      const rows: { webhook_id: string; attempts: string | number; delivered: string | number | null; failing: string | number | null }[] = await this.ds.query(sql, params);
-      for (const r of rows) out.set(r.webhook_id, { attempts: Number(r.attempts), delivered: Number(r.delivered ?? 0), failingSinceDelivered: Number(r.failing ?? 0) });
-    }
+    const [sql, params] = escape.call(this.ds.driver, HEALTH_SQL, { ids: [...webhookIds], since: since.getTime() }, {});
+    const rows: { webhook_id: string; attempts: string | number; delivered: string | number | null; failing: string | number | null }[] = await this.ds.query(sql, params);
+    for (const r of rows) out.set(r.webhook_id, { attempts: Number(r.attempts), delivered: Number(r.delivered ?? 0), failingSinceDelivered: Number(r.failing ?? 0) });
     return out;
   }
-
 
   findForWebhook(webhookId: string, id: string): Promise<DeliveryEntity | null> {
     return this.ds.getRepository(DeliveryEntity).findOneBy({ webhookId, id });

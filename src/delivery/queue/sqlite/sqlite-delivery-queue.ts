@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../../database/data-source.token';
 import type { Database } from 'better-sqlite3';
-import { DataSource, In } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { sqliteHandle, StatementsPerHandle } from '../../../database/data-source';
 import { WebhookDeliveryStatus, WebhookOutcome } from '../../status/webhook-delivery-status';
 import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
 import { ClaimRow, toEvent, toWebhook } from '../claim-row';
 import { eventsKeyset, lowerBound, mergeEventRows, toEventRow } from '../events-keyset';
-import { deliveryPageQuery, RecoverCandidate, TypeOrmDeliveryQueue, yieldToEventLoop } from '../typeorm-delivery-queue';
+import { RecoverCandidate, TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
-import type { AttemptRecord, ClaimedDelivery, DeliveryFilter, ClaimedWebhook, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWebhook, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_PENDING, CLAIM_PENDING_SKIPPING, CLAIM_SKIPPING, CLAIMED_EVENT, CLAIMED_WEBHOOKS, EXPIRED_LEASES } from './sql/claim';
 import { COMPLETE } from './sql/complete';
@@ -22,7 +22,6 @@ import { DELIVERY_EXISTS, EVENT_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
 import { WEBHOOKS_EXIST } from './sql/webhook-exists';
 import { DELIVERY_STATE, eventsOfSubscriptionSql, REQUEUE_FINISHED } from './sql/recover';
 import type { PageRequest } from '../../../pagination/page';
-import { DeliveryEntity } from '../../delivery.entity';
 
 /**
  * What one synchronous fan-out transaction may take, COMMIT included, before the event loop gets
@@ -80,17 +79,6 @@ function prepare(db: Database) {
     eventsAfter: db.prepare(eventsOfSubscriptionSql('<', 'DESC')),
     eventsBefore: db.prepare(eventsOfSubscriptionSql('>', 'ASC')),
   };
-}
-
-/** Subscriptions read per turn of the event loop by an events history page (each statement is a page deep at most). */
-const EVENTS_PAGE_SLICE = 16;
-
-/** SQLite's delivery log page with a state filter: its ids, through idx_deliveries_webhook_state_created by name. */
-export function stateFilteredPageIds(ds: DataSource, webhookId: string, req: PageRequest, filter: DeliveryFilter): [string, unknown[]] {
-  const [sql, params] = deliveryPageQuery(ds, webhookId, req, filter).select('d.id', 'id').getQueryAndParameters();
-  const indexed = sql.replace('FROM "deliveries" "d"', 'FROM "deliveries" "d" INDEXED BY "idx_deliveries_webhook_state_created"');
-  if (indexed === sql) throw new Error('the delivery log query changed shape: name its index again');
-  return [indexed, params];
 }
 
 /**
@@ -339,27 +327,11 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
    * One prepared statement per subscription (each an index range read at most `limit + 1` rows
    * deep: SQLite has no LATERAL), merged here. Synchronous, on the one connection.
    */
-  /**
-   * With a state, the page's ids come from idx_deliveries_webhook_state_created by name: SQLite,
-   * which keeps no statistics here, ranks the time bounds on idx_deliveries_webhook_created as
-   * selective as the state and would read every row of other states in that range.
-   */
-  override async pageForWebhook(webhookId: string, req: PageRequest, filter: DeliveryFilter = {}): Promise<DeliveryEntity[]> {
-    if (filter.state === undefined) return super.pageForWebhook(webhookId, req, filter);
-    const [sql, params] = stateFilteredPageIds(this.ds, webhookId, req, filter);
-    const ids = ((await this.ds.query(sql, params)) as { id: string }[]).map((r) => r.id);
-    if (ids.length === 0) return [];
-    const byId = new Map((await this.ds.getRepository(DeliveryEntity).findBy({ id: In(ids) })).map((d) => [d.id, d]));
-    return ids.map((id) => byId.get(id)).filter((d): d is DeliveryEntity => d !== undefined);
-  }
-
   async eventsPage(subscriptions: readonly EventSubscription[], req: PageRequest, since?: Date): Promise<EventRow[]> {
     const { op, dir, pos } = eventsKeyset(req);
     const stmt = !pos ? this.sq.eventsFirst : op === '<' ? this.sq.eventsAfter : this.sq.eventsBefore;
     const rows: EventRow[] = [];
-    for (const [i, s] of subscriptions.entries()) {
-      // A customer may have a thousand subscriptions: the event loop is let go every few statements.
-      if (i > 0 && i % EVENTS_PAGE_SLICE === 0) await yieldToEventLoop();
+    for (const s of subscriptions) {
       const params: unknown[] = [s.type, s.subreddit, lowerBound(s.from, since)];
       if (pos) params.push(pos[0], pos[0], pos[0], pos[1]);
       params.push(req.limit + 1);
