@@ -7,9 +7,11 @@ import { startTestApp, TestApp } from '../support/app';
 import { makeCert, Receiver, sleep, TestCert } from '../support/receiver';
 import { pollUntil, ServeProcess, spawnServe, stopProcess } from '../support/processes';
 
-// Three attempts (two delays). spawnServe's lease (6.5 s, the least a 1 s attempt timeout allows)
-// is how long a dead worker's delivery waits before it is due again.
-const WORKER_ENV = { DELIVERY_RETRY_SCHEDULE: '0.2,0.4' };
+// Three attempts (two delays). The lease (3 s) is how long a dead worker's delivery waits before it
+// is due again. The attempt timeout is long: a poison attempt ends with its worker 300 ms in, and a
+// fresh worker's first TLS connection on a loaded runner can take over a second, which with
+// spawnServe's 1 s timeout made one attempt a timeout that never reached the receiver (a red CI run).
+const WORKER_ENV = { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_MS: '10000', DELIVERY_LEASE_MS: '3000' };
 const MAX_ATTEMPTS = 3;
 const OTHERS = 20;
 
@@ -105,18 +107,19 @@ describe.each(testDatabases())('a delivery that kills its worker, on %s', (name,
     expect(selfExits).toEqual([]);
     expect(poison).toMatchObject({ state: 'failed', last_error: 'worker_lost' });
     expect(Number(poison.attempts)).toBe(MAX_ATTEMPTS);
-    // Every attempt reached the receiver and killed a worker; none was made after the schedule ran out.
-    const poisonArrivals = rx.received.filter((x) => x.path === '/poison');
-    expect(poisonArrivals).toHaveLength(MAX_ATTEMPTS);
-    expect(new Set(poisonArrivals.map((x) => x.headers['webhook-id']))).toEqual(new Set([poison.id]));
-    expect(deaths).toBe(MAX_ATTEMPTS);
     // The log says what happened: one worker_lost row per death, numbered like the attempts.
+    // (Checked first: when an attempt ended otherwise, its row says how.)
     const log = (await ds.query(q('SELECT attempt_no, outcome, error_class, status_code FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt_no'), [poison.id])) as {
       attempt_no: number;
     }[];
     expect(log.map((a) => ({ ...a, attempt_no: Number(a.attempt_no) }))).toEqual(
       [1, 2, 3].map((n) => ({ attempt_no: n, outcome: 'transient', error_class: 'worker_lost', status_code: null })),
     );
+    // Every attempt reached the receiver and killed a worker; none was made after the schedule ran out.
+    const poisonArrivals = rx.received.filter((x) => x.path === '/poison');
+    expect(poisonArrivals).toHaveLength(MAX_ATTEMPTS);
+    expect(new Set(poisonArrivals.map((x) => x.headers['webhook-id']))).toEqual(new Set([poison.id]));
+    expect(deaths).toBe(MAX_ATTEMPTS);
     // The API shows the same to the webhook's owner.
     const api = await t.http().get(`/v1/webhooks/${poisonHook}/deliveries`).set(auth);
     expect(api.status).toBe(200);
