@@ -1,5 +1,6 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { scaledPollerTuning } from '../../src/trends/reddit/scaled-tuning';
 import type { PollerTuning } from '../../src/trends/trends.options';
 import { testDatabases } from '../support/databases';
 import { FakeReddit, FakePost, FakeRequest } from '../support/fake-reddit';
@@ -14,7 +15,6 @@ import { until } from '../support/until';
  */
 const MIN = 2000;
 const K = 60_000 / MIN;
-const s = (ms: number) => Math.max(1, Math.round(ms / K));
 /**
  * Reddit's quota, scaled down with the subreddits (1,000 queries per 10 minutes for 1,000
  * subreddits in the issue's shape): 20 a minute, of which live polling takes about a third.
@@ -23,22 +23,7 @@ const QUOTA_PER_MIN = 20;
 const QUIET = 120;
 /** Posts a simulated minute in the hot subreddit. */
 const HOT_RATE = 120;
-const TUNING: Partial<PollerTuning> = {
-  backoffBaseMs: s(1000),
-  backoffMaxMs: s(60_000),
-  maxRetryAfterMs: s(10 * 60_000),
-  failureBackoffMaxMs: s(30 * 60_000),
-  unavailableBackoffMs: s(30 * 60_000),
-  rereadMaxAgeMs: s(12 * 3600_000),
-  rereadMinGapMs: s(10 * 60_000),
-  rateWindowMs: s(24 * 3600_000),
-  rateRefreshMs: s(5 * 60_000),
-  pageOverlapMs: s(60_000),
-  soloCheckMaxMs: s(24 * 3600_000),
-  quotaPerMinute: QUOTA_PER_MIN * K,
-  tickMs: s(1000),
-  shutdownGraceMs: 2000,
-};
+const TUNING: Partial<PollerTuning> = { ...scaledPollerTuning(K, QUOTA_PER_MIN), shutdownGraceMs: 2000 };
 
 describe.each(testDatabases())('ingest across a cold start and an outage on %s', (dbName, makeDb) => {
   let fake: FakeReddit;
