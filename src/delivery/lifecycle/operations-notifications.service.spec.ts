@@ -66,3 +66,20 @@ describe('OperationsNotifications', () => {
     expect(store.pruneSent).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('OperationsNotifications, a row whose senders keep dying', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(new Logger()));
+
+  it('ends failed, unsent, when claimed again after its last attempt', async () => {
+    const store = fakeStore();
+    // Three retries, so four attempts: a fifth claim means the fourth attempt's sender died.
+    const row = { id: 'msg_x', webhookId: EVENT.id, attempts: 5, event: JSON.stringify(EVENT), disables: 1, goneCount: 1, failingCount: 0, firstDisabledAt: new Date(EVENT.disabled_at) };
+    store.claimDue.mockResolvedValueOnce([row] as never);
+    const s = new OperationsNotifications(store as unknown as OperationsNotificationStore, { now: () => new Date(EVENT.disabled_at) }, { operations: { url: 'http://127.0.0.1:1/never', secret: OPS.secret }, retryScheduleSeconds: [1, 1, 1] });
+    s.onApplicationBootstrap();
+    await new Promise((r) => setTimeout(r, 100));
+    await s.onApplicationShutdown();
+    expect(store.markFailed).toHaveBeenCalledWith('msg_x', expect.any(String), expect.any(Date), expect.stringMatching(/^sender_lost/), null);
+  });
+});

@@ -132,6 +132,10 @@ export class OperationsNotifications implements OnApplicationBootstrap, OnApplic
   }
 
   private async attempt(row: OperationsNotificationEntity): Promise<void> {
+    // Claimed again after its last attempt (each claim counts one): its senders died mid-send, so it ends here.
+    if (row.attempts > 1 && this.policy.nextDelayMs(row.attempts - 1, null) === null) {
+      return this.store.markFailed(row.id, this.owner, this.clock.now(), 'sender_lost: the last attempt never finished', null);
+    }
     const error = await this.notifier!.send(row.id, notificationBody(row));
     const now = this.clock.now();
     if (error === null) return this.store.markSent(row.id, this.owner, now);
