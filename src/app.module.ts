@@ -20,7 +20,6 @@ import { TrendhooksModule } from './core/trendhooks.module';
 import { dataSourceOptions } from './database/data-source';
 import { DatabaseUnavailableModule } from './database/unavailable';
 import { DeliveryModule } from './delivery/delivery.module';
-import { OperationsNotifier } from './delivery/lifecycle/operations-notifier';
 import { HealthModule } from './health/health.module';
 import { MetricsListener } from './metrics/metrics.listener';
 import { MetricsModule } from './metrics/metrics.module';
@@ -132,17 +131,8 @@ export class AppModule {
           circuit: config.delivery.circuit,
           random: overrides.random,
           disableAfterMs: config.delivery.disableAfterMs,
-          // The operators hear of each webhook disabled on its own (OPERATIONS_WEBHOOK_URL), signed as a delivery.
-          onWebhookDisabled: config.operations
-            ? new OperationsNotifier({
-                url: config.operations.webhookUrl,
-                secret: config.operations.webhookSecret,
-                ca: config.delivery.caPem ?? undefined,
-                timeoutMs: config.delivery.timeoutMs,
-                // The clock TrendhooksModule provides as CLOCK (the same override, else the system's).
-                clock: overrides.clock,
-              }).notify
-            : undefined,
+          // The operators hear of each webhook disabled on its own (OPERATIONS_WEBHOOK_URL), signed as a delivery, stored and folded to one an hour per webhook.
+          operations: config.operations ? { url: config.operations.webhookUrl, secret: config.operations.webhookSecret, ca: config.delivery.caPem } : undefined,
         }),
         TrendsModule.forRoot({
           // REDDIT_POLLING=off wins over the role and over a caller's override.

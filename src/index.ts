@@ -83,7 +83,7 @@ export { SecretBox } from './crypto/secret-box';
 export { EncryptionKeyRing, parseEncryptionKeys, generateEncryptionKey, type EncryptionKey } from './crypto/key-ring';
 export { DeliveryModule } from './delivery/delivery.module';
 export { DELIVERY_OPTIONS, InjectDeliveryOptions, type DeliveryModuleOptions } from './delivery/delivery.options';
-export { WEBHOOK_DISABLED_TYPE, type WebhookDisabledEvent, type OnWebhookDisabled } from './events/webhook-disabled';
+export { WEBHOOK_DISABLED_TYPE, type WebhookDisabledEvent, type OnWebhookDisabled, type FoldedDisables } from './events/webhook-disabled';
 export { EventsService } from './delivery/events.service';
 export { SubscriptionSource, WebhookSubscriptions, type RoutedEvent, type SubscribedEndpoint } from './delivery/subscription-source';
 export { DeliveryEndpoints, type NewEndpoint } from './delivery/endpoints';

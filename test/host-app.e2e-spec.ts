@@ -70,10 +70,10 @@ describe.each(testDatabases())('trendhooks inside a host app on %s', (_name, mak
       ).map((r) => r.name);
     // Core, API keys and posts; no `settings` (the host configures the cursor secret), no trendhooks_migrations.
     expect(await tables(host)).toEqual(
-      ['api_keys', 'customers', 'deliveries', 'delivery_attempts', 'destination_circuits', 'events', HOST_MIGRATIONS_TABLE, 'host_notes', 'portal_sessions', 'posts', 'trend_sources', 'webhook_subscriptions', 'webhooks'].sort(),
+      ['api_keys', 'customers', 'deliveries', 'delivery_attempts', 'destination_circuits', 'events', HOST_MIGRATIONS_TABLE, 'host_notes', 'operations_notifications', 'portal_sessions', 'posts', 'trend_sources', 'webhook_subscriptions', 'webhooks'].sort(),
     );
     const recorded: { name: string }[] = await host.query(`SELECT name FROM ${HOST_MIGRATIONS_TABLE} ORDER BY name`);
-    expect(recorded.map((r) => r.name)).toEqual(['HostNotes1700000000000', expect.stringMatching(/^TrendhooksApiKeys\d+$/), expect.stringMatching(/^TrendhooksCore\d+$/), expect.stringMatching(/^TrendhooksDeliveriesKeyedById\d+$/), expect.stringMatching(/^TrendhooksDestinationCircuits\d+$/), expect.stringMatching(/^TrendhooksEventsBySubscription\d+$/), expect.stringMatching(/^TrendhooksPortalSessionBudgets\d+$/), expect.stringMatching(/^TrendhooksPortalSessions\d+$/), expect.stringMatching(/^TrendhooksPosts\d+$/), expect.stringMatching(/^TrendhooksTrendSourcesUnreachable\d+$/), expect.stringMatching(/^TrendhooksWebhookLifecycle\d+$/), expect.stringMatching(/^TrendhooksWebhookSubscriptions\d+$/)]);
+    expect(recorded.map((r) => r.name)).toEqual(['HostNotes1700000000000', expect.stringMatching(/^TrendhooksApiKeys\d+$/), expect.stringMatching(/^TrendhooksCore\d+$/), expect.stringMatching(/^TrendhooksDeliveriesKeyedById\d+$/), expect.stringMatching(/^TrendhooksDestinationCircuits\d+$/), expect.stringMatching(/^TrendhooksEventsBySubscription\d+$/), expect.stringMatching(/^TrendhooksOperationsNotifications\d+$/), expect.stringMatching(/^TrendhooksPortalSessionBudgets\d+$/), expect.stringMatching(/^TrendhooksPortalSessions\d+$/), expect.stringMatching(/^TrendhooksPosts\d+$/), expect.stringMatching(/^TrendhooksTrendSourcesUnreachable\d+$/), expect.stringMatching(/^TrendhooksWebhookLifecycle\d+$/), expect.stringMatching(/^TrendhooksWebhookSubscriptions\d+$/)]);
     // The host's default connection is another database: trendhooks created nothing there.
     expect(await tables(app.get<DataSource>(getDataSourceToken()))).toEqual([]);
   });

@@ -11,7 +11,7 @@ import { testDatabases, type TestDatabase } from './support/databases';
  * together build the same schema as the standalone's series.
  */
 
-const CORE = ['deliveries', 'delivery_attempts', 'destination_circuits', 'events', 'portal_sessions', 'webhook_subscriptions', 'webhooks'];
+const CORE = ['deliveries', 'delivery_attempts', 'destination_circuits', 'events', 'operations_notifications', 'portal_sessions', 'webhook_subscriptions', 'webhooks'];
 const TABLES = { apiKeys: ['api_keys', 'customers'], settings: ['settings'], posts: ['posts', 'trend_sources'] };
 
 const PICKS: [string, TrendhooksFeatures][] = [

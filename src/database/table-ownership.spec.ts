@@ -24,6 +24,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   deliveries: 'delivery',
   delivery_attempts: 'delivery',
   destination_circuits: 'delivery',
+  // The operators' webhook.disabled notifications: OperationsNotificationStore.
+  operations_notifications: 'delivery',
   // Portal links and the browser sessions they were exchanged for.
   portal_sessions: 'portal',
 };

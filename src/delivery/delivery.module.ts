@@ -30,6 +30,8 @@ import { SqliteWebhookDeliveryStatus } from './status/webhook-delivery-status.sq
 import { BuiltInSubscriptions, SubscriptionSource, WebhookSubscriptions } from './subscription-source';
 import { EndpointStore } from './endpoint.store';
 import { WebhookLifecycle } from './lifecycle/webhook-lifecycle';
+import { OperationsNotificationStore } from './lifecycle/operations-notification.store';
+import { OperationsNotifications } from './lifecycle/operations-notifications';
 
 /** DeliveryModule's options (configuredModule). */
 @Module({})
@@ -64,6 +66,9 @@ class DeliveryOptionsModule extends DeliveryConfigurableModule {}
     DestinationCircuitBreaker,
     DeliveryWorker,
     WebhookLifecycle,
+    // The operators' webhook.disabled notifications (forRoot({ operations })): stored, folded, retried.
+    OperationsNotificationStore,
+    OperationsNotifications,
     dialectProvider(WebhookDeliveryStatus, { sqlite: SqliteWebhookDeliveryStatus, postgres: PostgresWebhookDeliveryStatus }),
     // The webhook API's subscriptions, attached by WebhooksModule (which owns their table).
     BuiltInSubscriptions,

@@ -90,10 +90,27 @@ export interface DeliveryModuleOptions {
   /**
    * Called once for each webhook (or host endpoint) the worker disables on its own, after its
    * pending deliveries were cancelled: `reason` `gone` (410) or `failing`. Not awaited by the
-   * worker; a rejection is logged. The standalone's sends the operators' `webhook.disabled`
-   * notification (OPERATIONS_WEBHOOK_URL).
+   * worker; a rejection is logged. For the operators' stored `webhook.disabled` notification, see
+   * `operations`.
    */
   onWebhookDisabled?: OnWebhookDisabled;
+  /**
+   * The operators' `webhook.disabled` notifications (the standalone's OPERATIONS_WEBHOOK_URL and
+   * _SECRET): each disable is stored (`operations_notifications`) and sent by a worker process,
+   * retried on `retryScheduleSeconds` under the same `webhook-id`, so a restart loses none. At most
+   * one per webhook every `intervalMs` (default 1 h): the disables in between are folded into the
+   * next one (`data.folded`). The URL is the operator's, not held to the customers' SSRF policy.
+   */
+  operations?: {
+    url: string;
+    secret: string;
+    ca?: string | Buffer | null;
+    intervalMs?: number;
+    /** How often a worker looks for due notifications besides its own wake-ups (default 5 s). */
+    pollMs?: number;
+    /** How long sent notifications are kept before they are deleted (default 7 days). */
+    retentionMs?: number;
+  };
 }
 
 export const { ConfigurableModuleClass: DeliveryConfigurableModule, MODULE_OPTIONS_TOKEN: DELIVERY_OPTIONS, OPTIONS_TYPE: DELIVERY_OPTIONS_TYPE, ASYNC_OPTIONS_TYPE: DELIVERY_OPTIONS_ASYNC_TYPE } =
@@ -170,6 +187,10 @@ export function checkDeliveryOptions(o: DeliveryModuleOptions): void {
   checkIntOption(s.deliveryCircuitPauseMs, o.circuit?.pauseMs, what('circuit.pauseMs'));
   checkIntOption(s.deliveryCircuitMaxPauseMs, o.circuit?.maxPauseMs, what('circuit.maxPauseMs'));
   if (o.disableAfterMs) checkIntOption(s.webhookDisableAfterMs, o.disableAfterMs, what('disableAfterMs'));
+  for (const [key, min] of [['intervalMs', 0], ['pollMs', 100], ['retentionMs', 0]] as const) {
+    const v = o.operations?.[key];
+    if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new Error(`${what(`operations.${key}`)} must be a whole number of milliseconds, ${min} or more`);
+  }
   try {
     resolveDeliveryOptions(o);
   } catch (err) {

@@ -26,9 +26,24 @@ export interface WebhookDisabledEvent {
 /** What a host gives `DeliveryModule.forRoot({ onWebhookDisabled })`: called once per webhook disabled automatically; errors are logged, never retried. */
 export type OnWebhookDisabled = (event: WebhookDisabledEvent) => void | Promise<void>;
 
-/** The notification's body: `{type, timestamp, data}` as every delivery. */
-export function webhookDisabledBody(event: WebhookDisabledEvent): string {
-  return JSON.stringify({ type: WEBHOOK_DISABLED_TYPE, timestamp: event.disabled_at, data: event });
+/**
+ * The disables of the same webhook that a notification stands for besides the one its `data`
+ * reports: the operators hear of a webhook at most once an hour, and what happened in between is
+ * folded into the next notification.
+ */
+export interface FoldedDisables {
+  /** How many earlier disables were folded into this notification. */
+  count: number;
+  /** The first of them (ISO 8601 UTC). */
+  first_disabled_at: string;
+  /** Of them, how many were `gone` and how many `failing`. */
+  gone: number;
+  failing: number;
+}
+
+/** The notification's body: `{type, timestamp, data}` as every delivery; `data.folded` when earlier disables were folded into it. */
+export function webhookDisabledBody(event: WebhookDisabledEvent, folded?: FoldedDisables): string {
+  return JSON.stringify({ type: WEBHOOK_DISABLED_TYPE, timestamp: event.disabled_at, data: folded ? { ...event, folded } : event });
 }
 
 /** The body's JSON Schema, with an example, for openapi.json's `webhooks`. */
@@ -55,6 +70,18 @@ export function webhookDisabledBodySchema(): Record<string, unknown> {
             description: '`gone`: the receiver answered 410 Gone; `failing`: every attempt failed for WEBHOOK_DISABLE_AFTER (5 days by default), spread over at least 3 fifths of it.',
           },
           disabled_at: { type: 'string', format: 'date-time' },
+          folded: {
+            type: 'object',
+            description: 'Present when this webhook was disabled more than once since the last notification: at most one is sent per webhook an hour, and the disables in between are folded into the next one, which reports the latest.',
+            required: ['count', 'first_disabled_at', 'gone', 'failing'],
+            additionalProperties: false,
+            properties: {
+              count: { type: 'integer', minimum: 1, description: 'Earlier disables folded into this notification.' },
+              first_disabled_at: { type: 'string', format: 'date-time', description: 'The first of them.' },
+              gone: { type: 'integer', minimum: 0, description: 'Of them, disabled for a 410 Gone.' },
+              failing: { type: 'integer', minimum: 0, description: 'Of them, disabled for failing.' },
+            },
+          },
         },
       },
     },

@@ -7,6 +7,7 @@ import { GroupBatcher } from '../group-batcher';
 import { DeliveryQueue } from '../queue/delivery-queue';
 import { DisabledWebhook, WebhookDeliveryStatus, WebhookFailure } from '../status/webhook-delivery-status';
 import { DEFAULT_DISABLE_AFTER_MS } from './disable-rule';
+import { OperationsNotifications } from './operations-notifications';
 import type { WebhookDisabledEvent } from '../../events/webhook-disabled';
 
 /** `last_error` of a delivery cancelled because its webhook is disabled. */
@@ -23,8 +24,8 @@ export const HOLD_EXPIRED = 'hold_expired';
 /**
  * The worker's side of the failure lifecycle: counts failed attempts against the auto-disable
  * rule (lifecycle/disable-rule.ts), and for each webhook it disables cancels the pending
- * deliveries, logs one `warn` line, counts the metric and calls the host's `onWebhookDisabled`
- * (the standalone's: the operators' `webhook.disabled` notification).
+ * deliveries, logs one `warn` line, counts the metric, stores the operators' `webhook.disabled`
+ * notification (OperationsNotifications, when configured) and calls the host's `onWebhookDisabled`.
  */
 @Injectable()
 export class WebhookLifecycle {
@@ -41,6 +42,7 @@ export class WebhookLifecycle {
     private readonly queue: DeliveryQueue,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DELIVERY_OPTIONS) private readonly options: DeliveryModuleOptions,
+    private readonly operations: OperationsNotifications,
     @Optional() private readonly metrics?: Metrics,
   ) {
     this.afterMs = options.disableAfterMs === undefined ? DEFAULT_DISABLE_AFTER_MS : options.disableAfterMs || null;
@@ -65,9 +67,11 @@ export class WebhookLifecycle {
     const cancelled = await this.queue.cancelPendingForWebhook(w.id, now, WEBHOOK_DISABLED);
     this.logger.warn({ msg: 'webhook disabled', webhook_id: w.id, customer_id: w.customerId, reason: w.reason, cancelled_deliveries: cancelled });
     this.metrics?.webhookDisabled(w.reason);
+    const event: WebhookDisabledEvent = { id: w.id, customer_id: w.customerId, url: w.url, reason: w.reason, disabled_at: isoString(w.disabledAt) };
+    // Stored before this returns (a restart loses none); sent by a worker's OperationsNotifications.
+    await this.operations.raise(event).catch((err) => this.logger.error({ msg: 'storing the operations notification failed', webhook_id: w.id, error: (err as Error).message }));
     const hook = this.options.onWebhookDisabled;
     if (!hook) return;
-    const event: WebhookDisabledEvent = { id: w.id, customer_id: w.customerId, url: w.url, reason: w.reason, disabled_at: isoString(w.disabledAt) };
     // Not awaited: a slow hook (the operators' POST and its retries) holds no attempt's slot.
     void Promise.resolve()
       .then(() => hook(event))

@@ -1,0 +1,6 @@
+import { OperationsNotifications1796677315173 } from './1796677315173-OperationsNotifications';
+
+/** OperationsNotifications1796677315173 for a host's own migrations table (the core feature): the same statements, its own name. */
+export class TrendhooksOperationsNotifications1796000000015 extends OperationsNotifications1796677315173 {
+  override name = 'TrendhooksOperationsNotifications1796000000015';
+}
