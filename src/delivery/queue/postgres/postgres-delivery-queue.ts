@@ -16,6 +16,7 @@ import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_SKIPPING } from './sql/claim';
 import { EMIT_TO_ENDPOINTS, EVENT_STORED } from './sql/emit';
 import { eventsPageSql } from './sql/events-page';
+import { PG_HEALTH_ATTEMPTS_JOIN } from './sql/health-attempts';
 import { RECOVER, RECOVER_COUNT } from './sql/recover';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
@@ -39,6 +40,9 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
 
   /** Concurrent pre-send existence checks share one query (see webhookExists); a send waits on it. */
   private readonly existence = new GroupBatcher<string, boolean>((ids) => this.existingWebhooks(ids), { maxBatch: 1000 });
+
+  /** See PG_HEALTH_ATTEMPTS_JOIN. */
+  protected override readonly healthAttemptsJoin = PG_HEALTH_ATTEMPTS_JOIN;
 
   constructor(@InjectTrendhooksDataSource() ds: DataSource) {
     super(ds);

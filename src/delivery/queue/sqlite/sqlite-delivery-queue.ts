@@ -22,6 +22,9 @@ import { DELIVERY_EXISTS, EVENT_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
 import { WEBHOOKS_EXIST } from './sql/webhook-exists';
 import { DELIVERY_STATE, eventsOfSubscriptionSql, REQUEUE_FINISHED } from './sql/recover';
 import type { PageRequest } from '../../../pagination/page';
+import type { DeliveryEntity } from '../../delivery.entity';
+import type { DeliveryFilter } from '../types';
+import { sqliteDeliveryPage } from './delivery-page';
 
 /**
  * What one synchronous fan-out transaction may take, COMMIT included, before the event loop gets
@@ -321,6 +324,10 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     });
     // A write takes the write lock up front, as every write transaction here (see claimDue); a dry run only reads.
     return dryRun ? batch() : batch.immediate();
+  }
+
+  override pageForWebhook(webhookId: string, req: PageRequest, filter: DeliveryFilter = {}): Promise<DeliveryEntity[]> {
+    return sqliteDeliveryPage(this.ds, webhookId, req, filter);
   }
 
   /**
