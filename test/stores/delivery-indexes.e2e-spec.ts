@@ -4,7 +4,7 @@ import { trendhooksMigrations } from '../../src/database/features';
 import { CLAIM, CLAIM_PENDING } from '../../src/delivery/queue/sqlite/sql/claim';
 import { FAN_OUT_AT } from '../../src/delivery/queue/sqlite/sql/fan-out-state';
 import { eventsPageSql } from '../../src/delivery/queue/postgres/sql/events-page';
-import { PG_HEALTH_ATTEMPTS_JOIN } from '../../src/delivery/queue/postgres/sql/health-attempts';
+import { PG_HEALTH_SQL } from '../../src/delivery/queue/postgres/sql/health';
 import { eventsOfSubscriptionSql } from '../../src/delivery/queue/sqlite/sql/recover';
 import { sqliteDeliveryPageQuery } from '../../src/delivery/queue/sqlite/delivery-page';
 import { healthParams, healthSql } from '../../src/delivery/queue/health-sql';
@@ -103,11 +103,11 @@ describe.each(testDatabases())('indexes on deliveries on %s', (name, makeDb) => 
   it("a page's health figures read the deliveries through idx_deliveries_webhook_created and their attempts through idx_attempts_delivery", async () => {
     const ds = await migrated('standalone');
     const ids = ['01J9Z6K3W4Q8X2V7N5M1B0C9D8', '01J9Z6K3W4Q8X2V7N5M1B0C9D9'];
-    const [sql, params] = ds.driver.escapeQueryWithParameters(healthSql(ids.length, name === 'postgres' ? PG_HEALTH_ATTEMPTS_JOIN : undefined), healthParams(ids, new Date(1_000)));
+    const [sql, params] = name === 'postgres' ? [PG_HEALTH_SQL, [ids, 1_000]] : ds.driver.escapeQueryWithParameters(healthSql(ids.length), healthParams(ids, new Date(1_000)));
     const plan = await planOf(ds, sql, params);
     if (name === 'postgres') {
       expect(plan).toMatch(/idx_deliveries_webhook_created/);
-      expect(plan).toMatch(/Index Cond: \(\(webhook_id = .*created_at >= /s);
+      expect(plan).toMatch(/Index Cond: .*webhook_id.* = .*created_at >= /s);
       expect(plan).toMatch(/idx_attempts_delivery/);
     } else {
       const steps = plan.split('\n');

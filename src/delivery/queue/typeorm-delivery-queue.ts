@@ -7,7 +7,7 @@ import { deliveryId } from '../delivery-id';
 import { EventEntity } from '../event.entity';
 import { isTestEventId } from '../../events/catalogue';
 import { DeliveryQueue } from './delivery-queue';
-import { HEALTH_ATTEMPTS_JOIN, healthParams, healthSql } from './health-sql';
+import { healthParams, healthSql } from './health-sql';
 import type { ClaimedDelivery, DeliveryFilter, QueueActivityRows, QueueStats, RecoverOptions, RecoverResult, RecoverScope, WebhookHealthCounts } from './types';
 
 /**
@@ -96,9 +96,6 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     super();
   }
 
-  /** How healthOf's statement reads the attempts of the deliveries it picked (see healthSql). */
-  protected readonly healthAttemptsJoin: string = HEALTH_ATTEMPTS_JOIN;
-
   /**
    * The walk of DeliveryQueue.recover, the same on both databases: batches of RECOVER_BATCH rows
    * in (created_at, id) order from recoverStart, each written (or counted) by the dialect's
@@ -182,7 +179,7 @@ export abstract class TypeOrmDeliveryQueue extends DeliveryQueue {
     if (webhookIds.length === 0) return out;
     // TypeORM 0.3 reads a third argument (native parameters) that 1.x dropped: `{}` suits both.
     const escape = this.ds.driver.escapeQueryWithParameters as (sql: string, parameters: object, nativeParameters: object) => [string, unknown[]];
-    const [sql, params] = escape.call(this.ds.driver, healthSql(webhookIds.length, this.healthAttemptsJoin), healthParams(webhookIds, since), {});
+    const [sql, params] = escape.call(this.ds.driver, healthSql(webhookIds.length), healthParams(webhookIds, since), {});
     const rows: { webhook_id: string; attempts: string | number; delivered: string | number | null; failing: string | number | null }[] = await this.ds.query(sql, params);
     for (const r of rows) out.set(r.webhook_id, { attempts: Number(r.attempts), delivered: Number(r.delivered ?? 0), failingSinceDelivered: Number(r.failing ?? 0) });
     return out;
