@@ -21,7 +21,7 @@ describe('features', () => {
     expect(trendhooksMigrations('postgres', { settings: false })).toEqual([...POSTGRES_FEATURE_MIGRATIONS.core, ...POSTGRES_FEATURE_MIGRATIONS.apiKeys, ...POSTGRES_FEATURE_MIGRATIONS.posts]);
     for (const [dialect, standalone] of [['sqlite', SQLITE_MIGRATIONS], ['postgres', POSTGRES_MIGRATIONS]] as const) {
       const all = trendhooksMigrations(dialect);
-      expect(all).toHaveLength(14);
+      expect(all).toHaveLength(13);
       for (const m of all) expect(standalone).not.toContain(m);
       // Names are unique across both series, so one migrations table can never confuse them.
       const names = [...all, ...standalone].map((m) => new m().name);

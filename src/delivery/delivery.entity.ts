@@ -13,8 +13,6 @@ export type DeliveryState = 'pending' | 'delivering' | 'delivered' | 'failed' | 
 @Index('idx_deliveries_due', ['state', 'nextAttemptAt'])
 // A webhook's delivery log, newest first (keyset over created_at, id).
 @Index('idx_deliveries_webhook_created', ['webhookId', 'createdAt', 'id'])
-// The log filtered by state (?state=failed): one range however many rows of other states the webhook has.
-@Index('idx_deliveries_webhook_state_created', ['webhookId', 'state', 'createdAt', 'id'])
 // No unique index on (event_id, webhook_id): the id is derived from that pair (deliveryId), so the
 // primary key already makes a second fan-out of an event a no-op; a second unique index only cost
 // PostgreSQL one more entry to write per insert and per (never HOT) claim or outcome update.

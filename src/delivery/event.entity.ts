@@ -7,9 +7,6 @@ import { TimestampColumn } from '../database/columns';
 // One subscription's events in time order (recover's scan, the events history's pages): a range of
 // this index, the id as the keyset's tie-breaker.
 @Index('idx_events_type_subreddit_created', ['type', 'subreddit', 'createdAt', 'id'])
-// The events history reads trend events only: without the test events (evt_test_, which a customer
-// makes at will), a page reads at most a page of rows however many test events share its range.
-@Index('idx_events_trend_type_subreddit_created', ['type', 'subreddit', 'createdAt', 'id'], { where: "substr(id, 1, 9) <> 'evt_test_'" })
 export class EventEntity {
   /** `evt_…`: a ULID for ad-hoc events, or derived from (subreddit, kind, window, key) by the trend pipeline. */
   @PrimaryColumn({ type: 'varchar', length: 64 })

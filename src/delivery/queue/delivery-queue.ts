@@ -159,16 +159,14 @@ export abstract class DeliveryQueue {
 
   /**
    * A webhook's deliveries, newest first, keyset over (created_at, id); `limit + 1` rows at most.
-   * `filter` narrows them to one state and to creation times in [since, until): the bounds narrow
-   * one range scan (idx_deliveries_webhook_state_created with a state, else
-   * idx_deliveries_webhook_created), so a page reads a page of rows whatever the webhook holds.
+   * `filter` narrows them to one state and to creation times in [since, until): the time bounds
+   * narrow the range scan of idx_deliveries_webhook_created, the state is checked on the rows it reads.
    */
   abstract pageForWebhook(webhookId: string, req: PageRequest, filter?: DeliveryFilter): Promise<DeliveryEntity[]>;
 
   /**
    * Health counts of these webhooks (one query for all of them) over the attempts of their
-   * deliveries created at or after `since`, each webhook's newest HEALTH_RECENT_DELIVERIES of them
-   * at most; a webhook without such attempts is absent from the map.
+   * deliveries created at or after `since`; a webhook without such attempts is absent from the map.
    */
   abstract healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>>;
 

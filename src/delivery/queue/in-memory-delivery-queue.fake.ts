@@ -6,7 +6,6 @@ import { InProcessWaker } from './in-process.waker';
 import { deliveryId } from '../delivery-id';
 import { isTestEventId } from '../../events/catalogue';
 import { eventsKeyset, lowerBound, mergeEventRows } from './events-keyset';
-import { HEALTH_RECENT_DELIVERIES } from './health-sql';
 import type { ClaimedWork, DeliveryFilter, EventRow, EventSubscription, NewEvent, QueueActivityRows, QueueStats, RecordResult, RecoverOptions, RecoverResult, RecoverScope, Subscriber, WebhookHealthCounts } from './types';
 
 /**
@@ -64,11 +63,7 @@ export class InMemoryDeliveryQueue extends DeliveryQueue {
   async healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>> {
     const out = new Map<string, WebhookHealthCounts>();
     for (const w of webhookIds) {
-      const recent = this.deliveries
-        .filter((d) => d.webhookId === w && d.createdAt >= since)
-        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-        .slice(0, HEALTH_RECENT_DELIVERIES);
-      const ids = new Set(recent.map((d) => d.id));
+      const ids = new Set(this.deliveries.filter((d) => d.webhookId === w && d.createdAt >= since).map((d) => d.id));
       const tries = this.attempts.filter((a) => ids.has(a.deliveryId));
       if (tries.length === 0) continue;
       const lastOk = Math.max(-1, ...tries.filter((a) => a.outcome === 'delivered').map((a) => a.startedAt.getTime()));

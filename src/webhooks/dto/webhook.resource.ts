@@ -107,7 +107,7 @@ export class WebhookResource {
     maximum: 1,
     nullable: true,
     description:
-      'Delivered attempts divided by all finished attempts (delivered or failed, transiently or for good), counted over the attempts of this webhook\'s deliveries created in the last 24 hours (its newest 500 of them at most); ' +
+      'Delivered attempts divided by all finished attempts (delivered or failed, transiently or for good), counted over the attempts of this webhook\'s deliveries created in the last 24 hours; ' +
       'null when they have none yet. Retries of older deliveries do not count. Rounded to 4 decimals.',
     example: 0.9875,
   })
@@ -185,7 +185,7 @@ export class WebhookWithSecretResource extends WebhookResource {
 
 /**
  * `secret`: the clear secret, given only by create and rotate (the entity holds it encrypted);
- * `health`: counts over its newest deliveries of the last 24 h (DeliveryQueue.healthOf; none: no attempts);
+ * `health`: counts over its deliveries of the last 24 h (DeliveryQueue.healthOf; none: no attempts);
  * `circuit`: the customer's circuit for the webhook's destination (none: closed);
  * `sourceStatus`: the subreddit's, when trends runs (null otherwise);
  * `resumed`: what the PATCH that resumed it did (WebhookPause).

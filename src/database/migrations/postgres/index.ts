@@ -22,13 +22,11 @@ import { TrendhooksWebhookSubscriptions1796000000009 } from './1796000000009-Tre
 import { TrendhooksPortalSessions1796000000010 } from './1796000000010-TrendhooksPortalSessions';
 import { PortalSessionBudgets1796665370697 } from './1796665370697-PortalSessionBudgets';
 import { TrendhooksPortalSessionBudgets1796000000014 } from './1796000000014-TrendhooksPortalSessionBudgets';
-import { ListIndexes1796690000001 } from './1796690000001-ListIndexes';
-import { TrendhooksListIndexes1796000000016 } from './1796000000016-TrendhooksListIndexes';
 
 import { OperationsNotifications1796677315173 } from './1796677315173-OperationsNotifications';
 import { TrendhooksOperationsNotifications1796000000015 } from './1796000000015-TrendhooksOperationsNotifications';
 /** In order. New files come from `npm run migrations:generate -- Name` (see src/database/README.md). */
-export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries1795339659788, TrendSources1795341574639, SecretsAtRest1795468935449, DeliveriesKeyedById1795523787323, DestinationCircuits1795835722315, EventsBySubscription1795857308893, WebhookLifecycle1795857417582, PortalSessions1795869640250, WebhookSubscriptions1795869825819, TrendSourcesUnreachable1795900000000, PortalSessionBudgets1796665370697, OperationsNotifications1796677315173, ListIndexes1796690000001];
+export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries1795339659788, TrendSources1795341574639, SecretsAtRest1795468935449, DeliveriesKeyedById1795523787323, DestinationCircuits1795835722315, EventsBySubscription1795857308893, WebhookLifecycle1795857417582, PortalSessions1795869640250, WebhookSubscriptions1795869825819, TrendSourcesUnreachable1795900000000, PortalSessionBudgets1796665370697, OperationsNotifications1796677315173];
 
 /**
  * The same schema as POSTGRES_MIGRATIONS, one series per feature, for a host's own database and
@@ -36,7 +34,7 @@ export const POSTGRES_MIGRATIONS = [Initial1795339168757, Deliveries179533965978
  * a later entity change adds a class to the feature it touches here AND one to POSTGRES_MIGRATIONS.
  */
 export const POSTGRES_FEATURE_MIGRATIONS = {
-  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009, TrendhooksPortalSessions1796000000010, TrendhooksPortalSessionBudgets1796000000014, TrendhooksOperationsNotifications1796000000015, TrendhooksListIndexes1796000000016],
+  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009, TrendhooksPortalSessions1796000000010, TrendhooksPortalSessionBudgets1796000000014, TrendhooksOperationsNotifications1796000000015],
   apiKeys: [TrendhooksApiKeys1796000000001],
   settings: [TrendhooksSettings1796000000002],
   posts: [TrendhooksPosts1796000000003, TrendhooksTrendSourcesUnreachable1796000000011],

@@ -22,13 +22,11 @@ import { TrendhooksWebhookSubscriptions1796000000009 } from './1796000000009-Tre
 import { TrendhooksPortalSessions1796000000010 } from './1796000000010-TrendhooksPortalSessions';
 import { PortalSessionBudgets1796665365908 } from './1796665365908-PortalSessionBudgets';
 import { TrendhooksPortalSessionBudgets1796000000014 } from './1796000000014-TrendhooksPortalSessionBudgets';
-import { ListIndexes1796690000000 } from './1796690000000-ListIndexes';
-import { TrendhooksListIndexes1796000000016 } from './1796000000016-TrendhooksListIndexes';
 
 import { OperationsNotifications1796677311764 } from './1796677311764-OperationsNotifications';
 import { TrendhooksOperationsNotifications1796000000015 } from './1796000000015-TrendhooksOperationsNotifications';
 /** In order. New files come from `npm run migrations:generate -- Name` (see src/database/README.md). */
-export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654, PortalSessions1795869639619, WebhookSubscriptions1795869825259, TrendSourcesUnreachable1795900000000, PortalSessionBudgets1796665365908, OperationsNotifications1796677311764, ListIndexes1796690000000];
+export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698, TrendSources1795341573489, SecretsAtRest1795468933188, DeliveriesKeyedById1795523787790, DestinationCircuits1795835720133, EventsBySubscription1795857305975, WebhookLifecycle1795857416654, PortalSessions1795869639619, WebhookSubscriptions1795869825259, TrendSourcesUnreachable1795900000000, PortalSessionBudgets1796665365908, OperationsNotifications1796677311764];
 
 /**
  * The same schema as SQLITE_MIGRATIONS, one series per feature, for a host's own database and
@@ -36,7 +34,7 @@ export const SQLITE_MIGRATIONS = [Initial1795339168006, Deliveries1795339658698,
  * a later entity change adds a class to the feature it touches here AND one to SQLITE_MIGRATIONS.
  */
 export const SQLITE_FEATURE_MIGRATIONS = {
-  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009, TrendhooksPortalSessions1796000000010, TrendhooksPortalSessionBudgets1796000000014, TrendhooksOperationsNotifications1796000000015, TrendhooksListIndexes1796000000016],
+  core: [TrendhooksCore1796000000000, TrendhooksDeliveriesKeyedById1796000000004, TrendhooksDestinationCircuits1796000000005, TrendhooksWebhookLifecycle1796000000006, TrendhooksEventsBySubscription1796000000008, TrendhooksWebhookSubscriptions1796000000009, TrendhooksPortalSessions1796000000010, TrendhooksPortalSessionBudgets1796000000014, TrendhooksOperationsNotifications1796000000015],
   apiKeys: [TrendhooksApiKeys1796000000001],
   settings: [TrendhooksSettings1796000000002],
   posts: [TrendhooksPosts1796000000003, TrendhooksTrendSourcesUnreachable1796000000011],

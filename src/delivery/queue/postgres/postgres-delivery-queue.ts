@@ -11,12 +11,11 @@ import { ClaimRow, toClaimed } from '../claim-row';
 import { eventsKeyset, lowerBound, toEventRow } from '../events-keyset';
 import { RecoverCandidate, TypeOrmDeliveryQueue } from '../typeorm-delivery-queue';
 import { CLAIM_SKIP_WINDOW, RECORD_BATCH_MAX } from '../types';
-import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber, WebhookHealthCounts } from '../types';
+import type { AttemptRecord, ClaimedDelivery, ClaimedWork, ClaimRequest, EventRow, EventSubscription, NewEvent, RecordInput, RecordResult, RecoverScope, Subscriber } from '../types';
 import { CANCEL } from './sql/cancel';
 import { CLAIM, CLAIM_SKIPPING } from './sql/claim';
 import { EMIT_TO_ENDPOINTS, EVENT_STORED } from './sql/emit';
 import { eventsPageSql } from './sql/events-page';
-import { PG_HEALTH_SQL } from './sql/health';
 import { RECOVER, RECOVER_COUNT } from './sql/recover';
 import { LOG_ATTEMPT } from './sql/log-attempt';
 import { RECORD } from './sql/record';
@@ -192,15 +191,6 @@ export class PostgresDeliveryQueue extends TypeOrmDeliveryQueue implements OnApp
       ? await this.ds.query(RECOVER_COUNT, [ids, insertable, scope.webhookId])
       : await this.ds.query(RECOVER, [ids, candidates.map((c) => c.eventId), insertable, candidates.map((c) => c.dueAt), scope.webhookId, scope.customerId, now.getTime()]);
     return Number(rows[0]?.queued ?? 0);
-  }
-
-  /** One fixed statement for any page (PG_HEALTH_SQL), the ids as one array parameter. */
-  override async healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>> {
-    const out = new Map<string, WebhookHealthCounts>();
-    if (webhookIds.length === 0) return out;
-    const rows: { webhook_id: string; attempts: string; delivered: string | null; failing: string | null }[] = await this.ds.query(PG_HEALTH_SQL, [[...webhookIds], since.getTime()]);
-    for (const r of rows) out.set(r.webhook_id, { attempts: Number(r.attempts), delivered: Number(r.delivered ?? 0), failingSinceDelivered: Number(r.failing ?? 0) });
-    return out;
   }
 
   async eventsPage(subscriptions: readonly EventSubscription[], req: PageRequest, since?: Date): Promise<EventRow[]> {

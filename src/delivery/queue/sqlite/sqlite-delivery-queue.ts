@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectTrendhooksDataSource } from '../../../database/data-source.token';
 import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import { rawStatement, sqliteHandle, StatementsPerHandle } from '../../../database/data-source';
+import { sqliteHandle, StatementsPerHandle } from '../../../database/data-source';
 import { WebhookDeliveryStatus, WebhookOutcome } from '../../status/webhook-delivery-status';
 import { GroupBatcher } from '../../group-batcher';
 import { attemptUlid } from '../attempt-id';
@@ -22,10 +22,6 @@ import { DELIVERY_EXISTS, EVENT_EXISTS, FAN_OUT_AT } from './sql/fan-out-state';
 import { WEBHOOKS_EXIST } from './sql/webhook-exists';
 import { DELIVERY_STATE, eventsOfSubscriptionSql, REQUEUE_FINISHED } from './sql/recover';
 import type { PageRequest } from '../../../pagination/page';
-import type { DeliveryEntity } from '../../delivery.entity';
-import type { DeliveryFilter, WebhookHealthCounts } from '../types';
-import { healthParams, healthSql } from '../health-sql';
-import { sqliteDeliveryPage } from './delivery-page';
 
 /**
  * What one synchronous fan-out transaction may take, COMMIT included, before the event loop gets
@@ -325,23 +321,6 @@ export class SqliteDeliveryQueue extends TypeOrmDeliveryQueue {
     });
     // A write takes the write lock up front, as every write transaction here (see claimDue); a dry run only reads.
     return dryRun ? batch() : batch.immediate();
-  }
-
-  /**
-   * healthSql prepared once per page size on the handle (rawStatement): through TypeORM's query
-   * runner it was prepared on every call, and a UNION ALL branch per webhook costs more to prepare
-   * than to run (a page of 25 doubled the webhooks list's CPU per request).
-   */
-  override async healthOf(webhookIds: readonly string[], since: Date): Promise<Map<string, WebhookHealthCounts>> {
-    const out = new Map<string, WebhookHealthCounts>();
-    if (webhookIds.length === 0) return out;
-    const stmt = rawStatement(this.ds, healthSql(webhookIds.length)) as unknown as { all(params: object): [string, number, number | null, number | null][] };
-    for (const [id, attempts, delivered, failing] of stmt.all(healthParams(webhookIds, since))) out.set(id, { attempts, delivered: delivered ?? 0, failingSinceDelivered: failing ?? 0 });
-    return out;
-  }
-
-  override pageForWebhook(webhookId: string, req: PageRequest, filter: DeliveryFilter = {}): Promise<DeliveryEntity[]> {
-    return sqliteDeliveryPage(this.ds, webhookId, req, filter);
   }
 
   /**

@@ -13,12 +13,10 @@ export const DELIVERY_STATE = 'SELECT state FROM deliveries WHERE id = ? AND web
 /**
  * Kind, subreddit, lower bound of created_at (ms), then the keyset's created_at and id three
  * times as needed, and the row count: one subscription's events for a history page, newest first
- * (ASC for a prev page), one range of idx_events_trend_type_subreddit_created: the partial index
- * without test events, named (INDEXED BY) since without statistics SQLite may take the full one
- * and read past every test event in the range.
+ * (ASC for a prev page), one range of idx_events_type_subreddit_created.
  */
 export function eventsOfSubscriptionSql(op: '<' | '>' | null, dir: 'ASC' | 'DESC'): string {
   const bound = op ? ` AND created_at ${op}= ? AND (created_at ${op} ? OR (created_at = ? AND id ${op} ?))` : '';
-  return `SELECT id, type, subreddit, payload, created_at FROM events INDEXED BY idx_events_trend_type_subreddit_created
+  return `SELECT id, type, subreddit, payload, created_at FROM events
          WHERE type = ? AND subreddit = ? AND created_at >= ? AND ${notTestEventSql('id')}${bound} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`;
 }
