@@ -10,8 +10,6 @@ import { OperationsNotificationStore } from './operations-notification.store';
 import { OperationsNotifier } from './operations-notifier';
 import { notificationBody } from './operations-fold';
 
-export { notificationBody } from './operations-fold';
-
 /** At most one notification per webhook in this long; the disables in between are folded into the next. */
 export const DEFAULT_OPERATIONS_INTERVAL_MS = 3_600_000;
 /** How often a worker looks for due notifications besides its own wake-ups: slow, the table is usually empty. */
